@@ -1,0 +1,96 @@
+"""Errors that beast shows to users: a message at the user's file:line:col with the source line and a caret."""
+from __future__ import annotations
+
+import linecache
+
+
+class BeastError(Exception):
+    """An error in the user's input (space file, settings, device), located in the user's file when known.
+
+    ``str(err)`` is the full user-facing report::
+
+        spaces/bad.py:12:9: error: undefined name 'blk_q'
+            x = blk_q + 1
+                ^^^^^
+        hint: ...
+    """
+
+    kind = "error"
+
+    def __init__(self, message: str, filename: str | None = None, lineno: int | None = None,
+                 col: int | None = None, end_col: int | None = None, hint: str | None = None,
+                 source_line: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.col = col            # 0-based column, as in ast
+        self.end_col = end_col    # 0-based, exclusive
+        self.hint = hint
+        self.source_line = source_line
+
+    @classmethod
+    def at(cls, node, filename: str | None, message: str, hint: str | None = None, **kw):
+        """Build an error located at an ``ast`` node (uses lineno/col_offset/end_col_offset)."""
+        lineno = getattr(node, "lineno", None)
+        col = getattr(node, "col_offset", None)
+        end = getattr(node, "end_col_offset", None)
+        if end is not None and getattr(node, "end_lineno", lineno) != lineno:
+            end = None
+        return cls(message, filename, lineno, col, end, hint=hint, **kw)
+
+    def location(self) -> str:
+        if self.filename is None:
+            return ""
+        parts = [self.filename]
+        if self.lineno is not None:
+            parts.append(str(self.lineno))
+            if self.col is not None:
+                parts.append(str(self.col + 1))
+        return ":".join(parts) + ": "
+
+    def __str__(self) -> str:
+        out = [f"{self.location()}{self.kind}: {self.message}"]
+        line = self.source_line
+        if line is None and self.filename and self.lineno:
+            line = linecache.getline(self.filename, self.lineno)
+        if line and line.strip():
+            line = line.rstrip("\n").expandtabs(1)
+            out.append("    " + line)
+            if self.col is not None:
+                width = max(1, (self.end_col or (self.col + 1)) - self.col)
+                width = min(width, max(1, len(line) - self.col))
+                out.append("    " + " " * self.col + "^" * width)
+        if self.hint:
+            out.append(f"hint: {self.hint}")
+        return "\n".join(out)
+
+
+class SpaceError(BeastError):
+    """The space file is not a valid beast space (syntax, names, cycles, types)."""
+
+
+class SettingError(BeastError):
+    """A ``-D NAME=VALUE`` setting that the space does not declare, or a value outside its choices."""
+
+
+class DeviceError(BeastError):
+    """A device profile that cannot be found, read or queried."""
+
+
+class EvaluationError(BeastError):
+    """A configuration could not be evaluated (division by zero, overflow, non-integer iterator value).
+
+    ``config`` holds the iterator values bound when it happened (name -> value)."""
+
+    def __init__(self, message: str, filename=None, lineno=None, col=None, end_col=None,
+                 hint=None, config: dict | None = None, source_line=None):
+        super().__init__(message, filename, lineno, col, end_col, hint, source_line)
+        self.config = dict(config or {})
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if self.config:
+            cfg = ", ".join(f"{k}={v}" for k, v in self.config.items())
+            text += f"\nconfiguration: {cfg}"
+        return text
