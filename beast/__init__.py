@@ -1,0 +1,20 @@
+"""beast: a declarative search-space compiler for autotuners.
+
+Space files use ``from beast import *`` (the vocabulary of :mod:`beast.lang`); programs use
+``beast.load(path, device=..., settings=...)`` to get a :class:`beast.space.Space`.
+"""
+from .lang import (Condition, Iterator, condition, device, difference, intersection, iterator,
+                   max, min, range, select, setting, union)
+from .errors import BeastError, EvaluationError, SettingError, SpaceError, DeviceError
+
+__version__ = "0.1.0"
+
+__all__ = ["range", "iterator", "condition", "select", "union", "intersection", "difference",
+           "setting", "device", "min", "max"]
+
+
+def load(path, device=None, settings=None):
+    """Compile the space file at ``path`` for ``device`` (profile name, JSON path, 'auto' or a
+    DeviceProfile) with ``settings`` overrides; returns a :class:`beast.space.Space`."""
+    from .space import load as _load
+    return _load(path, device=device, settings=settings)

@@ -1,0 +1,92 @@
+"""The loop-nest IR shared by the Python, C and Lua printers.
+
+A program is a tree of statements:
+
+- ``Loop(var, seq, body)``: bind ``var`` to each value of ``seq`` in turn and run ``body``;
+- ``Let(var, expr)``: compute a derived variable;
+- ``Check(name, expr)``: if ``expr`` is true the configuration is rejected: skip to the next
+  iteration of the innermost enclosing loop (before any loop: the space is empty);
+- ``Emit(columns)``: a surviving configuration, the iterator values in declaration order.
+
+It is built once from the front end's :class:`~beast.frontend.plan.Plan`; every printer walks the
+same tree, so the three backends evaluate the same things in the same order.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..expr import Expr, Seq
+
+
+@dataclass
+class Loop:
+    var: str
+    seq: Seq
+    body: list
+    node: object = None          # the front end's Node (for locations)
+    depth: int = 0
+
+
+@dataclass
+class Let:
+    var: str
+    expr: Expr
+    type: str = "num"
+    node: object = None
+
+
+@dataclass
+class Check:
+    name: str
+    expr: Expr
+    node: object = None
+
+
+@dataclass
+class Emit:
+    columns: tuple
+
+
+@dataclass
+class Program:
+    """A whole enumerator: the statement tree plus what it calls and reads."""
+    name: str
+    body: list
+    columns: tuple                       # iterator names in declaration order
+    loop_order: tuple                    # iterator names from outermost to innermost
+    funcs: dict = field(default_factory=dict)      # ident -> FuncInfo
+    constants: dict = field(default_factory=dict)  # names read by functions -> values
+    types: dict = field(default_factory=dict)      # variable -> static type
+
+
+def build_program(plan, name="space") -> Program:
+    """Nest the plan's loops and place its lets and checks."""
+    model = plan.model
+    nodes = model.nodes
+
+    def step(kind, nm):
+        node = nodes[nm]
+        if kind == "let":
+            return Let(nm, node.expr, node.type, node)
+        return Check(nm, node.expr, node)
+
+    def block(d):
+        stmts = [step(kind, nm) for kind, nm in plan.steps[d]]
+        if d < len(plan.loop_order):
+            it = plan.loop_order[d]
+            stmts.append(Loop(it, nodes[it].seq, block(d + 1), nodes[it], d + 1))
+        else:
+            stmts.append(Emit(tuple(plan.columns)))
+        return stmts
+
+    types = {n.name: ("int" if n.role == "iterator" else n.type) for n in nodes.values()}
+    return Program(name, block(0), tuple(plan.columns), tuple(plan.loop_order), dict(model.funcs),
+                   dict(model.constants), types)
+
+
+def walk_statements(stmts):
+    """Yield every statement of a tree, outer first."""
+    for s in stmts:
+        yield s
+        if isinstance(s, Loop):
+            yield from walk_statements(s.body)

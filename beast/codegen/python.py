@@ -1,0 +1,184 @@
+"""Print the loop-nest IR as a Python module (the reference backend).
+
+The module defines ``_b_count()`` (how many configurations survive) and ``_b_rows(chunk)`` (a
+generator of lists of row tuples). User functions are called by their generated names; the runtime
+supplies them, compiled from the user's own AST so that errors point at the user's lines.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import math
+from dataclasses import dataclass
+
+from ..expr import CallSeq, RangeSeq, ScalarSeq, SetOpSeq, ValuesSeq, static_type
+from .exprs import ATOM, ExprPrinter
+from .ir import Check, Emit, Let, Loop, Program
+
+HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
+           "_b_setop")
+
+
+class PyExpr(ExprPrinter):
+    PREC = {"or": 1, "and": 2, "not": 3, "cmp": 4, "+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7,
+            "unary": 8, "**": 9}
+    NONASSOC = {"cmp"}
+
+    def fmt_const(self, v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return f"float({str(v)!r})", ATOM
+        text = repr(v)
+        return text, (self.PREC["unary"] if text.startswith("-") else ATOM)
+
+    def fmt_boolop(self, e, left, right):
+        # The value of & and | is a bool in every backend; Python's own and/or return an operand.
+        def as_bool(sub, text):
+            return text if static_type(sub, self.types) == "bool" else f"_b_bool({text})"
+        return f"{as_bool(e.left, left)} {e.op} {as_bool(e.right, right)}"
+
+    def fmt_call(self, func, args):
+        return f"_b_{func}({', '.join(args)})"
+
+    def fmt_select(self, cond, then, orelse):
+        return f"({then} if {cond} else {orelse})"
+
+
+@dataclass
+class PythonSource:
+    """Generated Python: the loop nest (``text``), a readable copy of the user functions
+    (``funcs_text``), and which generated line belongs to which node (``line_nodes``)."""
+    text: str
+    funcs_text: str
+    line_nodes: dict
+
+    def full_text(self):
+        return self.funcs_text + "\n\n" + self.text
+
+
+class PythonPrinter:
+    """Print a :class:`~beast.codegen.ir.Program` as Python source."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.ex = PyExpr(program.types)
+        self.lines = []
+        self.line_nodes = {}
+
+    def emit(self, depth, text, node=None, bound=None):
+        self.lines.append("    " * depth + text)
+        if node is not None:
+            # the node this line evaluates, and how many loops (outermost first) are bound there
+            self.line_nodes[len(self.lines)] = (node, depth - 1 if bound is None else bound)
+
+    def seq(self, s):
+        """A Python iterable for a sequence, and whether its values need an integer check."""
+        if isinstance(s, RangeSeq):
+            start, stop, step = (self.ex(x) for x in s.exprs())
+            if step == "1":
+                return (f"_b_range({stop})" if start == "0" else f"_b_range({start}, {stop})"), False
+            return f"_b_range({start}, {stop}, {step})", False
+        if isinstance(s, ValuesSeq):
+            return "(" + "".join(f"{v}, " for v in s.values).rstrip(" ") + ")", False
+        if isinstance(s, ScalarSeq):
+            return f"({self.ex(s.value)},)", static_type(s.value, self.program.types) != "int"
+        if isinstance(s, CallSeq):
+            call = f"{s.func}({', '.join(self.ex(a) for a in s.args)})"
+            return (call if s.closure else f"_b_vals({call})"), True
+        if isinstance(s, SetOpSeq):
+            left, _ = self.seq(s.left)
+            right, _ = self.seq(s.right)
+            return f"_b_setop({s.op!r}, {left}, {right})", True
+        raise TypeError(s)
+
+    def pure_count(self, loop: Loop):
+        """Text counting a loop whose body only emits (or nests such loops), or None."""
+        if isinstance(loop.seq, (CallSeq, SetOpSeq)) or (
+                isinstance(loop.seq, ScalarSeq) and static_type(loop.seq.value, self.program.types) != "int"):
+            return None
+        body = loop.body
+        if len(body) != 1:
+            return None
+        if isinstance(body[0], Emit):
+            inner = None
+        elif isinstance(body[0], Loop):
+            inner = self.pure_count(body[0])
+            if inner is None or loop.var in _names_in_seq(body[0]):
+                return None
+        else:
+            return None
+        text = "1" if isinstance(loop.seq, ScalarSeq) else f"_b_len({self.seq(loop.seq)[0]})"
+        return text if inner is None else f"{text} * {inner}"
+
+    def block(self, stmts, depth, mode, outer_loop):
+        for s in stmts:
+            if isinstance(s, Let):
+                self.emit(depth, f"{s.var} = {self.ex(s.expr)}", s.node)
+            elif isinstance(s, Check):
+                self.emit(depth, f"if {self.ex(s.expr)}:", s.node)
+                self.emit(depth + 1, "continue" if outer_loop else ("return 0" if mode == "count" else "return"))
+            elif isinstance(s, Loop):
+                if mode == "count":
+                    fast = self.pure_count(s)
+                    if fast is not None:
+                        self.emit(depth, f"_b_n += {fast}", s.node, depth - 1)
+                        continue
+                iterable, check = self.seq(s.seq)
+                self.emit(depth, f"for {s.var} in {iterable}:", s.node)
+                if check:
+                    self.emit(depth + 1, f"if {s.var}.__class__ is not int:", s.node, depth)
+                    self.emit(depth + 2, f"{s.var} = _b_int({s.var}, {s.var!r})", s.node, depth)
+                self.block(s.body, depth + 1, mode, True)
+            elif isinstance(s, Emit):
+                if mode == "count":
+                    self.emit(depth, "_b_n += 1")
+                else:
+                    row = ", ".join(s.columns) + ("," if len(s.columns) == 1 else "")
+                    self.emit(depth, f"_b_append(({row}))")
+                    self.emit(depth, "if _b_len(_b_buf) >= _b_chunk:")
+                    self.emit(depth + 1, "yield _b_buf")
+                    self.emit(depth + 1, "_b_buf = []")
+                    self.emit(depth + 1, "_b_append = _b_buf.append")
+
+    def render(self) -> PythonSource:
+        p = self.program
+        self.emit(0, f"# beast enumerator for space {p.name!r}: generated code, do not edit")
+        self.emit(0, f"# loop order: {', '.join(p.loop_order) or '(no loops)'}")
+        self.emit(0, "")
+        self.emit(0, "def _b_count():")
+        self.emit(1, "_b_n = 0")
+        self.block(p.body, 1, "count", False)
+        self.emit(1, "return _b_n")
+        self.emit(0, "")
+        self.emit(0, "def _b_rows(_b_chunk):")
+        self.emit(1, "_b_buf = []")
+        self.emit(1, "_b_append = _b_buf.append")
+        self.block(p.body, 1, "rows", False)
+        self.emit(1, "if _b_buf:")
+        self.emit(2, "yield _b_buf")
+        return PythonSource("\n".join(self.lines) + "\n", render_functions(p), self.line_nodes)
+
+
+def _names_in_seq(loop):
+    from ..expr import free_vars
+    return set(free_vars(loop.seq))
+
+
+def function_ast(info) -> ast.FunctionDef:
+    """The user's function as the enumerator calls it: renamed, with node arguments only."""
+    fdef = copy.deepcopy(info.fdef)
+    fdef.name = info.ident
+    fdef.decorator_list = []
+    fdef.returns = None
+    fdef.args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=a) for a in info.node_args],
+                              vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    ast.copy_location(fdef.args, info.fdef.args)
+    return fdef
+
+
+def render_functions(program: Program) -> str:
+    return "\n\n".join(ast.unparse(function_ast(info)) for info in program.funcs.values())
+
+
+def print_python(program: Program) -> PythonSource:
+    """Generate the Python source of a program."""
+    return PythonPrinter(program).render()

@@ -1,0 +1,335 @@
+"""Symbolic expressions over iterator values: what module-level arithmetic on iterators builds.
+
+The same tree is the expression language of the loop-nest IR: the front end replaces the leaves
+(iterator and derived objects) by :class:`Var` and the printers turn it into Python, C or Lua.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+from .errors import SpaceError
+
+BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+          "//": operator.floordiv, "%": operator.mod, "**": operator.pow}
+COMPARES = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+            "==": operator.eq, "!=": operator.ne}
+BUILTIN_CALLS = ("min", "max", "abs")
+
+
+class IteratorTruthError(SpaceError):
+    """Raised when module-level code asks for the truth value of an iterator expression."""
+
+
+class Expr:
+    """Base of the symbolic expression tree. Operators build new nodes; nothing is evaluated."""
+
+    __slots__ = ("__weakref__",)
+
+    # arithmetic
+    def __add__(self, o): return BinOp("+", self, wrap(o))
+    def __radd__(self, o): return BinOp("+", wrap(o), self)
+    def __sub__(self, o): return BinOp("-", self, wrap(o))
+    def __rsub__(self, o): return BinOp("-", wrap(o), self)
+    def __mul__(self, o): return BinOp("*", self, wrap(o))
+    def __rmul__(self, o): return BinOp("*", wrap(o), self)
+    def __truediv__(self, o): return BinOp("/", self, wrap(o))
+    def __rtruediv__(self, o): return BinOp("/", wrap(o), self)
+    def __floordiv__(self, o): return BinOp("//", self, wrap(o))
+    def __rfloordiv__(self, o): return BinOp("//", wrap(o), self)
+    def __mod__(self, o): return BinOp("%", self, wrap(o))
+    def __rmod__(self, o): return BinOp("%", wrap(o), self)
+    def __pow__(self, o): return BinOp("**", self, wrap(o))
+    def __rpow__(self, o): return BinOp("**", wrap(o), self)
+    def __neg__(self): return UnOp("-", self)
+    def __pos__(self): return self
+    def __abs__(self): return Call("abs", (self,))
+    # relational
+    def __lt__(self, o): return Compare("<", self, wrap(o))
+    def __le__(self, o): return Compare("<=", self, wrap(o))
+    def __gt__(self, o): return Compare(">", self, wrap(o))
+    def __ge__(self, o): return Compare(">=", self, wrap(o))
+    def __eq__(self, o): return Compare("==", self, wrap(o))  # type: ignore[override]
+    def __ne__(self, o): return Compare("!=", self, wrap(o))  # type: ignore[override]
+    # logical (the overloadable stand-ins for and/or/not)
+    def __and__(self, o): return BoolOp("and", self, wrap(o))
+    def __rand__(self, o): return BoolOp("and", wrap(o), self)
+    def __or__(self, o): return BoolOp("or", self, wrap(o))
+    def __ror__(self, o): return BoolOp("or", wrap(o), self)
+    def __invert__(self): return Not(self)
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise IteratorTruthError(
+            "the truth value of an iterator expression is not known at module level",
+            hint="use select(cond, a, b) for a value, & | ~ instead of and/or/not, "
+                 "or a @condition function for a test")
+
+    def __index__(self):
+        raise IteratorTruthError("an iterator expression cannot be used as a plain integer here",
+                                 hint="use the iterator in a range(), an expression or a @condition")
+
+    __int__ = __index__
+
+    def children(self) -> tuple:
+        return ()
+
+
+def wrap(value) -> Expr:
+    """Turn a plain value (int, float, bool, str) into a :class:`Const`; leave expressions alone."""
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, (bool, int, float, str)):
+        return Const(value)
+    raise SpaceError(f"cannot use a value of type {type(value).__name__} in an iterator expression",
+                     hint="only numbers, strings and other iterator expressions combine with iterators")
+
+
+class Const(Expr):
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return f"Const({self.value!r})"
+
+
+class Var(Expr):
+    """A reference by name to an iterator, derived variable or constant (after lowering)."""
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self):
+        return f"Var({self.name})"
+
+
+class BinOp(Expr):
+    __slots__ = ("op", "left", "right")
+
+    def __init__(self, op, left, right):
+        self.op, self.left, self.right = op, left, right
+
+    def children(self):
+        return (self.left, self.right)
+
+
+class UnOp(Expr):
+    __slots__ = ("op", "operand")
+
+    def __init__(self, op, operand):
+        self.op, self.operand = op, operand
+
+    def children(self):
+        return (self.operand,)
+
+
+class Compare(Expr):
+    __slots__ = ("op", "left", "right")
+
+    def __init__(self, op, left, right):
+        self.op, self.left, self.right = op, left, right
+
+    def children(self):
+        return (self.left, self.right)
+
+
+class BoolOp(Expr):
+    """Short-circuit ``and``/``or`` whose value is a bool (True/False), in every backend."""
+    __slots__ = ("op", "left", "right")
+
+    def __init__(self, op, left, right):
+        self.op, self.left, self.right = op, left, right
+
+    def children(self):
+        return (self.left, self.right)
+
+
+class Not(Expr):
+    __slots__ = ("operand",)
+
+    def __init__(self, operand):
+        self.operand = operand
+
+    def children(self):
+        return (self.operand,)
+
+
+class Call(Expr):
+    """A call of ``min``, ``max`` or ``abs`` (the builtins every backend provides)."""
+    __slots__ = ("func", "args")
+
+    def __init__(self, func: str, args: tuple):
+        assert func in BUILTIN_CALLS
+        self.func, self.args = func, tuple(args)
+
+    def children(self):
+        return self.args
+
+
+class Select(Expr):
+    """``select(cond, a, b)``: a if cond else b, evaluating only the branch taken."""
+    __slots__ = ("cond", "then", "orelse")
+
+    def __init__(self, cond, then, orelse):
+        self.cond, self.then, self.orelse = cond, then, orelse
+
+    def children(self):
+        return (self.cond, self.then, self.orelse)
+
+
+class FuncCall(Expr):
+    """A call of a user function (the body of a @condition, after lowering) with node arguments."""
+    __slots__ = ("func", "args")
+
+    def __init__(self, func: str, args: tuple):
+        self.func, self.args = func, tuple(args)
+
+    def children(self):
+        return self.args
+
+
+def walk(expr: Expr):
+    """Yield every node of an expression tree, parents first."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        yield e
+        stack.extend(reversed(e.children()))
+
+
+def evaluate(expr: Expr, env: dict, funcs: dict | None = None):
+    """Evaluate an expression with Python semantics; ``env`` maps Var names to values.
+
+    This is the reference meaning of every node; the brute-force oracle and constant folding use it."""
+    if isinstance(expr, Const):
+        return expr.value
+    if isinstance(expr, Var):
+        return env[expr.name]
+    if isinstance(expr, BinOp):
+        return BINOPS[expr.op](evaluate(expr.left, env, funcs), evaluate(expr.right, env, funcs))
+    if isinstance(expr, UnOp):
+        return -evaluate(expr.operand, env, funcs)
+    if isinstance(expr, Compare):
+        return COMPARES[expr.op](evaluate(expr.left, env, funcs), evaluate(expr.right, env, funcs))
+    if isinstance(expr, BoolOp):
+        left = bool(evaluate(expr.left, env, funcs))
+        if expr.op == "and":
+            return left and bool(evaluate(expr.right, env, funcs))
+        return left or bool(evaluate(expr.right, env, funcs))
+    if isinstance(expr, Not):
+        return not evaluate(expr.operand, env, funcs)
+    if isinstance(expr, Call):
+        return getattr(builtins, expr.func)(*(evaluate(a, env, funcs) for a in expr.args))
+    if isinstance(expr, Select):
+        if evaluate(expr.cond, env, funcs):
+            return evaluate(expr.then, env, funcs)
+        return evaluate(expr.orelse, env, funcs)
+    if isinstance(expr, FuncCall):
+        return funcs[expr.func](*(evaluate(a, env, funcs) for a in expr.args))
+    raise TypeError(f"cannot evaluate {expr!r}")
+
+
+def static_type(expr: Expr, types: dict | None = None) -> str:
+    """The static type of an expression: 'int', 'float', 'bool', 'str' or 'num' (int or float).
+
+    ``types`` gives the types of Var names; iterator leaves are always 'int'."""
+    types = types or {}
+    if isinstance(expr, Const):
+        v = expr.value
+        return "bool" if isinstance(v, bool) else "int" if isinstance(v, int) else \
+            "float" if isinstance(v, float) else "str"
+    if isinstance(expr, Var):
+        return types.get(expr.name, "num")
+    if isinstance(expr, (Compare, BoolOp, Not)):
+        return "bool"
+    if isinstance(expr, BinOp):
+        if expr.op == "/":
+            return "float"
+        left, right = static_type(expr.left, types), static_type(expr.right, types)
+        if "float" in (left, right):
+            return "float"
+        if expr.op == "**":
+            return "num"   # 2 ** -1 is a float
+        if left == "num" or right == "num":
+            return "num"
+        return "int"
+    if isinstance(expr, UnOp):
+        t = static_type(expr.operand, types)
+        return "int" if t == "bool" else t
+    if isinstance(expr, (Call, Select)):
+        parts = [static_type(a, types) for a in (expr.args if isinstance(expr, Call) else
+                                                  (expr.then, expr.orelse))]
+        if all(p in ("int", "bool") for p in parts):
+            return "int" if isinstance(expr, Call) or "int" in parts else "bool"
+        if all(p == "float" for p in parts):
+            return "float"
+        return "num"
+    leaf_type = getattr(expr, "static_type", None)
+    return leaf_type() if leaf_type else "num"
+
+
+# ---------------------------------------------------------------------------------------------
+# Value sequences: what a loop runs over (the lowered form of an iterator's definition).
+
+class Seq:
+    """Base of the loop sources."""
+
+    def exprs(self) -> tuple:
+        return ()
+
+
+class RangeSeq(Seq):
+    """Python ``range(start, stop, step)`` over integer expressions."""
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+    def exprs(self):
+        return (self.start, self.stop, self.step)
+
+
+class ValuesSeq(Seq):
+    """An explicit tuple of integers, in order (duplicates kept)."""
+    def __init__(self, values):
+        self.values = tuple(values)
+
+
+class ScalarSeq(Seq):
+    """One value: a constant or an integer expression."""
+    def __init__(self, value):
+        self.value = value
+
+    def exprs(self):
+        return (self.value,)
+
+
+class CallSeq(Seq):
+    """The values of a deferred (returns a scalar, list or range) or closure (yields) function."""
+    def __init__(self, func: str, args: tuple, closure: bool):
+        self.func, self.args, self.closure = func, tuple(args), closure
+
+    def exprs(self):
+        return self.args
+
+
+class SetOpSeq(Seq):
+    """union / intersection / difference of two sequences: left's order, each value once."""
+    def __init__(self, op, left: Seq, right: Seq):
+        self.op, self.left, self.right = op, left, right
+
+    def exprs(self):
+        return self.left.exprs() + self.right.exprs()
+
+
+def free_vars(expr_or_seq) -> list:
+    """Names of the Vars an expression or sequence reads, in first-appearance order."""
+    out = []
+    roots = expr_or_seq.exprs() if isinstance(expr_or_seq, Seq) else (expr_or_seq,)
+    for root in roots:
+        for e in walk(root):
+            if isinstance(e, Var) and e.name not in out:
+                out.append(e.name)
+    return out

@@ -1,0 +1,145 @@
+"""Parse and execute a space file under a device and settings, turning every failure into a
+:class:`~beast.errors.BeastError` at the user's file:line:col."""
+from __future__ import annotations
+
+import ast
+import os
+import sys
+import types
+from dataclasses import dataclass, field
+
+from ..errors import BeastError, SettingError, SpaceError
+from ..expr import IteratorTruthError
+from ..lang import compiling
+
+
+@dataclass
+class LoadedModule:
+    """A space file after execution: its text, AST, namespace and what it declared."""
+    filename: str
+    source: str
+    tree: ast.Module
+    namespace: dict
+    settings: dict            # name -> SettingDecl
+    conditions: list          # Condition objects in creation order
+    device: object            # the DeviceProfile
+    lines: list = field(default_factory=list)
+
+
+def _user_frame_line(tb, filename):
+    """The deepest traceback entry that is in the user's file."""
+    line = None
+    while tb is not None:
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _nodes_on_line(tree, lineno, types_):
+    return [n for n in ast.walk(tree) if isinstance(n, types_) and getattr(n, "lineno", None) == lineno]
+
+
+def _truth_error(err, tree, filename, lineno):
+    """Explain which construct asked for the truth value of an iterator expression."""
+    candidates = [
+        (ast.If, "module-level `if` on an iterator value", "use select() or a @condition"),
+        (ast.While, "module-level `while` on an iterator value", "use select() or a @condition"),
+        (ast.IfExp, "conditional expression on an iterator value", "use select(cond, a, b)"),
+        (ast.BoolOp, "`and`/`or` on an iterator value", "use & and | (or a @condition)"),
+        (ast.Compare, "chained comparison on iterator values", "write (a < b) & (b < c)"),
+        (ast.UnaryOp, "`not` on an iterator value", "use ~ (or a @condition)"),
+        (ast.Assert, "`assert` on an iterator value", "use a @condition"),
+        (ast.Call, "an iterator value used where a plain integer is needed", err.hint),
+    ]
+    for type_, message, hint in candidates:
+        for node in _nodes_on_line(tree, lineno, type_):
+            if type_ is ast.Compare and len(node.ops) < 2:
+                continue
+            if type_ is ast.UnaryOp and not isinstance(node.op, ast.Not):
+                continue
+            target = node.test if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)) else node
+            return SpaceError.at(target, filename, message, hint=hint)
+    return SpaceError(err.message, filename, lineno, hint=err.hint)
+
+
+def _locate(err: BeastError, tree, filename, lineno):
+    """Fill in the location of an error raised by beast's vocabulary while running user code."""
+    if err.filename is not None or lineno is None:
+        return err
+    err.filename, err.lineno = filename, lineno
+    calls = _nodes_on_line(tree, lineno, ast.Call)
+    if calls:
+        err.col, err.end_col = calls[0].col_offset, (calls[0].end_col_offset
+                                                     if calls[0].end_lineno == lineno else None)
+    return err
+
+
+def _name_error(exc, tree, filename, lineno, namespace):
+    name = getattr(exc, "name", None)
+    nodes = [n for n in _nodes_on_line(tree, lineno, ast.Name) if n.id == name]
+    hint = None
+    later = [n for n in ast.walk(tree) if isinstance(n, (ast.Name, ast.FunctionDef))
+             and getattr(n, "id", getattr(n, "name", None)) == name and
+             (isinstance(n, ast.FunctionDef) or isinstance(n.ctx, ast.Store))]
+    if later:
+        hint = (f"'{name}' is defined later, at line {later[0].lineno}: expression iterators must be "
+                "defined before use (or use an @iterator function, which may come in any order)")
+    else:
+        import difflib
+        close = difflib.get_close_matches(name or "", [k for k in namespace if not k.startswith("_")], 1)
+        if close:
+            hint = f"did you mean '{close[0]}'?"
+    message = f"undefined name '{name}'"
+    if nodes:
+        return SpaceError.at(nodes[0], filename, message, hint=hint)
+    return SpaceError(message, filename, lineno, hint=hint)
+
+
+def load_module(path, device=None, settings=None) -> LoadedModule:
+    """Read, parse and execute the space file at ``path`` with beast's overloaded vocabulary."""
+    filename = os.path.abspath(os.fspath(path))
+    try:
+        with open(filename, encoding="utf-8") as fh:
+            source = fh.read()
+    except OSError as exc:
+        raise SpaceError(f"cannot read space file {path}: {exc.strerror}") from None
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError as exc:
+        col = (exc.offset - 1) if exc.offset else None
+        end = (exc.end_offset - 1) if getattr(exc, "end_offset", None) and exc.end_lineno == exc.lineno else None
+        raise SpaceError(f"syntax error: {exc.msg}", filename, exc.lineno, col, end) from None
+    code = compile(tree, filename, "exec", dont_inherit=True)
+    modname = "_beast_space_" + os.path.splitext(os.path.basename(filename))[0]
+    module = types.ModuleType(modname)
+    module.__file__ = filename
+    namespace = module.__dict__
+    with compiling(device, settings) as ctx:
+        ctx.device()   # a bad --device is reported before the file runs
+        sys.modules[modname] = module
+        try:
+            exec(code, namespace)
+        except IteratorTruthError as exc:
+            raise _truth_error(exc, tree, filename, _user_frame_line(exc.__traceback__, filename)) from None
+        except BeastError as exc:
+            raise _locate(exc, tree, filename, _user_frame_line(exc.__traceback__, filename)) from None
+        except NameError as exc:
+            raise _name_error(exc, tree, filename, _user_frame_line(exc.__traceback__, filename),
+                              namespace) from None
+        except Exception as exc:  # noqa: BLE001 - any failure of user code is reported at its line
+            lineno = _user_frame_line(exc.__traceback__, filename)
+            raise SpaceError(f"{type(exc).__name__}: {exc}", filename, lineno) from None
+        finally:
+            sys.modules.pop(modname, None)
+        undeclared = [k for k in ctx.overrides if k not in ctx.settings]
+        if undeclared:
+            import difflib
+            name = undeclared[0]
+            close = difflib.get_close_matches(name, list(ctx.settings), 1)
+            known = ", ".join(ctx.settings) or "none"
+            hint = f"did you mean '{close[0]}'?" if close else f"settings declared by the space: {known}"
+            raise SettingError(f"setting '{name}' is not declared by {os.path.basename(filename)}",
+                               filename, None, hint=hint)
+    return LoadedModule(filename, source, tree, namespace, dict(ctx.settings), list(ctx.conditions),
+                        ctx.device(), source.splitlines())

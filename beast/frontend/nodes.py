@@ -1,0 +1,244 @@
+"""From an executed space file to its nodes: iterators, derived variables and conditions, each
+with its lowered definition (expressions over named Vars) and its direct dependencies."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import SpaceError
+from ..expr import (BinOp, BoolOp, Call, CallSeq, Compare, Const, Expr, FuncCall, Not, RangeSeq,
+                    ScalarSeq, Select, SetOpSeq, UnOp, ValuesSeq, Var, free_vars, static_type)
+from ..lang import (Condition, FunctionSource, Iterator, RangeSource, ScalarSource, SetOpSource,
+                    ValuesSource)
+from .functions import FuncInfo, analyze_function
+from .loader import LoadedModule
+
+
+@dataclass
+class Node:
+    """One vertex of the dependency DAG."""
+    name: str
+    role: str                        # "iterator" | "derived" | "condition"
+    index: int                       # declaration order within its role
+    filename: str
+    lineno: int | None
+    deps: tuple = ()                 # names of the nodes it reads directly
+    seq: object = None               # iterators: the lowered value sequence
+    expr: Expr | None = None         # derived and conditions: the lowered expression
+    func: FuncInfo | None = None     # @iterator / @condition functions
+    kind: str | None = None          # conditions: hard / soft / correctness
+    type: str = "int"                # derived: static type
+
+
+@dataclass
+class SpaceModel:
+    """Everything the front end knows about a space, independent of any backend."""
+    module: LoadedModule
+    nodes: dict = field(default_factory=dict)       # name -> Node, in declaration order
+    aliases: dict = field(default_factory=dict)     # extra module names -> node name
+    funcs: dict = field(default_factory=dict)       # ident -> FuncInfo
+    constants: dict = field(default_factory=dict)   # constant names read by functions -> values
+
+    def by_role(self, role):
+        return [n for n in self.nodes.values() if n.role == role]
+
+    @property
+    def iterators(self):
+        return [n.name for n in self.by_role("iterator")]
+
+    @property
+    def conditions(self):
+        return [n.name for n in self.by_role("condition")]
+
+    @property
+    def derived(self):
+        return [n.name for n in self.by_role("derived")]
+
+
+def _ident(prefix, name, taken):
+    """A generated name that cannot clash with a user name (user names never start with '_b_')."""
+    base = f"_b_{prefix}_{re.sub(r'[^0-9A-Za-z_]', '_', name)}"
+    ident, i = base, 1
+    while ident in taken:
+        i += 1
+        ident = f"{base}{i}"
+    taken.add(ident)
+    return ident
+
+
+class _Lowering:
+    """Replace iterator and derived objects inside expressions by Vars of their names."""
+
+    def __init__(self, names_by_id, filename):
+        self.names_by_id = names_by_id
+        self.filename = filename
+
+    def expr(self, e, root=None):
+        if not isinstance(e, Expr):
+            return Const(e)
+        name = self.names_by_id.get(id(e))
+        if isinstance(e, Iterator):
+            if name is None:
+                raise SpaceError("an iterator used in an expression must be bound to a module-level "
+                                 "name", e.filename, e.lineno)
+            return Var(name)
+        if name is not None and e is not root:
+            return Var(name)
+        if isinstance(e, (Const, Var)):
+            return e
+        if isinstance(e, BinOp):
+            return BinOp(e.op, self.expr(e.left), self.expr(e.right))
+        if isinstance(e, Compare):
+            return Compare(e.op, self.expr(e.left), self.expr(e.right))
+        if isinstance(e, BoolOp):
+            return BoolOp(e.op, self.expr(e.left), self.expr(e.right))
+        if isinstance(e, UnOp):
+            return UnOp(e.op, self.expr(e.operand))
+        if isinstance(e, Not):
+            return Not(self.expr(e.operand))
+        if isinstance(e, Call):
+            return Call(e.func, tuple(self.expr(a) for a in e.args))
+        if isinstance(e, Select):
+            return Select(self.expr(e.cond), self.expr(e.then), self.expr(e.orelse))
+        raise SpaceError(f"unsupported expression {e!r}", self.filename)
+
+    def seq(self, it: Iterator, funcs_by_iter):
+        src = it.source
+        if isinstance(src, RangeSource):
+            return RangeSeq(self.expr(src.start), self.expr(src.stop), self.expr(src.step))
+        if isinstance(src, ValuesSource):
+            return ValuesSeq(src.values)
+        if isinstance(src, ScalarSource):
+            return ScalarSeq(self.expr(src.value))
+        if isinstance(src, SetOpSource):
+            return SetOpSeq(src.op, self.seq(src.left, funcs_by_iter), self.seq(src.right, funcs_by_iter))
+        if isinstance(src, FunctionSource):
+            info = funcs_by_iter[id(it)]
+            return CallSeq(info.ident, tuple(Var(a) for a in info.node_args), info.closure)
+        raise SpaceError(f"unsupported iterator definition {src!r}", it.filename, it.lineno)
+
+
+def build_space_model(module: LoadedModule) -> SpaceModel:
+    """Collect the nodes of an executed space file and lower their definitions."""
+    ns = module.namespace
+    filename = module.filename
+    model = SpaceModel(module)
+    names_by_id = {}
+    for name, value in ns.items():
+        if name.startswith("__") or not isinstance(value, (Expr, Condition)):
+            continue
+        if id(value) in names_by_id:
+            model.aliases[name] = names_by_id[id(value)]
+        else:
+            names_by_id[id(value)] = name
+    taken = set(ns)
+    iterators = [(n, v) for n, v in ns.items() if isinstance(v, Iterator) and names_by_id.get(id(v)) == n]
+    derived = [(n, v) for n, v in ns.items() if isinstance(v, Expr) and not isinstance(v, Iterator)
+               and names_by_id.get(id(v)) == n]
+    conditions = []
+    for cond in module.conditions:
+        name = names_by_id.get(id(cond)) or cond.name or f"condition_line_{cond.lineno}"
+        conditions.append((name, cond))
+    # Conditions created in an imported helper module but bound here still count.
+    seen = {id(c) for _, c in conditions}
+    conditions += [(n, v) for n, v in ns.items() if isinstance(v, Condition) and id(v) not in seen
+                   and names_by_id.get(id(v)) == n]
+
+    node_names = {n for n, _ in iterators} | {n for n, _ in derived} | {n for n, _ in conditions}
+    node_names |= set(model.aliases)
+    lower = _Lowering(names_by_id, filename)
+
+    funcs_by_iter = {}
+    for name, it in iterators:
+        it.name = name
+        if isinstance(it.source, FunctionSource):
+            info = analyze_function(it.source.func, "iterator", _ident("it", name, taken),
+                                    module.tree, filename, node_names, ns)
+            funcs_by_iter[id(it)] = info
+    for name, cond in conditions:
+        if cond.func is not None:
+            cond.info = analyze_function(cond.func, "condition", _ident("cond", name, taken),
+                                         module.tree, filename, node_names, ns)
+
+    def resolve(deps):
+        return tuple(dict.fromkeys(model.aliases.get(d, d) for d in deps))
+
+    def add(node):
+        if node.name in model.nodes:
+            raise SpaceError(f"'{node.name}' is defined twice", filename, node.lineno)
+        model.nodes[node.name] = node
+
+    types = {}
+    for i, (name, it) in enumerate(iterators):
+        seq = lower.seq(it, funcs_by_iter)
+        info = funcs_by_iter.get(id(it))
+        add(Node(name, "iterator", i, it.filename or filename, it.lineno, resolve(free_vars(seq)),
+                 seq=_alias_seq(seq, model.aliases), func=info))
+        types[name] = "int"
+    for i, (name, value) in enumerate(derived):
+        expr = _alias(lower.expr(value, root=value), model.aliases)
+        add(Node(name, "derived", i, filename, _assign_line(module.tree, name), resolve(free_vars(expr)),
+                 expr=expr))
+    for i, (name, cond) in enumerate(conditions):
+        if cond.func is not None:
+            info = cond.info
+            expr = FuncCall(info.ident, tuple(Var(model.aliases.get(a, a)) for a in info.node_args))
+            node = Node(name, "condition", i, cond.filename, cond.lineno, resolve(info.node_args),
+                        expr=expr, func=info, kind=cond.kind)
+        else:
+            expr = _alias(lower.expr(cond.test), model.aliases)
+            node = Node(name, "condition", i, cond.filename, cond.lineno, resolve(free_vars(expr)),
+                        expr=expr, kind=cond.kind)
+        add(node)
+    for info in list(funcs_by_iter.values()) + [c.info for _, c in conditions if c.func is not None]:
+        info.node_args = [model.aliases.get(a, a) for a in info.node_args]
+        model.funcs[info.ident] = info
+        model.constants.update(info.constants)
+    _infer_types(model)
+    return model
+
+
+def _alias(expr, aliases):
+    if not aliases:
+        return expr
+    from ..expr import walk
+    for e in walk(expr):
+        if isinstance(e, Var) and e.name in aliases:
+            e.name = aliases[e.name]
+    return expr
+
+
+def _alias_seq(seq, aliases):
+    for e in seq.exprs():
+        _alias(e, aliases)
+    return seq
+
+
+def _assign_line(tree, name):
+    """The line of the last module-level assignment to ``name`` (the binding that counts)."""
+    import ast
+    line = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                if line is None or node.lineno > line:
+                    line = node.lineno
+    return line
+
+
+def _infer_types(model):
+    """Static types of derived variables (int, float, bool or num), in dependency order."""
+    types = {n: "int" for n in model.iterators}
+    pending = model.by_role("derived")
+    for _ in range(len(pending) + 1):
+        rest = []
+        for node in pending:
+            if all(d in types for d in node.deps):
+                node.type = static_type(node.expr, types)
+                types[node.name] = node.type
+            else:
+                rest.append(node)
+        pending = rest
+    for node in pending:
+        node.type = "num"

@@ -1,0 +1,404 @@
+"""The vocabulary of a space file: ``from beast import *``.
+
+A space file stays importable as plain Python: these functions build symbolic iterators,
+expressions and conditions that the front end later compiles. See LANGUAGE.md for the meaning.
+"""
+from __future__ import annotations
+
+import builtins
+import inspect
+import os
+import sys
+import threading
+
+from .errors import SettingError, SpaceError
+from .expr import Call, Const, Expr, Select, static_type, wrap
+
+__all__ = ["range", "iterator", "condition", "select", "union", "intersection", "difference",
+           "setting", "device", "min", "max", "Iterator", "Condition"]
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+CONDITION_KINDS = ("hard", "soft", "correctness")
+
+
+def _caller():
+    """(filename, lineno) of the first frame outside the beast package: the user's line."""
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR + os.sep):
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else (None, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# The compilation context: which device and settings a load asked for, and what the file declared.
+
+class _Context:
+    def __init__(self, device=None, overrides=None):
+        self.device_spec = device
+        self.overrides = dict(overrides or {})
+        self.settings = {}        # name -> SettingDecl, in declaration order
+        self.conditions = []      # every Condition created, in creation order
+        self._device = None
+
+    def device(self):
+        if self._device is None:
+            from .devices import resolve_device
+            self._device = resolve_device(self.device_spec)
+        return self._device
+
+
+class SettingDecl:
+    """A setting declared by the space: name, default, choices, chosen value and where."""
+
+    def __init__(self, name, default, choices, value, where, help):
+        self.name, self.default, self.choices, self.value = name, default, choices, value
+        self.filename, self.lineno = where
+        self.help = help
+
+
+_local = threading.local()
+
+
+def _context() -> _Context:
+    ctx = getattr(_local, "ctx", None)
+    if ctx is None:
+        ctx = _local.ctx = _Context(device=os.environ.get("BEAST_DEVICE") or None)
+    return ctx
+
+
+class compiling:
+    """``with compiling(device, settings) as ctx:`` — run a space file under these choices."""
+
+    def __init__(self, device=None, overrides=None):
+        self.ctx = _Context(device, overrides)
+
+    def __enter__(self):
+        self.saved = getattr(_local, "ctx", None)
+        _local.ctx = self.ctx
+        return self.ctx
+
+    def __exit__(self, *exc):
+        _local.ctx = self.saved
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Iterators
+
+class Source:
+    """Where an iterator's values come from."""
+
+    def constant_values(self):
+        """The values as a list when they depend on nothing; otherwise None."""
+        return None
+
+    def depends(self):
+        return ()
+
+
+class RangeSource(Source):
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+    def depends(self):
+        return (self.start, self.stop, self.step)
+
+    def constant_values(self):
+        if any(isinstance(x, Expr) for x in self.depends()):
+            return None
+        return list(builtins.range(self.start, self.stop, self.step))
+
+
+class ValuesSource(Source):
+    def __init__(self, values):
+        self.values = tuple(values)
+
+    def constant_values(self):
+        return list(self.values)
+
+
+class ScalarSource(Source):
+    def __init__(self, value):
+        self.value = value
+
+    def depends(self):
+        return (self.value,)
+
+    def constant_values(self):
+        return None if isinstance(self.value, Expr) else [self.value]
+
+
+class SetOpSource(Source):
+    def __init__(self, op, left: "Iterator", right: "Iterator"):
+        self.op, self.left, self.right = op, left, right
+
+    def depends(self):
+        return (self.left, self.right)
+
+    def constant_values(self):
+        a, b = self.left.source.constant_values(), self.right.source.constant_values()
+        if a is None or b is None:
+            return None
+        return set_operation(self.op, a, b)
+
+
+class FunctionSource(Source):
+    """A deferred (``return``) or closure (``yield``) iterator function."""
+
+    def __init__(self, func):
+        self.func = func
+        self.closure = inspect.isgeneratorfunction(func)
+
+
+def set_operation(op, a, b):
+    """union/intersection/difference of two value sequences: a's order, each value once."""
+    seen, out = set(), []
+    bset = set(b)
+    if op == "union":
+        for v in list(a) + list(b):
+            if v not in seen:
+                seen.add(v)
+                out.append(v)
+        return out
+    keep = (lambda v: v in bset) if op == "intersection" else (lambda v: v not in bset)
+    for v in a:
+        if v not in seen and keep(v):
+            seen.add(v)
+            out.append(v)
+    return out
+
+
+class Iterator(Expr):
+    """A tunable parameter: a loop over integer values, named by the module-level name it is bound to."""
+
+    __slots__ = ("source", "filename", "lineno", "name")
+
+    def __init__(self, source: Source, where=None):
+        self.source = source
+        self.filename, self.lineno = where or _caller()
+        self.name = None
+
+    def static_type(self):
+        return "int"
+
+    def __iter__(self):
+        values = self.source.constant_values()
+        if values is None:
+            raise SpaceError("cannot list the values of an iterator that depends on other iterators "
+                             "at module level", hint="use it in an expression, a range() or a @condition")
+        return iter(values)
+
+    def __len__(self):
+        return builtins.len(list(self.__iter__()))
+
+    def __repr__(self):
+        return f"<beast iterator {self.name or '?'} at line {self.lineno}>"
+
+
+def _check_int_arg(value, what):
+    if isinstance(value, Expr):
+        t = static_type(value)
+        if t == "float":
+            raise SpaceError(f"{what} is not an integer (it is a float expression)",
+                             hint="use // for integer division")
+        if t == "str":
+            raise SpaceError(f"{what} is a string, not an integer")
+        return value
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        raise SpaceError(f"{what} is not an integer: {value!r}", hint="use // for integer division")
+    raise SpaceError(f"{what} must be an integer or an iterator expression, not {type(value).__name__}")
+
+
+def range(*args):  # noqa: A001 - the point is to overload the builtin
+    """Python's ``range`` whose bounds may be iterators or expressions of iterators."""
+    if not 1 <= builtins.len(args) <= 3:
+        raise SpaceError(f"range expected 1 to 3 arguments, got {builtins.len(args)}")
+    names = ("start", "stop", "step")
+    if builtins.len(args) == 1:
+        args = (0, args[0], 1)
+    elif builtins.len(args) == 2:
+        args = (args[0], args[1], 1)
+    start, stop, step = (_check_int_arg(a, f"range() {n}") for a, n in zip(args, names))
+    if not isinstance(step, Expr) and step == 0:
+        raise SpaceError("range() step must not be zero")
+    return Iterator(RangeSource(start, stop, step))
+
+
+def _as_iterator(value, what="iterator"):
+    if isinstance(value, Iterator):
+        return value
+    if isinstance(value, builtins.range):
+        return Iterator(ValuesSource(value))
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            if isinstance(v, Expr) or not isinstance(v, (int, bool)):
+                raise SpaceError(f"{what} values must be integers, got {v!r}",
+                                 hint="iterator values are integers; use // for integer division")
+        return Iterator(ValuesSource(int(v) for v in value))
+    if isinstance(value, Expr):
+        if static_type(value) in ("float", "str"):
+            raise SpaceError(f"{what} value is not an integer", hint="use // for integer division")
+        return Iterator(ScalarSource(value))
+    if isinstance(value, (int, bool)):
+        return Iterator(ScalarSource(int(value)))
+    raise SpaceError(f"{what} values must be integers, got {value!r}")
+
+
+def iterator(values):
+    """Declare an iterator: ``iterator([1, 2, 4])``, ``iterator(expr)`` (one value), or as the
+    decorator ``@iterator`` of a function returning a scalar, list or range (deferred iterator)
+    or yielding values (closure iterator)."""
+    if inspect.isfunction(values):
+        filename, lineno = values.__code__.co_filename, values.__code__.co_firstlineno
+        it = Iterator(FunctionSource(values), where=(filename, lineno))
+        it.name = values.__name__
+        return it
+    return _as_iterator(values)
+
+
+def union(a, b):
+    """a's values, then b's values not yet seen (each value once)."""
+    return Iterator(SetOpSource("union", _as_iterator(a), _as_iterator(b)))
+
+
+def intersection(a, b):
+    """a's values that b also yields (each value once)."""
+    return Iterator(SetOpSource("intersection", _as_iterator(a), _as_iterator(b)))
+
+
+def difference(a, b):
+    """a's values that b does not yield (each value once)."""
+    return Iterator(SetOpSource("difference", _as_iterator(a), _as_iterator(b)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Conditions
+
+class Condition:
+    """A pruning rule: a configuration for which it is True is rejected."""
+
+    def __init__(self, test, kind=None, where=None, func=None):
+        self.test = test          # an Expr or a constant (expression conditions)
+        self.func = func          # the function (@condition)
+        self.kind = kind
+        self.filename, self.lineno = where or _caller()
+        self.name = func.__name__ if func is not None else None
+        _context().conditions.append(self)
+
+    def __repr__(self):
+        return f"<beast condition {self.name or '?'} at line {self.lineno}>"
+
+    def __bool__(self):
+        raise SpaceError("a condition has no truth value at module level",
+                         hint="conditions prune configurations; they are not tested in module code")
+
+
+def _check_kind(kind):
+    if kind is not None and kind not in CONDITION_KINDS:
+        raise SpaceError(f"condition kind must be one of {', '.join(CONDITION_KINDS)}, not {kind!r}")
+    return kind
+
+
+def condition(test=None, *, kind=None):
+    """Declare a pruning condition (True rejects): ``condition(expr)``, ``@condition`` on a
+    function of nodes, or ``@condition(kind="hard"|"soft"|"correctness")``."""
+    _check_kind(kind)
+    if inspect.isfunction(test):
+        code = test.__code__
+        return Condition(None, kind, where=(code.co_filename, code.co_firstlineno), func=test)
+    if test is None:
+        def decorate(func):
+            if not inspect.isfunction(func):
+                raise SpaceError("@condition(kind=...) decorates a function")
+            code = func.__code__
+            return Condition(None, kind, where=(code.co_filename, code.co_firstlineno), func=func)
+        return decorate
+    if isinstance(test, (Expr, bool, int, float)):
+        return Condition(wrap(test), kind)
+    raise SpaceError(f"condition() takes an expression or a function, not {type(test).__name__}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Expressions
+
+def select(cond, then, orelse):
+    """``then if cond else orelse`` for iterator expressions (module level cannot write ``if``)."""
+    if not isinstance(cond, Expr):
+        return then if cond else orelse
+    return Select(cond, wrap(then), wrap(orelse))
+
+
+def _minmax(name, args):
+    if builtins.len(args) == 1 and not isinstance(args[0], Expr):
+        args = tuple(args[0])
+    if not any(isinstance(a, Expr) for a in args):
+        return getattr(builtins, name)(*args)
+    if builtins.len(args) < 2:
+        raise SpaceError(f"{name}() of iterator expressions needs at least two arguments")
+    out = wrap(args[0])
+    for a in args[1:]:
+        out = Call(name, (out, wrap(a)))
+    return out
+
+
+def min(*args):  # noqa: A001
+    """The builtin ``min``, also over iterator expressions."""
+    return _minmax("min", args)
+
+
+def max(*args):  # noqa: A001
+    """The builtin ``max``, also over iterator expressions."""
+    return _minmax("max", args)
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings and the device
+
+def _parse_override(raw, default):
+    if not isinstance(raw, str):
+        return raw
+    if isinstance(default, bool):
+        low = raw.lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise SettingError(f"expected a boolean, got {raw!r}")
+    if isinstance(default, int):
+        try:
+            return int(raw, 0)
+        except ValueError:
+            raise SettingError(f"expected an integer, got {raw!r}") from None
+    if isinstance(default, float):
+        try:
+            return float(raw)
+        except ValueError:
+            raise SettingError(f"expected a number, got {raw!r}") from None
+    return raw
+
+
+def setting(name: str, default, choices=None, help: str | None = None):  # noqa: A002
+    """Declare a setting (``-D NAME=VALUE`` on the command line) and return its value."""
+    ctx = _context()
+    where = _caller()
+    value = default
+    if name in ctx.overrides:
+        try:
+            value = _parse_override(ctx.overrides[name], default)
+        except SettingError as err:
+            raise SettingError(f"setting '{name}': {err.message}") from None
+    if choices is not None and value not in choices:
+        shown = ", ".join(repr(c) for c in choices)
+        raise SettingError(f"setting '{name}' = {value!r} is not one of its choices: {shown}")
+    ctx.settings[name] = SettingDecl(name, default, tuple(choices) if choices else None, value,
+                                     where, help)
+    return value
+
+
+def device():
+    """The device profile selected for this compilation (``--device``; default: the paper's K40c)."""
+    return _context().device()

@@ -1,0 +1,25 @@
+"""Build and run enumerators: one backend per target, all behind the same small interface.
+
+A backend's ``build(program, python_source)`` returns an enumerator with ``count(threads)`` and
+``chunks(chunk_size, threads)`` (NumPy structured arrays, in enumeration order)."""
+from __future__ import annotations
+
+import importlib
+
+from ..errors import BeastError
+
+BACKENDS = {"python": "beast.runtime.python_backend", "c": "beast.runtime.c_backend",
+            "lua": "beast.runtime.lua_backend"}
+DEFAULT_BACKEND = "python"
+
+
+def get_backend(name: str):
+    """The backend module for ``name`` ('python', 'c' or 'lua')."""
+    if name not in BACKENDS:
+        raise BeastError(f"unknown backend '{name}'", hint=f"choose one of: {', '.join(BACKENDS)}")
+    try:
+        return importlib.import_module(BACKENDS[name])
+    except ModuleNotFoundError as exc:
+        if exc.name == BACKENDS[name]:
+            raise BeastError(f"the {name} backend is not available in this version of beast") from None
+        raise

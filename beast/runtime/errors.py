@@ -1,0 +1,86 @@
+"""Turn an exception raised while enumerating into an EvaluationError at the user's line."""
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+
+from ..errors import BeastError, EvaluationError
+
+_DIV_OPS = (ast.Div, ast.FloorDiv, ast.Mod)
+
+
+def _explain(exc):
+    text = str(exc)
+    if isinstance(exc, ZeroDivisionError):
+        return "modulo by zero" if "modulo" in text else "division by zero"
+    if isinstance(exc, ValueError) and "must not be zero" in text:
+        return "range() step is zero"
+    if isinstance(exc, TypeError) and "cannot be interpreted as an integer" in text:
+        return f"range() bound is not an integer ({text.split(' object')[0].strip()})"
+    if isinstance(exc, OverflowError):
+        return f"numeric overflow ({text})"
+    return f"{type(exc).__name__}: {text}"
+
+
+def _caret_in_statement(filename, lineno, exc):
+    """Column span of the operation that most likely failed on a user line (for derived values)."""
+    line = linecache.getline(filename, lineno)
+    if not line:
+        return None, None
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        return None, None
+    indent = len(line) - len(line.lstrip())
+    for node in ast.walk(tree):
+        if isinstance(exc, ZeroDivisionError) and isinstance(node, ast.BinOp) and isinstance(node.op, _DIV_OPS):
+            return indent + node.col_offset, indent + node.end_col_offset
+        if isinstance(exc, (TypeError, ValueError)) and isinstance(node, ast.Call) \
+                and getattr(node.func, "id", None) == "range":
+            return indent + node.col_offset, indent + node.end_col_offset
+    return None, None
+
+
+def map_exception(exc, gen_filename, line_nodes, loop_order):
+    """An EvaluationError for ``exc`` raised by generated code (file ``gen_filename``)."""
+    tb = exc.__traceback__
+    gen_tb, user_tb = None, None
+    while tb is not None:
+        fname = tb.tb_frame.f_code.co_filename
+        if fname == gen_filename:
+            gen_tb, user_tb = tb, None
+        elif gen_tb is not None and os.path.isfile(fname) and "beast" + os.sep + "runtime" not in fname:
+            user_tb = tb
+        tb = tb.tb_next
+    config = {}
+    node = None
+    if gen_tb is not None:
+        entry = line_nodes.get(gen_tb.tb_lineno)
+        if entry is not None:
+            node, bound = entry
+            f_locals = gen_tb.tb_frame.f_locals
+            config = {name: f_locals[name] for name in loop_order[:bound] if name in f_locals}
+    if isinstance(exc, BeastError):
+        err = exc if isinstance(exc, EvaluationError) else EvaluationError(exc.message, hint=exc.hint)
+        if err.filename is None and node is not None:
+            err.filename, err.lineno = node.filename, node.lineno
+        err.config = err.config or config
+        return err
+    message = _explain(exc)
+    if user_tb is not None:
+        code = user_tb.tb_frame.f_code
+        col = end = None
+        try:
+            pos = list(code.co_positions())[user_tb.tb_lasti // 2]
+            if pos[0] == user_tb.tb_lineno and pos[2] is not None and pos[1] == pos[0]:
+                col, end = pos[2], pos[3]
+        except (AttributeError, IndexError):
+            pass
+        return EvaluationError(message, code.co_filename, user_tb.tb_lineno, col, end, config=config)
+    if node is not None:
+        col, end = _caret_in_statement(node.filename, node.lineno, exc) if node.lineno else (None, None)
+        what = {"iterator": "iterator", "derived": "derived variable", "condition": "condition"}[node.role]
+        return EvaluationError(f"{message} in {what} '{node.name}'", node.filename, node.lineno, col, end,
+                               config=config)
+    return EvaluationError(message, config=config)

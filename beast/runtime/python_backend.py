@@ -1,0 +1,125 @@
+"""The Python backend: exec the printed loop nest; the reference the other backends are tested against."""
+from __future__ import annotations
+
+import ast
+import builtins
+
+import numpy as np
+
+from ..codegen.python import function_ast, print_python
+from ..errors import EvaluationError
+from ..lang import set_operation
+from .errors import map_exception
+
+NAME = "python"
+
+
+def _b_int(value, name):
+    if value.__class__ is bool:
+        return int(value)
+    raise EvaluationError(f"iterator '{name}' yields a non-integer value {value!r}",
+                          hint="iterator values are integers; use // for integer division")
+
+
+def _b_vals(result):
+    """The values of a deferred iterator's return value: a scalar, a range, or a sequence."""
+    cls = result.__class__
+    if cls is range or cls is list or cls is tuple:
+        return result
+    if cls is int or cls is bool:
+        return (int(result),)
+    if result is None:
+        raise EvaluationError("an @iterator function returned None",
+                              hint="return a scalar, a list or a range on every path")
+    if cls is float:
+        return (result,)   # rejected, with the iterator's name, by the integer check of the loop
+    try:
+        return list(result)
+    except TypeError:
+        raise EvaluationError(f"an @iterator function returned a {cls.__name__}, not a scalar, "
+                              "list or range") from None
+
+
+def _b_setop(op, left, right):
+    return set_operation(op, list(left), list(right))
+
+
+def _select(cond, then, orelse):
+    return then if cond else orelse
+
+
+def _iterator(values):
+    return values
+
+
+RUNTIME_VOCABULARY = {"range": range, "min": min, "max": max, "abs": abs, "select": _select,
+                      "iterator": _iterator,
+                      "union": lambda a, b: set_operation("union", list(_b_vals(a)), list(_b_vals(b))),
+                      "intersection": lambda a, b: set_operation("intersection", list(_b_vals(a)),
+                                                                 list(_b_vals(b))),
+                      "difference": lambda a, b: set_operation("difference", list(_b_vals(a)),
+                                                               list(_b_vals(b)))}
+
+
+def compile_functions(program) -> dict:
+    """The user's @iterator/@condition functions, compiled from their own AST (keeping their file
+    and line numbers) with node arguments as parameters and the builtins for beast's vocabulary."""
+    fglobals = {"__builtins__": builtins, **program.constants, **RUNTIME_VOCABULARY}
+    out = {}
+    for ident, info in program.funcs.items():
+        fdef = function_ast(info)
+        module = ast.Module(body=[fdef], type_ignores=[])
+        ast.fix_missing_locations(module)
+        exec(compile(module, info.filename, "exec", dont_inherit=True), fglobals)
+        out[ident] = fglobals[ident]
+    return out
+
+
+class PythonEnumerator:
+    """Runs the generated Python loop nest."""
+
+    def __init__(self, program, source=None):
+        self.program = program
+        self.source = source or print_python(program)
+        self.filename = f"<beast generated: {program.name}>"
+        env = {"__builtins__": builtins, "_b_range": range, "_b_len": len, "_b_min": min,
+               "_b_max": max, "_b_abs": abs, "_b_bool": bool, "_b_int": _b_int, "_b_vals": _b_vals,
+               "_b_setop": _b_setop}
+        env.update(compile_functions(program))
+        exec(compile(self.source.text, self.filename, "exec", dont_inherit=True), env)
+        self.env = env
+        self.dtype = np.dtype([(c, np.int64) for c in program.columns])
+
+    def _error(self, exc):
+        return map_exception(exc, self.filename, self.source.line_nodes, self.program.loop_order)
+
+    def count(self, threads=None) -> int:
+        try:
+            return self.env["_b_count"]()
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a located EvaluationError
+            raise self._error(exc).with_traceback(None) from None
+
+    def rows(self, chunk_size=65536):
+        """Lists of row tuples, in enumeration order."""
+        gen = self.env["_b_rows"](chunk_size)
+        while True:
+            try:
+                chunk = next(gen)
+            except StopIteration:
+                return
+            except Exception as exc:  # noqa: BLE001
+                raise self._error(exc).with_traceback(None) from None
+            yield chunk
+
+    def chunks(self, chunk_size=65536, threads=None):
+        for rows in self.rows(chunk_size):
+            try:
+                yield np.array(rows, dtype=self.dtype)
+            except OverflowError:
+                raise EvaluationError("an iterator value does not fit in 64 bits") from None
+
+
+def build(program, threads=None):
+    return PythonEnumerator(program)
+
+

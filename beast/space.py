@@ -1,0 +1,103 @@
+"""The Python API: ``beast.load(path, device=..., settings=...)`` and :class:`Space`."""
+from __future__ import annotations
+
+import hashlib
+import os
+
+import numpy as np
+
+from .codegen.ir import build_program
+from .errors import BeastError
+from .frontend import build_space_model, load_module, make_plan
+from .frontend.report import render_dag
+from .runtime import DEFAULT_BACKEND, get_backend
+
+
+class Space:
+    """A compiled search space: its iterators, conditions, plan, and enumerators per backend."""
+
+    def __init__(self, path, device=None, settings=None):
+        self.path = os.fspath(path)
+        self.module = load_module(path, device=device, settings=settings)
+        self.model = build_space_model(self.module)
+        self.plan = make_plan(self.model)
+        name = os.path.splitext(os.path.basename(self.path))[0]
+        self.program = build_program(self.plan, name)
+        self._enumerators = {}
+
+    # -- what the space is
+    @property
+    def name(self) -> str:
+        return self.program.name
+
+    @property
+    def iterators(self) -> tuple:
+        """Iterator names in declaration order (the output columns)."""
+        return tuple(self.model.iterators)
+
+    @property
+    def conditions(self) -> tuple:
+        return tuple(self.model.conditions)
+
+    @property
+    def derived(self) -> tuple:
+        return tuple(self.model.derived)
+
+    @property
+    def settings(self) -> dict:
+        """The settings in effect: name -> value."""
+        return {name: decl.value for name, decl in self.module.settings.items()}
+
+    @property
+    def device(self):
+        """The :class:`~beast.devices.DeviceProfile` the space was compiled for."""
+        return self.module.device
+
+    @property
+    def source_hash(self) -> str:
+        return hashlib.sha256(self.module.source.encode()).hexdigest()
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype([(c, np.int64) for c in self.iterators])
+
+    def dag(self, fmt: str = "text") -> str:
+        """The level sets and the hoisting plan, as 'text', 'dot' or 'json'."""
+        return render_dag(self.plan, fmt)
+
+    # -- enumeration
+    def enumerator(self, backend: str | None = None):
+        """The (cached) enumerator of ``backend``: 'python', 'c' or 'lua'."""
+        backend = backend or DEFAULT_BACKEND
+        if backend not in self._enumerators:
+            self._enumerators[backend] = get_backend(backend).build(self.program)
+        return self._enumerators[backend]
+
+    def count(self, backend: str | None = None, threads: int | None = None) -> int:
+        """How many configurations survive every condition."""
+        return self.enumerator(backend).count(threads=threads)
+
+    def iterate(self, chunk_size: int = 65536, backend: str | None = None, threads: int | None = None):
+        """Yield the survivors as NumPy structured arrays of at most ``chunk_size`` rows, in order."""
+        if chunk_size < 1:
+            raise BeastError("chunk_size must be at least 1")
+        yield from self.enumerator(backend).chunks(chunk_size, threads=threads)
+
+    def enumerate(self, backend: str | None = None, threads: int | None = None) -> np.ndarray:
+        """All survivors as one NumPy structured array (fields: the iterators, int64)."""
+        parts = list(self.iterate(1 << 20, backend=backend, threads=threads))
+        if not parts:
+            return np.empty(0, dtype=self.dtype)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def __repr__(self):
+        return f"<beast.Space {self.name}: {len(self.iterators)} iterators, {len(self.conditions)} conditions>"
+
+
+def load(path, device=None, settings=None) -> Space:
+    """Compile a space file. ``device``: profile name, JSON path, 'auto' or a DeviceProfile;
+    ``settings``: overrides of the file's ``setting()`` declarations (name -> value)."""
+    try:
+        return Space(path, device=device, settings=settings)
+    except BeastError as err:
+        raise err.with_traceback(None) from None
