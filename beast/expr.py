@@ -333,3 +333,15 @@ def free_vars(expr_or_seq) -> list:
             if isinstance(e, Var) and e.name not in out:
                 out.append(e.name)
     return out
+
+
+class SolveSeq(Seq):
+    """At most one value: ``value`` when ``guard`` holds and ``value`` is one of ``base``'s values.
+
+    Produced by tightening when an equality fixes a loop variable given the outer ones
+    (``dim_m_a * dim_n_a != threads`` rejects every dim_n_a but threads // dim_m_a)."""
+    def __init__(self, base: RangeSeq, value, guard):
+        self.base, self.value, self.guard = base, value, guard
+
+    def exprs(self):
+        return self.base.exprs() + (self.value, self.guard)

@@ -37,9 +37,12 @@ class Let:
 
 @dataclass
 class Check:
+    """Reject when ``expr`` is true. ``exit`` is "continue" (skip this value) or "break" (tightening
+    proved that every later value of the innermost loop is rejected too: leave that loop)."""
     name: str
     expr: Expr
     node: object = None
+    exit: str = "continue"
 
 
 @dataclass

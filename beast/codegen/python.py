@@ -11,7 +11,7 @@ import copy
 import math
 from dataclasses import dataclass
 
-from ..expr import CallSeq, RangeSeq, ScalarSeq, SetOpSeq, ValuesSeq, static_type
+from ..expr import CallSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, static_type
 from .exprs import ATOM, ExprPrinter
 from .ir import Check, Emit, Let, Loop, Program
 
@@ -84,6 +84,10 @@ class PythonPrinter:
         if isinstance(s, CallSeq):
             call = f"{s.func}({', '.join(self.ex(a) for a in s.args)})"
             return (call if s.closure else f"_b_vals({call})"), True
+        if isinstance(s, SolveSeq):
+            base, _ = self.seq(s.base)
+            value = self.ex(s.value)
+            return f"((({value}),) if {self.ex(s.guard)} and ({value}) in {base} else ())", False
         if isinstance(s, SetOpSeq):
             left, _ = self.seq(s.left)
             right, _ = self.seq(s.right)
@@ -92,7 +96,7 @@ class PythonPrinter:
 
     def pure_count(self, loop: Loop):
         """Text counting a loop whose body only emits (or nests such loops), or None."""
-        if isinstance(loop.seq, (CallSeq, SetOpSeq)) or (
+        if isinstance(loop.seq, (CallSeq, SetOpSeq, SolveSeq)) or (
                 isinstance(loop.seq, ScalarSeq) and static_type(loop.seq.value, self.program.types) != "int"):
             return None
         body = loop.body
@@ -115,7 +119,8 @@ class PythonPrinter:
                 self.emit(depth, f"{s.var} = {self.ex(s.expr)}", s.node)
             elif isinstance(s, Check):
                 self.emit(depth, f"if {self.ex(s.expr)}:", s.node)
-                self.emit(depth + 1, "continue" if outer_loop else ("return 0" if mode == "count" else "return"))
+                exit_ = s.exit if outer_loop else ("return 0" if mode == "count" else "return")
+                self.emit(depth + 1, exit_)
             elif isinstance(s, Loop):
                 if mode == "count":
                     fast = self.pure_count(s)

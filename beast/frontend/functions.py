@@ -46,8 +46,10 @@ def is_vocabulary(value) -> bool:
     """True for beast's own functions (range, min, ...) and Python's builtins."""
     if value is None:
         return False
+    if not callable(value) or not isinstance(value, (type(len), type(is_vocabulary))):
+        return value is True or value is False
     module = getattr(value, "__module__", None)
-    return module in ("beast.lang", "builtins") or value in (True, False)
+    return module in ("beast.lang", "builtins")
 
 
 def find_function_def(tree: ast.Module, func) -> ast.FunctionDef | None:

@@ -123,3 +123,8 @@ def build(program, threads=None):
     return PythonEnumerator(program)
 
 
+
+
+def render(program) -> dict:
+    """The generated source, for people to read (``beast compile``): file name -> text."""
+    return {f"{program.name}_enumerator.py": print_python(program).full_text()}

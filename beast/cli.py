@@ -1,0 +1,192 @@
+"""The ``beast`` command: a thin face over :mod:`beast.space`."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+from .errors import BeastError
+
+OUTPUT_FORMATS = ("csv", "npy", "jsonl")
+
+
+def _settings(pairs):
+    out = {}
+    for pair in pairs or ():
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise BeastError(f"-D expects NAME=VALUE, got {pair!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _load(args):
+    from .space import load
+    return load(args.space, device=args.device, settings=_settings(args.define))
+
+
+def _space_args(p):
+    p.add_argument("space", help="the space file (.py)")
+    p.add_argument("--device", default=None,
+                   help="device profile: a name (see `beast devices`), a JSON file, or 'auto' (default: k40c)")
+    p.add_argument("-D", dest="define", action="append", metavar="NAME=VALUE",
+                   help="override a setting declared by the space (repeatable)")
+
+
+def _backend_args(p, default=None):
+    from .runtime import BACKENDS, DEFAULT_BACKEND
+    p.add_argument("--backend", choices=list(BACKENDS), default=default or DEFAULT_BACKEND,
+                   help=f"enumerator backend (default: {default or DEFAULT_BACKEND})")
+    p.add_argument("--threads", type=int, default=None, help="threads for the C backend (default: all cores)")
+
+
+def cmd_count(args):
+    space = _load(args)
+    start = time.perf_counter()
+    n = space.count(backend=args.backend, threads=args.threads)
+    seconds = time.perf_counter() - start
+    if args.json:
+        print(json.dumps({"space": args.space, "survivors": n, "iterators": list(space.iterators),
+                          "conditions": list(space.conditions), "backend": args.backend,
+                          "threads": args.threads, "device": space.device.name,
+                          "settings": space.settings, "seconds": round(seconds, 6)}))
+    else:
+        print(n)
+    return 0
+
+
+def _atomic_write(path, write):
+    directory = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".beast-", suffix=os.path.splitext(path)[1], dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def cmd_enumerate(args):
+    import numpy as np
+    fmt = args.format or os.path.splitext(args.output)[1].lstrip(".").lower()
+    if fmt not in OUTPUT_FORMATS:
+        raise BeastError(f"cannot tell the output format of {args.output!r}",
+                         hint=f"use a .csv, .npy or .jsonl file name, or --format {'|'.join(OUTPUT_FORMATS)}")
+    space = _load(args)
+    names = space.iterators
+
+    def write(fh):
+        if fmt == "npy":
+            np.save(fh, space.enumerate(backend=args.backend, threads=args.threads))
+            return
+        if fmt == "csv":
+            fh.write((",".join(names) + "\n").encode())
+        for chunk in space.iterate(backend=args.backend, threads=args.threads):
+            table = np.column_stack([chunk[n] for n in names]) if len(chunk) else None
+            if table is None:
+                continue
+            if fmt == "csv":
+                np.savetxt(fh, table, fmt="%d", delimiter=",")
+            else:
+                lines = (json.dumps(dict(zip(names, map(int, row)))) for row in table)
+                fh.write(("\n".join(lines) + "\n").encode())
+
+    _atomic_write(args.output, write)
+    return 0
+
+
+def cmd_dag(args):
+    print(_load(args).dag(args.format))
+    return 0
+
+
+def cmd_devices(args):
+    from .devices import describe_devices
+    print(describe_devices())
+    return 0
+
+
+def cmd_compile(args):
+    from .runtime import get_backend
+    space = _load(args)
+    files = get_backend(args.backend).render(space.program)
+    os.makedirs(args.output, exist_ok=True)
+    for name, text in files.items():
+        path = os.path.join(args.output, name)
+        _atomic_write(path, lambda fh, t=text: fh.write(t.encode()))
+        print(path)
+    return 0
+
+
+def cmd_tune(args):
+    from .tune.cli import run_tune
+    return run_tune(args, _load)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="beast", description="Declarative search-space compiler for autotuners.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("count", help="count the configurations that survive every condition")
+    _space_args(p)
+    _backend_args(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_count)
+
+    p = sub.add_parser("enumerate", help="write the surviving configurations to .csv, .npy or .jsonl")
+    _space_args(p)
+    _backend_args(p)
+    p.add_argument("-o", "--output", required=True, help="output file (.csv, .npy or .jsonl)")
+    p.add_argument("--format", choices=OUTPUT_FORMATS, help="output format (default: from the file name)")
+    p.set_defaults(func=cmd_enumerate)
+
+    p = sub.add_parser("dag", help="show the level sets and where each condition and derived variable is evaluated")
+    _space_args(p)
+    p.add_argument("--format", choices=("text", "dot", "json"), default="text")
+    p.set_defaults(func=cmd_dag)
+
+    p = sub.add_parser("compile", help="write the generated enumerator source for a person to read")
+    _space_args(p)
+    _backend_args(p)
+    p.add_argument("-o", "--output", required=True, help="output directory")
+    p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("devices", help="list the built-in device profiles and the local GPU")
+    p.set_defaults(func=cmd_devices)
+
+    p = sub.add_parser("tune", help="compile, verify and time the GEMM kernel for each survivor on the GPU")
+    _space_args(p)
+    try:
+        from .tune.cli import add_tune_arguments
+        add_tune_arguments(p)
+    except ImportError:
+        pass
+    p.set_defaults(func=cmd_tune)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``beast`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except BeastError as err:
+        print(str(err), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - a bug in beast: say so briefly, traceback on request
+        if os.environ.get("BEAST_DEBUG"):
+            raise
+        print(f"beast: internal error: {type(exc).__name__}: {exc}\n"
+              "(set BEAST_DEBUG=1 to see the traceback, and please report it)", file=sys.stderr)
+        return 3

@@ -1,0 +1,693 @@
+"""CUDA source for the GEMM kernel of the paper's Fig. 7, generated for one configuration.
+
+``C <- alpha * op(A) * op(B) + beta * C`` in column-major storage (as in BLAS), where
+``op(X)`` is ``X`` when ``trans_x == 0`` and ``X^T`` (plain transpose, no conjugation)
+when ``trans_x == 1``.  ``op(A)`` is M x K, ``op(B)`` is K x N, ``C`` is M x N.
+
+Tiling (Fig. 7).  A thread block of ``dim_m x dim_n`` threads computes a ``blk_m x blk_n``
+tile of C in registers (``thr_m x thr_n`` elements per thread, ``thr_m = blk_m // dim_m``).
+It streams ``blk_m x blk_k`` stripes of op(A) and ``blk_k x blk_n`` stripes of op(B) through
+one flat shared-memory array of exactly ``blk_k * (blk_m + blk_n)`` elements (the space's
+``shmem_per_block``): ``sA[k * blk_m + m]`` then ``sB[k * blk_n + n]``.  A stripe of A is
+read from device memory by the same threads viewed as a ``dim_m_a x dim_n_a`` grid: thread
+``t = ty * dim_m + tx`` has ``(t % dim_m_a, t // dim_m_a)``; the first coordinate runs along
+the dimension that is contiguous in memory (m when ``trans_a == 0``, k otherwise) in steps
+of ``dim_vec`` elements, each thread loading ``dim_vec`` consecutive elements (one vector
+load), the second along the other dimension.  B likewise with ``dim_m_b x dim_n_b`` (the
+contiguous dimension of B is k when ``trans_b == 0``, n otherwise).  The next stripe is
+prefetched into registers while the current one is multiplied out of shared memory.
+
+Parameters, all compile-time constants of the generated source:
+
+* ``dim_vec``: width of the device-memory loads (``float2/float4/double2`` vector types,
+  ``float4`` holding two single-complex numbers); the vector load is taken when the whole
+  vector lies inside the matrix, element-wise guarded loads otherwise.
+* ``vec_mul``: the multiply phase reads shared memory with vector types.  Each thread then
+  owns ``w`` consecutive rows (columns) of C per step instead of rows strided by ``dim_m``,
+  where ``w`` is the largest power of two dividing both ``dim_vec`` and ``thr_m``
+  (``thr_n``); when ``w == 1`` that side reads scalars.
+* ``tex_a``/``tex_b``: reads of A/B through the read-only data cache (``__ldg`` on a
+  ``const __restrict__`` pointer), the modern form of texture reads.
+* ``shmem_l1``: the shared-memory/L1 preference of ``cudaFuncSetCacheConfig``; recorded on
+  the kernel as ``carveout`` (0 -> prefer L1: carveout 0 %, 1 -> prefer shared: 100 %), which
+  the GPU layer sets as ``preferred_shared_memory_carveout`` before launching.
+* ``shmem_banks``: the 4-byte (0) or 8-byte (1) bank size of ``cudaDeviceSetSharedMemConfig``;
+  recorded as ``bank_size_bytes`` only: GPUs since Maxwell have fixed 4-byte banks and CUDA 12
+  deprecated the call.  Neither of these two changes the source text, so configurations that
+  differ only in them share one compiled binary.
+
+Rules the caller must keep (the harness in :mod:`beast.tune.gpu` enforces them):
+
+* any ``M, N, K >= 0`` works: edge tiles and a partial last stripe are handled with bounds
+  checks (elements outside the matrices read as zero, stores outside C are skipped);
+* alignment: when ``dim_vec > 1``, ``lda`` and ``ldb`` must be multiples of ``dim_vec`` and
+  ``A``, ``B`` aligned to ``dim_vec * sizeof(T)`` bytes, so that every vector load address
+  is aligned (the in-stripe offsets of a vector are multiples of ``dim_vec`` for every
+  configuration that passes the correctness conditions of Fig. 15);
+* grid ``(ceil(M / blk_m), ceil(N / blk_n))`` of blocks ``(dim_m, dim_n)``, dynamic shared
+  memory of ``smem_bytes`` (above 48 KiB this needs the opt-in attribute
+  ``max_dynamic_shared_size_bytes``); ``ceil(N / blk_n) <= 65535``.
+
+The kernel assumes the correctness conditions of Fig. 15 (``dim_m_a * dim_n_a == dim_m *
+dim_n`` and the stripe divisibility rules, likewise for B); configurations that break them
+still compile but compute wrong results -- :mod:`beast.tune.emulate` mirrors the index
+arithmetic below to show both.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Mapping
+
+from beast.errors import BeastError
+
+#: bumped whenever the generated code changes meaning or speed; tuning logs record it.
+KERNEL_VERSION = 1
+#: the ``extern "C"`` name of the generated kernel.
+KERNEL_NAME = "beast_gemm"
+
+
+# --------------------------------------------------------------------------- settings
+
+@dataclass(frozen=True)
+class GemmSettings:
+    """The space's settings that select the kernel variant (Fig. 10)."""
+
+    precision: str      # "single" | "double"
+    arithmetic: str     # "real" | "complex"
+    trans_a: int        # 0 | 1
+    trans_b: int        # 0 | 1
+
+    @classmethod
+    def from_mapping(cls, settings: Mapping) -> "GemmSettings":
+        """Read and check ``precision``, ``arithmetic``, ``trans_a``, ``trans_b`` from a settings dict."""
+        wanted = ("precision", "arithmetic", "trans_a", "trans_b")
+        missing = [n for n in wanted if n not in settings]
+        if missing:
+            raise BeastError(
+                "the GEMM kernel needs the setting(s) " + ", ".join(missing)
+                + " but the space does not declare them",
+                hint="the GEMM space declares precision, arithmetic, trans_a and trans_b (Fig. 10)")
+        precision, arithmetic = settings["precision"], settings["arithmetic"]
+        if precision not in ("single", "double"):
+            raise BeastError(f"setting precision={precision!r}: the GEMM kernel supports 'single' or 'double'")
+        if arithmetic not in ("real", "complex"):
+            raise BeastError(f"setting arithmetic={arithmetic!r}: the GEMM kernel supports 'real' or 'complex'")
+        trans = []
+        for name in ("trans_a", "trans_b"):
+            value = settings[name]
+            if isinstance(value, bool) or value not in (0, 1):
+                raise BeastError(f"setting {name}={value!r}: the GEMM kernel supports 0 or 1")
+            trans.append(int(value))
+        return cls(precision, arithmetic, trans[0], trans[1])
+
+    @property
+    def is_complex(self) -> bool:
+        return self.arithmetic == "complex"
+
+    @property
+    def letter(self) -> str:
+        """BLAS precision letter: s, d, c or z."""
+        return {("single", "real"): "s", ("double", "real"): "d",
+                ("single", "complex"): "c", ("double", "complex"): "z"}[(self.precision, self.arithmetic)]
+
+    @property
+    def routine(self) -> str:
+        """BLAS-style name, e.g. ``dgemm_NT``."""
+        return f"{self.letter}gemm_{'NT'[self.trans_a]}{'NT'[self.trans_b]}"
+
+    @property
+    def real_type(self) -> str:
+        return "float" if self.precision == "single" else "double"
+
+    @property
+    def elem_type(self) -> str:
+        """CUDA element type: float, double, float2 or double2 (complex as (re, im) pairs)."""
+        return self.real_type + ("2" if self.is_complex else "")
+
+    @property
+    def itemsize(self) -> int:
+        return (4 if self.precision == "single" else 8) * (2 if self.is_complex else 1)
+
+    @property
+    def numpy_dtype(self) -> str:
+        return {"s": "float32", "d": "float64", "c": "complex64", "z": "complex128"}[self.letter]
+
+    @property
+    def eps(self) -> float:
+        """Unit roundoff of the real type."""
+        return 2.0 ** -24 if self.precision == "single" else 2.0 ** -53
+
+    def as_dict(self) -> dict:
+        return {"precision": self.precision, "arithmetic": self.arithmetic,
+                "trans_a": self.trans_a, "trans_b": self.trans_b}
+
+
+# --------------------------------------------------------------------------- parameters
+
+class _ConfigReader:
+    """Reads parameters by name from a configuration mapping, collecting every missing name."""
+
+    def __init__(self, config: Mapping):
+        self.config = config
+        self.missing: list[str] = []
+
+    def get(self, name: str) -> int:
+        if name not in self.config:
+            self.missing.append(name)
+            return 1
+        value = self.config[name]
+        try:
+            as_int = int(value)
+        except (TypeError, ValueError):
+            raise BeastError(f"GEMM parameter {name}={value!r} is not an integer") from None
+        if as_int != value:
+            raise BeastError(f"GEMM parameter {name}={value!r} is not an integer")
+        return as_int
+
+
+@dataclass(frozen=True)
+class GemmLayout:
+    """One configuration of the GEMM template with every derived constant the kernel uses.
+
+    Built by :meth:`from_config`, which reads the parameters by name (Fig. 11 names) from a
+    configuration mapping such as a row of the space's enumeration.
+    """
+
+    settings: GemmSettings
+    dim_m: int
+    dim_n: int
+    blk_m: int
+    blk_n: int
+    blk_k: int
+    dim_vec: int
+    vec_mul: int
+    dim_m_a: int
+    dim_n_a: int
+    dim_m_b: int
+    dim_n_b: int
+    tex_a: int
+    tex_b: int
+    shmem_l1: int
+    shmem_banks: int
+
+    @classmethod
+    def from_config(cls, config: Mapping, settings: GemmSettings | Mapping) -> "GemmLayout":
+        """Read the GEMM parameters from ``config`` (name -> int); report all missing names at once."""
+        if not isinstance(settings, GemmSettings):
+            settings = GemmSettings.from_mapping(settings)
+        reader = _ConfigReader(config)
+        values = {}
+        for f in cls.__dataclass_fields__:
+            if f != "settings":
+                values[f] = reader.get(f)
+        if reader.missing:
+            raise BeastError(
+                "the GEMM kernel needs parameter(s) " + ", ".join(reader.missing)
+                + " that the configuration does not have",
+                hint="the space must declare iterators with the names of Fig. 11"
+                     f" (it has: {', '.join(map(str, config)) or 'none'})")
+        layout = cls(settings=settings, **values)
+        layout._check()
+        return layout
+
+    @classmethod
+    def required_names(cls) -> tuple[str, ...]:
+        """The parameter names the template reads (those of Fig. 11)."""
+        return tuple(f for f in cls.__dataclass_fields__ if f != "settings")
+
+    def _check(self) -> None:
+        for name in ("dim_m", "dim_n", "blk_m", "blk_n", "blk_k", "dim_vec",
+                     "dim_m_a", "dim_n_a", "dim_m_b", "dim_n_b"):
+            if getattr(self, name) < 1:
+                raise BeastError(f"GEMM parameter {name}={getattr(self, name)} must be at least 1")
+        for name in ("vec_mul", "tex_a", "tex_b", "shmem_l1", "shmem_banks"):
+            if getattr(self, name) not in (0, 1):
+                raise BeastError(f"GEMM parameter {name}={getattr(self, name)} must be 0 or 1")
+        if self.blk_m < self.dim_m or self.blk_n < self.dim_n:
+            raise BeastError(f"blk_m x blk_n = {self.blk_m} x {self.blk_n} is smaller than the thread grid "
+                             f"dim_m x dim_n = {self.dim_m} x {self.dim_n}")
+        if _vec_type(self.settings, self.dim_vec) is None:
+            raise BeastError(f"dim_vec={self.dim_vec} has no CUDA vector type for {self.settings.elem_type} "
+                             "(vector loads are 1, 2 or 4 elements of at most 16 bytes)")
+
+    # ---- derived constants (the names match the generated source)
+    @property
+    def threads(self) -> int:
+        return self.dim_m * self.dim_n
+
+    @property
+    def thr_m(self) -> int:
+        return self.blk_m // self.dim_m
+
+    @property
+    def thr_n(self) -> int:
+        return self.blk_n // self.dim_n
+
+    @property
+    def vec_a(self) -> int:
+        """Width of the shared-memory reads of A in the multiply phase (1 = scalar)."""
+        return _pow2_width(self.dim_vec, self.thr_m) if self.vec_mul else 1
+
+    @property
+    def vec_b(self) -> int:
+        """Width of the shared-memory reads of B in the multiply phase (1 = scalar)."""
+        return _pow2_width(self.dim_vec, self.thr_n) if self.vec_mul else 1
+
+    # A stripe: contiguous extent (along the vector loads) and strided extent
+    @property
+    def a_ce(self) -> int:
+        return self.blk_k if self.settings.trans_a else self.blk_m
+
+    @property
+    def a_se(self) -> int:
+        return self.blk_m if self.settings.trans_a else self.blk_k
+
+    @property
+    def a_i(self) -> int:
+        """Vector loads per thread along A's contiguous dimension, per stripe."""
+        return self.a_ce // (self.dim_m_a * self.dim_vec)
+
+    @property
+    def a_j(self) -> int:
+        """Loads per thread along A's strided dimension, per stripe."""
+        return self.a_se // self.dim_n_a
+
+    @property
+    def b_ce(self) -> int:
+        return self.blk_n if self.settings.trans_b else self.blk_k
+
+    @property
+    def b_se(self) -> int:
+        return self.blk_k if self.settings.trans_b else self.blk_n
+
+    @property
+    def b_i(self) -> int:
+        return self.b_ce // (self.dim_m_b * self.dim_vec)
+
+    @property
+    def b_j(self) -> int:
+        return self.b_se // self.dim_n_b
+
+    @property
+    def smem_a(self) -> int:
+        """Elements of the A stripe; B's starts right after it."""
+        return self.blk_m * self.blk_k
+
+    @property
+    def smem_elems(self) -> int:
+        return self.blk_k * (self.blk_m + self.blk_n)
+
+    @property
+    def smem_bytes(self) -> int:
+        return self.smem_elems * self.settings.itemsize
+
+    @property
+    def carveout(self) -> int:
+        """``preferred_shared_memory_carveout`` in percent for ``shmem_l1`` (0: prefer L1, 1: prefer shared)."""
+        return 100 if self.shmem_l1 else 0
+
+    @property
+    def bank_size_bytes(self) -> int:
+        """Bank size asked for by ``shmem_banks`` (recorded only; modern GPUs have 4-byte banks)."""
+        return 8 if self.shmem_banks else 4
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        return (self.dim_m, self.dim_n, 1)
+
+    def grid(self, m: int, n: int) -> tuple[int, int, int]:
+        """Thread-block grid for an M x N matrix C."""
+        return (max(1, -(-m // self.blk_m)), max(1, -(-n // self.blk_n)), 1)
+
+    def config(self) -> dict:
+        """The 15 parameters as a dict."""
+        return {name: getattr(self, name) for name in self.required_names()}
+
+
+def _pow2_width(dim_vec: int, thr: int) -> int:
+    w = 1
+    while dim_vec % (2 * w) == 0 and thr % (2 * w) == 0:
+        w *= 2
+    return w
+
+
+def _vec_type(settings: GemmSettings, width: int) -> tuple[str, list[str]] | None:
+    """CUDA type holding ``width`` elements and the expressions (over ``v``) of each element."""
+    if width == 1:
+        return settings.elem_type, ["v"]
+    comps = ["x", "y", "z", "w"]
+    if not settings.is_complex:
+        vt = f"{settings.real_type}{width}"
+        if vt not in ("float2", "float4", "double2"):
+            return None
+        return vt, [f"v.{c}" for c in comps[:width]]
+    if settings.precision == "single" and width == 2:
+        return "float4", ["beast_c2f(v.x, v.y)", "beast_c2f(v.z, v.w)"]
+    return None
+
+
+# --------------------------------------------------------------------------- source
+
+PRELUDE = r"""// Generated by beast.tune.kernel (template version %(version)d): GEMM kernel of
+// Luszczek et al. 2016, Fig. 7.  C <- alpha*op(A)*op(B) + beta*C, column-major.
+#ifndef BEAST_GEMM_PRELUDE
+#define BEAST_GEMM_PRELUDE
+#ifndef BEAST_DYNAMIC_SMEM
+#define BEAST_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+#endif
+#ifndef BEAST_LDG
+#define BEAST_LDG(p) __ldg(p)
+#endif
+__device__ __forceinline__ float2 beast_c2f(float x, float y) { float2 r; r.x = x; r.y = y; return r; }
+__device__ __forceinline__ double2 beast_c2d(double x, double y) { double2 r; r.x = x; r.y = y; return r; }
+#endif
+"""
+
+_SCALAR_OPS = {
+    "s": r"""
+__device__ __forceinline__ T zero() { return 0.0f; }
+__device__ __forceinline__ T mul_add(T a, T b, T c) { return fmaf(a, b, c); }
+__device__ __forceinline__ T scale(R re, R im, T x) { return re * x; }
+__device__ __forceinline__ T add(T x, T y) { return x + y; }
+""",
+    "d": r"""
+__device__ __forceinline__ T zero() { return 0.0; }
+__device__ __forceinline__ T mul_add(T a, T b, T c) { return fma(a, b, c); }
+__device__ __forceinline__ T scale(R re, R im, T x) { return re * x; }
+__device__ __forceinline__ T add(T x, T y) { return x + y; }
+""",
+    "c": r"""
+__device__ __forceinline__ T zero() { return beast_c2f(0.0f, 0.0f); }
+__device__ __forceinline__ T mul_add(T a, T b, T c) {
+  c.x = fmaf(a.x, b.x, c.x); c.x = fmaf(-a.y, b.y, c.x);
+  c.y = fmaf(a.x, b.y, c.y); c.y = fmaf(a.y, b.x, c.y);
+  return c;
+}
+__device__ __forceinline__ T scale(R re, R im, T x) { return beast_c2f(re * x.x - im * x.y, re * x.y + im * x.x); }
+__device__ __forceinline__ T add(T x, T y) { return beast_c2f(x.x + y.x, x.y + y.y); }
+""",
+    "z": r"""
+__device__ __forceinline__ T zero() { return beast_c2d(0.0, 0.0); }
+__device__ __forceinline__ T mul_add(T a, T b, T c) {
+  c.x = fma(a.x, b.x, c.x); c.x = fma(-a.y, b.y, c.x);
+  c.y = fma(a.x, b.y, c.y); c.y = fma(a.y, b.x, c.y);
+  return c;
+}
+__device__ __forceinline__ T scale(R re, R im, T x) { return beast_c2d(re * x.x - im * x.y, re * x.y + im * x.x); }
+__device__ __forceinline__ T add(T x, T y) { return beast_c2d(x.x + y.x, x.y + y.y); }
+""",
+}
+
+
+def _indent(text: str, n: int) -> str:
+    pad = " " * n
+    return "\n".join(pad + line if line.strip() else line for line in text.splitlines())
+
+
+def _load_fn(L: GemmLayout, x: str) -> str:
+    """Device function loading one stripe of A (x='a') or B (x='b') from device memory into registers.
+
+    Thread coordinates (t_m, t_n) in the dim_m_x x dim_n_x reading grid; element (c, s) where c runs
+    along the contiguous dimension of the stored matrix, s along the strided one (offset s*ld + c).
+    """
+    X = x.upper()
+    tex = L.tex_a if x == "a" else L.tex_b
+    s = L.settings
+    ld = "BEAST_LDG(p)" if tex else "*(p)"
+    qual = "const T* __restrict__" if tex else "const T*"
+    v = L.dim_vec
+    if v == 1:
+        inner = f"""\
+const int c = c_org + i * (DIM_M_{X} * DIM_VEC) + t_m * DIM_VEC;
+if (s < s_lim && c < c_lim) {{
+  const T* p = X + (long long)s * ld + c;
+  r[j][i] = {ld};
+}} else {{
+  r[j][i] = zero();
+}}"""
+    else:
+        vt, comps = _vec_type(s, v)
+        vld = f"BEAST_LDG(reinterpret_cast<const {vt}*>(p))" if tex else f"*reinterpret_cast<const {vt}*>(p)"
+        unpack = "\n".join(f"  r[j][i * DIM_VEC + {e}] = {comp};" for e, comp in enumerate(comps))
+        inner = f"""\
+const int c = c_org + i * (DIM_M_{X} * DIM_VEC) + t_m * DIM_VEC;
+if (s < s_lim && c + DIM_VEC <= c_lim) {{
+  const T* p = X + (long long)s * ld + c;   // aligned: c % DIM_VEC == 0 and ld % DIM_VEC == 0
+  const {vt} v = {vld};
+{unpack}
+}} else {{
+  #pragma unroll
+  for (int e = 0; e < DIM_VEC; ++e) {{
+    if (s < s_lim && c + e < c_lim) {{
+      const T* p = X + (long long)s * ld + c + e;
+      r[j][i * DIM_VEC + e] = {ld};
+    }} else {{
+      r[j][i * DIM_VEC + e] = zero();
+    }}
+  }}
+}}"""
+    return f"""\
+// Stripe of {X} -> registers: thread (t_m, t_n) loads elements (c, s) of the stored matrix,
+// c = c_org + i*DIM_M_{X}*DIM_VEC + t_m*DIM_VEC + e (contiguous), s = s_org + j*DIM_N_{X} + t_n.
+__device__ __forceinline__ void load_{x}(T (&r)[{X}_J_ALLOC][{X}_I_ALLOC * DIM_VEC], {qual} X, int ld,
+                                       int c_org, int c_lim, int s_org, int s_lim, int t_m, int t_n) {{
+  #pragma unroll
+  for (int j = 0; j < {X}_J; ++j) {{
+    const int s = s_org + j * DIM_N_{X} + t_n;
+    #pragma unroll
+    for (int i = 0; i < {X}_I; ++i) {{
+{_indent(inner, 6)}
+    }}
+  }}
+}}
+"""
+
+
+def _store_fn(L: GemmLayout, x: str) -> str:
+    """Device function storing the registers of one stripe into shared memory."""
+    X = x.upper()
+    if x == "a":
+        # sA[k * BLK_M + m]; contiguous c is m (trans_a == 0) or k (trans_a == 1)
+        index = "s * BLK_M + c" if not L.settings.trans_a else "c * BLK_M + s"
+        what = "sA[k * BLK_M + m] with " + ("m = c, k = s" if not L.settings.trans_a else "k = c, m = s")
+    else:
+        # sB[k * BLK_N + n]; contiguous c is k (trans_b == 0) or n (trans_b == 1)
+        index = "c * BLK_N + s" if not L.settings.trans_b else "s * BLK_N + c"
+        what = "sB[k * BLK_N + n] with " + ("k = c, n = s" if not L.settings.trans_b else "n = c, k = s")
+    return f"""\
+// Registers -> shared memory: {what} (stripe-local coordinates).
+__device__ __forceinline__ void store_{x}(T* s{X}, const T (&r)[{X}_J_ALLOC][{X}_I_ALLOC * DIM_VEC], int t_m, int t_n) {{
+  #pragma unroll
+  for (int j = 0; j < {X}_J; ++j) {{
+    const int s = j * DIM_N_{X} + t_n;
+    #pragma unroll
+    for (int i = 0; i < {X}_I; ++i) {{
+      #pragma unroll
+      for (int e = 0; e < DIM_VEC; ++e) {{
+        const int c = i * (DIM_M_{X} * DIM_VEC) + t_m * DIM_VEC + e;
+        s{X}[{index}] = r[j][i * DIM_VEC + e];
+      }}
+    }}
+  }}
+}}
+"""
+
+
+def _smem_read(L: GemmLayout, x: str) -> str:
+    """Multiply phase: read this thread's THR_M (THR_N) elements of row k of sA (sB)."""
+    if x == "a":
+        arr, extent, dim, tid, thr, vw, reg = "sA", "BLK_M", "DIM_M", "tx", "THR_M", L.vec_a, "a"
+    else:
+        arr, extent, dim, tid, thr, vw, reg = "sB", "BLK_N", "DIM_N", "ty", "THR_N", L.vec_b, "b"
+    if vw == 1:
+        return f"""\
+#pragma unroll
+for (int i = 0; i < {thr}; ++i) {reg}[i] = {arr}[k * {extent} + i * {dim} + {tid}];"""
+    vt, comps = _vec_type(L.settings, vw)
+    unpack = " ".join(f"{reg}[i * {vw} + {e}] = {comp};" for e, comp in enumerate(comps))
+    return f"""\
+#pragma unroll
+for (int i = 0; i < {thr} / {vw}; ++i) {{
+  const {vt} v = *reinterpret_cast<const {vt}*>({arr} + k * {extent} + i * ({dim} * {vw}) + {tid} * {vw});
+  {unpack}
+}}"""
+
+
+def kernel_body(L: GemmLayout, name: str = KERNEL_NAME) -> str:
+    """The kernel for one configuration: a namespace with its constants, helpers and the
+    ``extern "C" __global__`` function ``name``.  Needs :data:`PRELUDE` before it."""
+    s = L.settings
+    unroll_k = "#pragma unroll" if L.blk_k * max(1, L.thr_m * L.thr_n) <= 8192 else "#pragma unroll 8"
+    qa = "const T* __restrict__" if L.tex_a else "const T*"
+    qb = "const T* __restrict__" if L.tex_b else "const T*"
+    if s.trans_a:
+        a_args = "kk, K, row0, M"          # contiguous k, strided m
+    else:
+        a_args = "row0, M, kk, K"          # contiguous m, strided k
+    if s.trans_b:
+        b_args = "col0, N, kk, K"          # contiguous n, strided k
+    else:
+        b_args = "kk, K, col0, N"          # contiguous k, strided n
+    beta_nonzero = "beta_re != 0 || beta_im != 0" if s.is_complex else "beta_re != 0"
+    ns = f"{name}_ns"
+    params = ", ".join(f"{n}={getattr(L, n)}" for n in L.required_names())
+    return f"""\
+// {s.routine}: {params}
+namespace {ns} {{
+typedef {s.elem_type} T;   // element type
+typedef {s.real_type} R;   // scalar type of alpha, beta parts
+enum : int {{
+  DIM_M = {L.dim_m}, DIM_N = {L.dim_n},                    // thread grid computing C
+  BLK_M = {L.blk_m}, BLK_N = {L.blk_n}, BLK_K = {L.blk_k},  // C tile, stripe width
+  DIM_VEC = {L.dim_vec}, VEC_MUL = {L.vec_mul},
+  DIM_M_A = {L.dim_m_a}, DIM_N_A = {L.dim_n_a},            // thread grid reading A
+  DIM_M_B = {L.dim_m_b}, DIM_N_B = {L.dim_n_b},            // thread grid reading B
+  TEX_A = {L.tex_a}, TEX_B = {L.tex_b},
+  SHMEM_L1 = {L.shmem_l1}, SHMEM_BANKS = {L.shmem_banks},  // host side: carveout {L.carveout}%, {L.bank_size_bytes}-byte banks (recorded)
+  TRANS_A = {s.trans_a}, TRANS_B = {s.trans_b},
+  NT = DIM_M * DIM_N,
+  THR_M = BLK_M / DIM_M, THR_N = BLK_N / DIM_N,            // C elements per thread
+  VEC_A = {L.vec_a}, VEC_B = {L.vec_b},                     // shared-memory read widths (vec_mul)
+  A_I = {L.a_i}, A_J = {L.a_j},   // per-thread loads of a {L.a_ce} x {L.a_se} (contiguous x strided) stripe of A
+  B_I = {L.b_i}, B_J = {L.b_j},   // per-thread loads of a {L.b_ce} x {L.b_se} stripe of B
+  A_I_ALLOC = A_I > 0 ? A_I : 1, A_J_ALLOC = A_J > 0 ? A_J : 1,
+  B_I_ALLOC = B_I > 0 ? B_I : 1, B_J_ALLOC = B_J > 0 ? B_J : 1,
+  SMEM_A = BLK_M * BLK_K,                 // sA[k * BLK_M + m]
+  SMEM_ELEMS = SMEM_A + BLK_K * BLK_N     // then sB[k * BLK_N + n]
+}};
+{_SCALAR_OPS[s.letter]}
+{_load_fn(L, "a")}
+{_load_fn(L, "b")}
+{_store_fn(L, "a")}
+{_store_fn(L, "b")}
+extern "C" __global__ void __launch_bounds__(NT)
+{name}(int M, int N, int K, R alpha_re, R alpha_im, {qa} A, int lda,
+{" " * len(name)} {qb} B, int ldb, R beta_re, R beta_im, T* C, int ldc) {{
+  BEAST_DYNAMIC_SMEM(beast_smem);
+  T* sA = reinterpret_cast<T*>(beast_smem);
+  T* sB = sA + SMEM_A;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int t = ty * DIM_M + tx;
+  const int ta_m = t % DIM_M_A, ta_n = t / DIM_M_A;
+  const int tb_m = t % DIM_M_B, tb_n = t / DIM_M_B;
+  const int row0 = blockIdx.x * BLK_M, col0 = blockIdx.y * BLK_N;
+
+  T ra[A_J_ALLOC][A_I_ALLOC * DIM_VEC];
+  T rb[B_J_ALLOC][B_I_ALLOC * DIM_VEC];
+  T rc[THR_N][THR_M];
+  #pragma unroll
+  for (int n = 0; n < THR_N; ++n) {{
+    #pragma unroll
+    for (int m = 0; m < THR_M; ++m) rc[n][m] = zero();
+  }}
+
+  int kk = 0;
+  load_a(ra, A, lda, {a_args}, ta_m, ta_n);
+  load_b(rb, B, ldb, {b_args}, tb_m, tb_n);
+  for (; kk < K; kk += BLK_K) {{
+    store_a(sA, ra, ta_m, ta_n);
+    store_b(sB, rb, tb_m, tb_n);
+    __syncthreads();
+    if (kk + BLK_K < K) {{     // prefetch the next stripe while multiplying this one
+      const int kn = kk + BLK_K;
+      load_a(ra, A, lda, {a_args.replace("kk", "kn")}, ta_m, ta_n);
+      load_b(rb, B, ldb, {b_args.replace("kk", "kn")}, tb_m, tb_n);
+    }}
+    {unroll_k}
+    for (int k = 0; k < BLK_K; ++k) {{
+      T a[THR_M];
+      T b[THR_N];
+{_indent(_smem_read(L, "a"), 6)}
+{_indent(_smem_read(L, "b"), 6)}
+      #pragma unroll
+      for (int n = 0; n < THR_N; ++n) {{
+        #pragma unroll
+        for (int m = 0; m < THR_M; ++m) rc[n][m] = mul_add(a[m], b[n], rc[n][m]);
+      }}
+    }}
+    __syncthreads();
+  }}
+
+  // thread (tx, ty) owns rows row0 + (m / VEC_A) * DIM_M * VEC_A + tx * VEC_A + m % VEC_A
+  // and columns col0 + (n / VEC_B) * DIM_N * VEC_B + ty * VEC_B + n % VEC_B
+  const bool beta_nonzero = {beta_nonzero};
+  #pragma unroll
+  for (int n = 0; n < THR_N; ++n) {{
+    const int col = col0 + (n / VEC_B) * (DIM_N * VEC_B) + ty * VEC_B + n % VEC_B;
+    #pragma unroll
+    for (int m = 0; m < THR_M; ++m) {{
+      const int row = row0 + (m / VEC_A) * (DIM_M * VEC_A) + tx * VEC_A + m % VEC_A;
+      if (row < M && col < N) {{
+        T* c = C + (long long)col * ldc + row;
+        T value = scale(alpha_re, alpha_im, rc[n][m]);
+        if (beta_nonzero) value = add(value, scale(beta_re, beta_im, *c));
+        *c = value;
+      }}
+    }}
+  }}
+}}
+}}  // namespace {ns}
+"""
+
+
+def prelude() -> str:
+    """Definitions shared by every generated kernel (guarded: may appear more than once)."""
+    return PRELUDE % {"version": KERNEL_VERSION}
+
+
+@dataclass(frozen=True)
+class GemmKernel:
+    """Generated CUDA source of one configuration, and how to launch it."""
+
+    layout: GemmLayout
+    name: str
+    body: str
+
+    @property
+    def source(self) -> str:
+        """A complete translation unit (prelude + kernel), for NVRTC or nvcc."""
+        return prelude() + self.body
+
+    @property
+    def source_hash(self) -> str:
+        """sha256 of :attr:`source`; configurations differing only in shmem_l1/shmem_banks share it."""
+        return hashlib.sha256(self.source.encode()).hexdigest()
+
+    @property
+    def settings(self) -> GemmSettings:
+        return self.layout.settings
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        return self.layout.block
+
+    def grid(self, m: int, n: int) -> tuple[int, int, int]:
+        return self.layout.grid(m, n)
+
+    @property
+    def smem_bytes(self) -> int:
+        return self.layout.smem_bytes
+
+
+def generate(config: Mapping, settings: GemmSettings | Mapping, name: str = KERNEL_NAME) -> GemmKernel:
+    """Generate the CUDA kernel for one configuration.
+
+    ``config`` maps the Fig. 11 parameter names to integers (a space's iterator values; extra
+    names are ignored, missing ones are reported together).  ``settings`` is a
+    :class:`GemmSettings` or the space's settings dict.  ``name`` is the ``extern "C"``
+    kernel name (a C identifier).  The output is deterministic.
+    """
+    if not name.isidentifier():
+        raise BeastError(f"kernel name {name!r} is not a C identifier")
+    layout = GemmLayout.from_config(config, settings)
+    return GemmKernel(layout, name, kernel_body(layout, name))
+
+
+def translation_unit(kernels) -> str:
+    """One source with several kernels (distinct names), e.g. to compile a sample at once."""
+    kernels = list(kernels)
+    names = [k.name for k in kernels]
+    if len(set(names)) != len(names):
+        raise BeastError("kernels in one translation unit need distinct names")
+    return prelude() + "\n".join(k.body for k in kernels)

@@ -1,0 +1,1 @@
+"""Search spaces: the BEAST paper's GEMM space and small spaces that show each language feature."""
