@@ -108,10 +108,12 @@ class Var(Expr):
 
 
 class BinOp(Expr):
-    __slots__ = ("op", "left", "right")
+    """``left op right``. Divisions carry ``pos`` = (filename, lineno, col, end_col) of the user's
+    source when known, so that a division by zero is reported where it was written."""
+    __slots__ = ("op", "left", "right", "pos")
 
-    def __init__(self, op, left, right):
-        self.op, self.left, self.right = op, left, right
+    def __init__(self, op, left, right, pos=None):
+        self.op, self.left, self.right, self.pos = op, left, right, pos
 
     def children(self):
         return (self.left, self.right)

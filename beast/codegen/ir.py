@@ -62,8 +62,9 @@ class Program:
     types: dict = field(default_factory=dict)      # variable -> static type
 
 
-def build_program(plan, name="space") -> Program:
-    """Nest the plan's loops and place its lets and checks."""
+def build_program(plan, name="space", tighten=True) -> Program:
+    """Nest the plan's loops and place its lets and checks; ``tighten`` applies
+    :mod:`beast.codegen.tighten` (solved loops, breaking checks)."""
     model = plan.model
     nodes = model.nodes
 
@@ -83,8 +84,12 @@ def build_program(plan, name="space") -> Program:
         return stmts
 
     types = {n.name: ("int" if n.role == "iterator" else n.type) for n in nodes.values()}
-    return Program(name, block(0), tuple(plan.columns), tuple(plan.loop_order), dict(model.funcs),
-                   dict(model.constants), types)
+    program = Program(name, block(0), tuple(plan.columns), tuple(plan.loop_order), dict(model.funcs),
+                      dict(model.constants), types)
+    if tighten:
+        from .tighten import tighten as tighten_loops
+        tighten_loops(program)
+    return program
 
 
 def walk_statements(stmts):

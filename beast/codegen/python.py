@@ -16,7 +16,7 @@ from .exprs import ATOM, ExprPrinter
 from .ir import Check, Emit, Let, Loop, Program
 
 HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
-           "_b_setop")
+           "_b_setop", "_b_overflow")
 
 
 class PyExpr(ExprPrinter):
@@ -117,6 +117,10 @@ class PythonPrinter:
         for s in stmts:
             if isinstance(s, Let):
                 self.emit(depth, f"{s.var} = {self.ex(s.expr)}", s.node)
+                if may_overflow(s.expr, s.type):
+                    # C and Lua compute in 64 bits; Python reports the same overflow they do
+                    self.emit(depth, f"if not -0x8000000000000000 <= {s.var} <= 0x7fffffffffffffff:", s.node)
+                    self.emit(depth + 1, f"_b_overflow({s.var!r})", s.node, depth - 1)
             elif isinstance(s, Check):
                 self.emit(depth, f"if {self.ex(s.expr)}:", s.node)
                 exit_ = s.exit if outer_loop else ("return 0" if mode == "count" else "return")
@@ -161,6 +165,15 @@ class PythonPrinter:
         self.emit(1, "if _b_buf:")
         self.emit(2, "yield _b_buf")
         return PythonSource("\n".join(self.lines) + "\n", render_functions(p), self.line_nodes)
+
+
+def may_overflow(expr, type_):
+    """True when an integer let could leave the 64-bit range (it multiplies, adds or powers)."""
+    from ..expr import BinOp, UnOp, walk
+    if type_ != "int":
+        return False
+    return any(isinstance(e, BinOp) and e.op in ("+", "-", "*", "**") or isinstance(e, UnOp)
+               for e in walk(expr))
 
 
 def _names_in_seq(loop):

@@ -11,6 +11,7 @@ from ..expr import (BinOp, BoolOp, Call, CallSeq, Compare, Const, Expr, FuncCall
 from ..lang import (Condition, FunctionSource, Iterator, RangeSource, ScalarSource, SetOpSource,
                     ValuesSource)
 from .functions import FuncInfo, analyze_function
+from .inline import inline_condition, inline_iterator
 from .loader import LoadedModule
 
 
@@ -169,10 +170,12 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
         model.nodes[node.name] = node
 
     types = {}
+    inlined = set()
     for i, (name, it) in enumerate(iterators):
         seq = lower.seq(it, funcs_by_iter)
         info = funcs_by_iter.get(id(it))
-        add(Node(name, "iterator", i, it.filename or filename, it.lineno, resolve(free_vars(seq)),
+        deps = resolve(free_vars(seq))
+        add(Node(name, "iterator", i, it.filename or filename, it.lineno, deps,
                  seq=_alias_seq(seq, model.aliases), func=info))
         types[name] = "int"
     for i, (name, value) in enumerate(derived):
@@ -182,7 +185,12 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
     for i, (name, cond) in enumerate(conditions):
         if cond.func is not None:
             info = cond.info
-            expr = FuncCall(info.ident, tuple(Var(model.aliases.get(a, a)) for a in info.node_args))
+            expr = inline_condition(info)
+            if expr is not None:
+                inlined.add(info.ident)
+            else:
+                expr = FuncCall(info.ident, tuple(Var(a) for a in info.node_args))
+            expr = _alias(expr, model.aliases)
             node = Node(name, "condition", i, cond.filename, cond.lineno, resolve(info.node_args),
                         expr=expr, func=info, kind=cond.kind)
         else:
@@ -190,11 +198,19 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
             node = Node(name, "condition", i, cond.filename, cond.lineno, resolve(free_vars(expr)),
                         expr=expr, kind=cond.kind)
         add(node)
+    _infer_types(model)
+    types = {n.name: ("int" if n.role == "iterator" else n.type) for n in model.nodes.values()}
+    for node in model.by_role("iterator"):
+        if node.func is not None:
+            simple = inline_iterator(node.func, types)
+            if simple is not None:
+                node.seq = _alias_seq(simple, model.aliases)
+                inlined.add(node.func.ident)
     for info in list(funcs_by_iter.values()) + [c.info for _, c in conditions if c.func is not None]:
         info.node_args = [model.aliases.get(a, a) for a in info.node_args]
-        model.funcs[info.ident] = info
-        model.constants.update(info.constants)
-    _infer_types(model)
+        if info.ident not in inlined:
+            model.funcs[info.ident] = info
+            model.constants.update(info.constants)
     return model
 
 

@@ -8,12 +8,15 @@ import os
 from ..errors import BeastError, EvaluationError
 
 _DIV_OPS = (ast.Div, ast.FloorDiv, ast.Mod)
+_ROLE = {"iterator": "iterator", "derived": "derived variable", "condition": "condition"}
 
 
-def _explain(exc):
+def _explain(exc, op=None):
     text = str(exc)
     if isinstance(exc, ZeroDivisionError):
-        return "modulo by zero" if "modulo" in text else "division by zero"
+        if op is not None:
+            return "modulo by zero" if op == "%" else "division by zero"
+        return "modulo by zero" if text == "integer modulo by zero" else "division by zero"
     if isinstance(exc, ValueError) and "must not be zero" in text:
         return "range() step is zero"
     if isinstance(exc, TypeError) and "cannot be interpreted as an integer" in text:
@@ -42,6 +45,21 @@ def _caret_in_statement(filename, lineno, exc):
     return None, None
 
 
+def _failed_division(node, env):
+    """The division of a node's expression whose divisor is zero in ``env`` (the frame's locals)."""
+    from ..expr import BinOp, evaluate, walk
+    if node is None or node.expr is None:
+        return None
+    for e in walk(node.expr):
+        if isinstance(e, BinOp) and e.op in ("/", "//", "%"):
+            try:
+                if evaluate(e.right, env) == 0:
+                    return e
+            except Exception:  # noqa: BLE001 - an operand that cannot be evaluated here
+                continue
+    return None
+
+
 def map_exception(exc, gen_filename, line_nodes, loop_order):
     """An EvaluationError for ``exc`` raised by generated code (file ``gen_filename``)."""
     tb = exc.__traceback__
@@ -55,6 +73,7 @@ def map_exception(exc, gen_filename, line_nodes, loop_order):
         tb = tb.tb_next
     config = {}
     node = None
+    f_locals = {}
     if gen_tb is not None:
         entry = line_nodes.get(gen_tb.tb_lineno)
         if entry is not None:
@@ -67,7 +86,12 @@ def map_exception(exc, gen_filename, line_nodes, loop_order):
             err.filename, err.lineno = node.filename, node.lineno
         err.config = err.config or config
         return err
-    message = _explain(exc)
+    division = _failed_division(node, f_locals) if isinstance(exc, ZeroDivisionError) and user_tb is None else None
+    message = _explain(exc, division.op if division is not None else None)
+    if user_tb is None and division is not None and division.pos is not None:
+        filename, lineno, col, end = division.pos
+        return EvaluationError(f"{message} in {_ROLE[node.role]} '{node.name}'", filename, lineno, col, end,
+                               config=config)
     if user_tb is not None:
         code = user_tb.tb_frame.f_code
         col = end = None
@@ -80,7 +104,6 @@ def map_exception(exc, gen_filename, line_nodes, loop_order):
         return EvaluationError(message, code.co_filename, user_tb.tb_lineno, col, end, config=config)
     if node is not None:
         col, end = _caret_in_statement(node.filename, node.lineno, exc) if node.lineno else (None, None)
-        what = {"iterator": "iterator", "derived": "derived variable", "condition": "condition"}[node.role]
-        return EvaluationError(f"{message} in {what} '{node.name}'", node.filename, node.lineno, col, end,
+        return EvaluationError(f"{message} in {_ROLE[node.role]} '{node.name}'", node.filename, node.lineno, col, end,
                                config=config)
     return EvaluationError(message, config=config)

@@ -21,6 +21,11 @@ def _b_int(value, name):
                           hint="iterator values are integers; use // for integer division")
 
 
+def _b_overflow(name):
+    raise EvaluationError(f"integer overflow in derived variable '{name}'",
+                          hint="integers are 64-bit in every backend")
+
+
 def _b_vals(result):
     """The values of a deferred iterator's return value: a scalar, a range, or a sequence."""
     cls = result.__class__
@@ -84,7 +89,7 @@ class PythonEnumerator:
         self.filename = f"<beast generated: {program.name}>"
         env = {"__builtins__": builtins, "_b_range": range, "_b_len": len, "_b_min": min,
                "_b_max": max, "_b_abs": abs, "_b_bool": bool, "_b_int": _b_int, "_b_vals": _b_vals,
-               "_b_setop": _b_setop}
+               "_b_setop": _b_setop, "_b_overflow": _b_overflow}
         env.update(compile_functions(program))
         exec(compile(self.source.text, self.filename, "exec", dont_inherit=True), env)
         self.env = env

@@ -128,7 +128,7 @@ def _load_values(L: GemmLayout, op: _Operand, c, s, vec_id, c_org, c_lim, s_org,
     inside = (cg < c_lim) & (sg < s_lim)
     offset = sg.astype(np.int64) * op.ld + cg
     src = np.where(inside, offset, -1)
-    values = np.where(inside, op.flat[np.where(inside, offset, 0)] if op.flat.size else 0, 0)
+    values = np.where(inside, op.flat[np.where(inside, offset, 0)], 0)
     misaligned = 0
     if v > 1 and c.size:
         c_first = cg - (c[None, :] % v)             # first element of the element's vector

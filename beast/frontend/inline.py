@@ -1,0 +1,207 @@
+"""Inline simple user functions into the expression IR.
+
+A @condition whose body is ``return <expr>`` becomes an expression; a deferred @iterator whose
+body, after folding the ``if`` tests on settings and constants, returns a ``range(...)``, a list
+or a scalar becomes a value sequence. Every backend then prints them directly. Anything else
+stays a function call (translated or tabulated by the backend).
+"""
+from __future__ import annotations
+
+import ast
+
+from ..expr import (BinOp, BoolOp, Call, Compare, Const, Not, RangeSeq, ScalarSeq, Select, UnOp,
+                    ValuesSeq, Var, evaluate, static_type, walk)
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+           ast.Mod: "%", ast.Pow: "**"}
+_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_SCALARS = (bool, int, float, str)
+
+
+class CannotInline(Exception):
+    pass
+
+
+def _fold(e):
+    """Evaluate an operation whose operands are all constants (never a division by zero)."""
+    kids = e.children()
+    if kids and all(isinstance(k, Const) for k in kids):
+        try:
+            value = evaluate(e, {})
+        except (ArithmeticError, TypeError, ValueError):
+            return e
+        if isinstance(value, _SCALARS):
+            return Const(value)
+    return e
+
+
+class _Translator:
+    def __init__(self, info, filename):
+        self.info = info
+        self.filename = filename
+        self.nodes = set(info.node_args)
+        self.locals = {}
+
+    def name(self, node):
+        if node.id in self.locals:
+            return self.locals[node.id]
+        if node.id in self.nodes:
+            return Var(node.id)
+        if node.id in self.info.constants and isinstance(self.info.constants[node.id], _SCALARS):
+            return Const(self.info.constants[node.id])
+        if node.id in ("True", "False"):
+            return Const(node.id == "True")
+        raise CannotInline(node.id)
+
+    def expr(self, node, truth=False):
+        """Translate; ``truth`` marks positions where only the truth value matters (and/or allowed)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, _SCALARS):
+            return Const(node.value)
+        if isinstance(node, ast.Name):
+            return self.name(node)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id in self.info.constants:
+            value = getattr(self.info.constants[node.value.id], node.attr, None)
+            if isinstance(value, _SCALARS):
+                return Const(value)
+            raise CannotInline(node.attr)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            out = BinOp(_BINOPS[type(node.op)], self.expr(node.left), self.expr(node.right))
+            if out.op in ("/", "//", "%"):
+                out.pos = (self.filename, node.lineno, node.col_offset, node.end_col_offset)
+            return _fold(out)
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.USub):
+                return _fold(UnOp("-", self.expr(node.operand)))
+            if isinstance(node.op, ast.UAdd):
+                return self.expr(node.operand)
+            if isinstance(node.op, ast.Not):
+                return _simplify_not(self.expr(node.operand, truth=True))
+        if isinstance(node, ast.Compare) and all(type(op) in _CMPOPS for op in node.ops):
+            parts, left = [], self.expr(node.left)
+            for op, comp in zip(node.ops, node.comparators):
+                right = self.expr(comp)
+                parts.append(_fold(Compare(_CMPOPS[type(op)], left, right)))
+                left = right
+            out = parts[0]
+            for p in parts[1:]:
+                out = _simplify_bool("and", out, p)
+            return out
+        if isinstance(node, ast.BoolOp) and truth:
+            op = "and" if isinstance(node.op, ast.And) else "or"
+            out = self.expr(node.values[0], truth=True)
+            for v in node.values[1:]:
+                out = _simplify_bool(op, out, self.expr(v, truth=True))
+            return out
+        if isinstance(node, ast.IfExp):
+            cond = self.expr(node.test, truth=True)
+            if isinstance(cond, Const):
+                return self.expr(node.body if cond.value else node.orelse, truth)
+            return Select(cond, self.expr(node.body, truth), self.expr(node.orelse, truth))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords \
+                and node.func.id in ("min", "max", "abs") and node.args \
+                and node.func.id not in self.locals:
+            args = [self.expr(a) for a in node.args]
+            if node.func.id == "abs":
+                if len(args) != 1:
+                    raise CannotInline("abs")
+                return _fold(Call("abs", (args[0],)))
+            if len(args) < 2:
+                raise CannotInline(node.func.id)
+            out = args[0]
+            for a in args[1:]:
+                out = _fold(Call(node.func.id, (out, a)))
+            return out
+        raise CannotInline(type(node).__name__)
+
+    def body(self, stmts):
+        """Symbolically execute straight-line code with constant-folded ifs; returns the Return value."""
+        for stmt in stmts:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                continue   # docstring
+            if isinstance(stmt, ast.Pass):
+                continue
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                    and isinstance(stmt.targets[0], ast.Name):
+                self.locals[stmt.targets[0].id] = self.expr(stmt.value)
+                continue
+            if isinstance(stmt, ast.If):
+                cond = self.expr(stmt.test, truth=True)
+                if not isinstance(cond, Const):
+                    raise CannotInline("if")
+                result = self.body(stmt.body if cond.value else stmt.orelse)
+                if result is not None:
+                    return result
+                continue
+            if isinstance(stmt, ast.Return) and stmt.value is not None:
+                return stmt.value
+            raise CannotInline(type(stmt).__name__)
+        return None
+
+
+def _simplify_bool(op, a, b):
+    if isinstance(b, Const) and bool(b.value) == (op == "and"):
+        return _as_bool(a)          # x and True, x or False: x (evaluated all the same)
+    if isinstance(a, Const):
+        if op == "and":
+            return _as_bool(b) if a.value else Const(False)
+        return Const(True) if a.value else _as_bool(b)
+    return BoolOp(op, a, b)
+
+
+def _as_bool(e):
+    if isinstance(e, Const):
+        return Const(bool(e.value))
+    return e if static_type(e) == "bool" else BoolOp("and", Const(True), e)
+
+
+def _simplify_not(e):
+    return Const(not e.value) if isinstance(e, Const) else Not(e)
+
+
+def inline_condition(info):
+    """The condition's expression, or None when the body is not a single return of an expression."""
+    t = _Translator(info, info.filename)
+    try:
+        value = t.body(info.fdef.body)
+        if value is None:
+            return None
+        return t.expr(value, truth=True)
+    except CannotInline:
+        return None
+
+
+def inline_iterator(info, types=None):
+    """The deferred iterator's value sequence, or None when it must stay a function."""
+    if info.closure:
+        return None
+    t = _Translator(info, info.filename)
+    try:
+        value = t.body(info.fdef.body)
+        if value is None:
+            return None
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                and value.func.id == "range" and not value.keywords and 1 <= len(value.args) <= 3 \
+                and "range" not in t.locals:
+            args = [t.expr(a) for a in value.args]
+            if any(static_type(a, types) not in ("int", "bool") for a in args):
+                return None
+            if len(args) == 1:
+                args = [Const(0), args[0], Const(1)]
+            elif len(args) == 2:
+                args.append(Const(1))
+            if isinstance(args[2], Const) and args[2].value == 0:
+                return None
+            return RangeSeq(*args)
+        if isinstance(value, (ast.List, ast.Tuple)):
+            items = [t.expr(v) for v in value.elts]
+            if all(isinstance(i, Const) and type(i.value) is int for i in items):
+                return ValuesSeq(i.value for i in items)
+            return None
+        scalar = t.expr(value)
+        if static_type(scalar, types) == "int" and not any(isinstance(e, Const) and type(e.value) is bool
+                                                     for e in walk(scalar)):
+            return ScalarSeq(scalar)
+        return None
+    except CannotInline:
+        return None

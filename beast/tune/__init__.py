@@ -1,0 +1,20 @@
+"""Tuning the GEMM kernel of the BEAST paper (Fig. 7) over a space's survivors on a GPU.
+
+* :mod:`beast.tune.kernel` -- CUDA source of the kernel for one configuration;
+* :mod:`beast.tune.emulate` -- NumPy emulation of its tiling (correctness without a GPU);
+* :mod:`beast.tune.hostsim` -- the generated CUDA text run on CPU threads (tests);
+* :mod:`beast.tune.gpu` -- CuPy layer: NVRTC compile, launch, cuBLAS check, event timing;
+* :mod:`beast.tune.measure` -- measurement records and the repeat-until-stable rule;
+* :mod:`beast.tune.log` -- the resumable JSONL log;
+* :mod:`beast.tune.runner` -- :func:`tune` and :func:`format_report`.
+"""
+from .gpu import gpu_available, require_gpu
+from .kernel import KERNEL_NAME, KERNEL_VERSION, GemmKernel, GemmLayout, GemmSettings, generate
+from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, WRONG, CompileFailure,
+                      FatalBackendError, Measurement)
+from .runner import TuneReport, TuneResult, format_report, tune
+
+__all__ = ["tune", "format_report", "gpu_available", "require_gpu", "TuneReport", "TuneResult",
+           "generate", "GemmKernel", "GemmLayout", "GemmSettings", "KERNEL_NAME", "KERNEL_VERSION",
+           "Measurement", "CompileFailure", "FatalBackendError", "STATUSES",
+           "OK", "COMPILE_ERROR", "LAUNCH_ERROR", "WRONG"]

@@ -1,0 +1,223 @@
+"""The tuning log: JSON lines, one header then one record per configuration.
+
+Line 1 is the header::
+
+    {"beast_tune_log": 1, "kernel_version": 1, "device": {"profile": "h100", "gpu": "NVIDIA H100 80GB HBM3"},
+     "size": [4096, 4096, 4096], "space_hash": "...", "space_path": "spaces/gemm.py",
+     "iterators": ["dim_m", ...], "settings": {"precision": "double", ...}, "created": "..."}
+
+then records::
+
+    {"config": {"dim_m": 16, ...}, "status": "ok", "ms": 1.23, "gflops": 456.7, "ci_rel": 0.01, ...}
+    {"reference": "cublas", "status": "ok", "ms": 1.01, "gflops": 540.2, ...}
+
+A record is appended and flushed (and fsync'ed) as soon as the configuration is measured, so
+an interruption loses at most the configuration in flight; a torn last line is dropped when
+the log is opened again.  Opening an existing log checks its header against the run's: a
+log written for another device, size, space, iterator list, settings or kernel version is
+refused with a :class:`~beast.errors.BeastError` naming the field that differs.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from typing import Iterable, Mapping
+
+from beast.errors import BeastError
+
+from .measure import Measurement
+
+LOG_FORMAT = 1
+#: header fields that must agree for a log to be resumed (in the order they are checked).
+MATCH_FIELDS = ("beast_tune_log", "kernel_version", "device", "size", "space_hash", "iterators", "settings")
+
+_FIELD_WORDS = {
+    "beast_tune_log": "log format", "kernel_version": "GEMM kernel template version",
+    "device": "device", "size": "problem size (M N K)", "space_hash": "space file (its text hash)",
+    "iterators": "iterator list", "settings": "settings",
+}
+
+
+def _jsonable(value):
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, bool)) or value is None:
+        return value
+    if hasattr(value, "item"):                 # numpy scalars
+        return value.item()
+    if isinstance(value, (int, float)):
+        return value
+    return str(value)
+
+
+def make_header(*, device: Mapping, size: Iterable[int], space_hash: str, iterators: Iterable[str],
+                settings: Mapping, kernel_version: int, space_path: str | None = None) -> dict:
+    """The header of a log for one tuning problem."""
+    return {
+        "beast_tune_log": LOG_FORMAT,
+        "kernel_version": kernel_version,
+        "device": _jsonable(device),
+        "size": [int(x) for x in size],
+        "space_hash": space_hash,
+        "space_path": space_path,
+        "iterators": [str(x) for x in iterators],
+        "settings": _jsonable(settings),
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def config_key(config: Mapping, iterators: Iterable[str]) -> tuple:
+    """The identity of a configuration: its values in iterator order."""
+    return tuple(int(config[name]) for name in iterators)
+
+
+def _show(value) -> str:
+    if isinstance(value, list) and all(isinstance(v, int) for v in value):
+        return " ".join(map(str, value))
+    return json.dumps(value, sort_keys=True)
+
+
+def compare_headers(found: Mapping, wanted: Mapping, path: str | None = None) -> None:
+    """Raise BeastError naming the first header field in which ``found`` differs from ``wanted``."""
+    for field in MATCH_FIELDS:
+        if found.get(field) != wanted.get(field):
+            what = _FIELD_WORDS[field]
+            detail = ""
+            a, b = found.get(field), wanted.get(field)
+            if isinstance(a, Mapping) and isinstance(b, Mapping):
+                keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+                detail = "; ".join(f"{k}: log has {_show(a.get(k))}, this run has {_show(b.get(k))}"
+                                   for k in keys)
+            else:
+                detail = f"log has {_show(a)}, this run has {_show(b)}"
+            raise BeastError(
+                f"refusing to resume: the log was written for a different {what} ({detail})",
+                filename=path,
+                hint="pass a new --log file, or delete this one to start over")
+
+
+def read_log(path: str) -> tuple[dict | None, list[dict], bool]:
+    """Read a log: (header or None when empty, records, whether a torn last line was dropped)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if not data.strip():
+        return None, [], False
+    lines = data.split(b"\n")
+    entries = []
+    dropped = False
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            entries.append(json.loads(raw))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            if number == len(lines) and number > 1:    # the record in flight when interrupted
+                dropped = True
+                break
+            raise BeastError(f"line {number} is not valid JSON; this is not an intact beast tune log",
+                             filename=path, lineno=number,
+                             hint="pass a new --log file") from None
+    if not entries or not isinstance(entries[0], dict) or "beast_tune_log" not in entries[0]:
+        raise BeastError("this file is not a beast tune log (no header line)", filename=path,
+                         hint="pass a new --log file; beast does not overwrite other files")
+    return entries[0], [e for e in entries[1:] if isinstance(e, dict)], dropped
+
+
+class TuneLog:
+    """An open tuning log (or an in-memory one when ``path`` is None).
+
+    ``done`` maps the key of every configuration already recorded (``config_key``) to its
+    record; ``reference`` is the last cuBLAS reference record.  :meth:`append` writes one
+    record and flushes it.
+    """
+
+    def __init__(self, path: str | None, header: dict, records: list[dict], resumed: bool):
+        self.path = path
+        self.header = header
+        self.iterators = list(header["iterators"])
+        self.records: list[dict] = []
+        self.done: dict[tuple, dict] = {}
+        self.reference: dict | None = None
+        self.resumed = resumed
+        self._file = None
+        for rec in records:
+            self._remember(rec)
+        self.resumed_count = len(self.done)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike | None, header: dict) -> "TuneLog":
+        """Create ``path`` with ``header``, or resume it when it exists with a matching header."""
+        if path is None:
+            return cls(None, header, [], False)
+        path = os.fspath(path)
+        records: list[dict] = []
+        resumed = False
+        if os.path.exists(path) and os.path.getsize(path) > 0:
+            found, records, dropped = read_log(path)
+            compare_headers(found, header, path)
+            header = found
+            resumed = True
+            with open(path, "rb+") as f:          # make appends start on a line of their own
+                data = f.read()
+                if dropped:                        # drop the torn record
+                    f.truncate(data.rfind(b"\n") + 1)
+                elif not data.endswith(b"\n"):
+                    f.write(b"\n")
+        log = cls(path, header, records, resumed)
+        log._file = open(path, "a", encoding="utf-8")
+        if not resumed:
+            log._write(header)
+        return log
+
+    def _remember(self, rec: dict) -> None:
+        if "config" in rec:
+            try:
+                key = config_key(rec["config"], self.iterators)
+            except (KeyError, TypeError, ValueError):
+                return
+            self.done[key] = rec
+            self.records.append(rec)
+        elif "reference" in rec:
+            self.reference = rec
+
+    def _write(self, obj: dict) -> None:
+        if self._file is None:
+            return
+        self._file.write(json.dumps(_jsonable(obj), sort_keys=False) + "\n")
+        self._file.flush()
+        try:
+            os.fsync(self._file.fileno())
+        except OSError:
+            pass
+
+    def append(self, config: Mapping, measurement: Measurement) -> dict:
+        """Record one configuration's outcome; returns the record written."""
+        rec = {"config": {name: int(config[name]) for name in self.iterators}}
+        rec.update(measurement.as_dict())
+        rec = _jsonable(rec)
+        self._write(rec)
+        self._remember(rec)
+        return rec
+
+    def append_reference(self, measurement: Measurement, name: str = "cublas") -> dict:
+        """Record the reference (cuBLAS) measurement of this run."""
+        rec = {"reference": name}
+        rec.update(measurement.as_dict())
+        rec = _jsonable(rec)
+        self._write(rec)
+        self.reference = rec
+        return rec
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

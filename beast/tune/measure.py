@@ -1,0 +1,146 @@
+"""What a measurement of one configuration holds, and the repeat-until-stable timing rule.
+
+Backend-neutral: :mod:`beast.tune.gpu` produces :class:`Measurement` objects on a GPU, tests
+produce them with fake backends, :mod:`beast.tune.log` stores them and
+:mod:`beast.tune.runner` ranks them.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from beast.errors import BeastError
+
+OK = "ok"
+COMPILE_ERROR = "compile_error"
+LAUNCH_ERROR = "launch_error"
+WRONG = "wrong"
+#: every status a configuration can end with.
+STATUSES = (OK, COMPILE_ERROR, LAUNCH_ERROR, WRONG)
+
+
+@dataclass
+class Measurement:
+    """The outcome of one configuration (or of the cuBLAS reference).
+
+    ``status`` is one of :data:`STATUSES`; ``ms`` the mean time of one GEMM and ``gflops`` the
+    rate (both None unless ``status == "ok"``); ``ci_rel`` the half-width of the 95 %
+    confidence interval relative to the mean; ``reps`` the timed launches; ``error`` a message
+    for failures; ``extra`` anything else worth logging (registers, error ratio, ...).
+    """
+
+    status: str
+    ms: float | None = None
+    gflops: float | None = None
+    ci_rel: float | None = None
+    reps: int | None = None
+    error: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        out = {"status": self.status}
+        for key in ("ms", "gflops", "ci_rel", "reps", "error"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Measurement":
+        known = {"status", "ms", "gflops", "ci_rel", "reps", "error"}
+        extra = {k: v for k, v in data.items() if k not in known and k not in ("config", "reference")}
+        return cls(status=data.get("status", OK), ms=data.get("ms"), gflops=data.get("gflops"),
+                   ci_rel=data.get("ci_rel"), reps=data.get("reps"), error=data.get("error"),
+                   extra=extra)
+
+
+class CompileFailure(BeastError):
+    """A configuration's kernel did not compile (the message holds the compiler log)."""
+
+
+class FatalBackendError(BeastError):
+    """The measuring device cannot go on (e.g. a CUDA error that poisons the context).
+
+    The runner records the configuration in flight and stops; the log lets a new process
+    resume after it."""
+
+
+def gemm_flops(m: int, n: int, k: int, complex_arithmetic: bool) -> float:
+    """Floating-point operations of one GEMM: 2MNK, or 8MNK for complex (4 real FMAs per complex FMA)."""
+    return (8.0 if complex_arithmetic else 2.0) * m * n * k
+
+
+# two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+         2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t_quantile_975(df: int) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (table, then Cornish-Fisher)."""
+    if df < 1:
+        return math.inf
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = 1.959963984540054
+    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Result of :func:`time_until_stable`: per-launch mean and CI, and how it was reached."""
+
+    mean_ms: float
+    half_width_ms: float
+    samples: int
+    launches_per_sample: int
+    converged: bool
+
+    @property
+    def ci_rel(self) -> float:
+        return self.half_width_ms / self.mean_ms if self.mean_ms > 0 else math.inf
+
+    @property
+    def reps(self) -> int:
+        return self.samples * self.launches_per_sample
+
+
+def time_until_stable(run: Callable[[int], float], *, rel_ci: float = 0.03, warmup: int = 2,
+                      min_samples: int = 5, max_samples: int = 200, max_seconds: float = 10.0,
+                      min_sample_ms: float = 1.0, clock: Callable[[], float] = time.perf_counter) -> Timing:
+    """Time ``run`` until the 95 % confidence interval of the mean is within ``rel_ci`` of it.
+
+    ``run(n)`` performs ``n`` back-to-back launches and returns their elapsed milliseconds
+    (CUDA events around them).  After ``warmup`` single launches, launches are batched so that
+    one sample lasts at least ``min_sample_ms`` (short kernels are below event resolution);
+    samples are added until ``t(0.975, n-1) * s / sqrt(n) <= rel_ci * mean`` with at least
+    ``min_samples`` samples, or until ``max_samples`` samples or ``max_seconds`` of wall time
+    (then ``converged`` is False).
+    """
+    start = clock()
+    first = None
+    for _ in range(max(1, warmup)):
+        first = run(1)
+    per = max(float(first or 0.0), 1e-6)
+    batch = max(1, math.ceil(min_sample_ms / per))
+    samples: list[float] = []
+    mean = half = math.inf
+    converged = False
+    while True:
+        samples.append(run(batch) / batch)
+        n = len(samples)
+        mean = sum(samples) / n
+        if n >= 2:
+            var = sum((x - mean) ** 2 for x in samples) / (n - 1)
+            half = t_quantile_975(n - 1) * math.sqrt(var / n)
+        if n >= min_samples and half <= rel_ci * mean:
+            converged = True
+            break
+        if n >= max_samples or clock() - start > max_seconds:
+            break
+    if len(samples) < 2:
+        half = math.inf
+    return Timing(mean, half, len(samples), batch, converged)
