@@ -124,8 +124,29 @@ def cmd_compile(args):
 
 
 def cmd_tune(args):
-    from .tune.cli import run_tune
-    return run_tune(args, _load)
+    from .tune import format_report, tune
+    if args.budget is not None and args.all:
+        raise BeastError("give --budget N or --all, not both")
+    space = _load(args)
+    interactive = sys.stderr.isatty()
+    last = [0.0]
+
+    def progress(done, total, best):
+        now = time.monotonic()
+        if not interactive and now - last[0] < 10 and done != total:
+            return
+        last[0] = now
+        best_text = f"best {best.gflops:.1f} GFLOP/s" if best is not None and best.gflops else "best: none yet"
+        of = f"/{total}" if total else ""
+        lead, end = ("\r", "") if interactive else ("", "\n")
+        print(f"{lead}[{done}{of}] {best_text}", end=end, file=sys.stderr, flush=True)
+
+    report = tune(space, tuple(args.size), budget=None if args.all else (args.budget or 100),
+                  strategy=args.strategy, log_path=args.log, seed=args.seed, progress=progress)
+    if interactive:
+        print(file=sys.stderr)
+    print(format_report(report, top=args.top))
+    return 0
 
 
 def build_parser():
@@ -161,11 +182,13 @@ def build_parser():
 
     p = sub.add_parser("tune", help="compile, verify and time the GEMM kernel for each survivor on the GPU")
     _space_args(p)
-    try:
-        from .tune.cli import add_tune_arguments
-        add_tune_arguments(p)
-    except ImportError:
-        pass
+    p.add_argument("--size", nargs=3, type=int, required=True, metavar=("M", "N", "K"), help="problem size")
+    p.add_argument("--budget", type=int, default=None, help="configurations to measure (default: 100)")
+    p.add_argument("--all", action="store_true", help="measure every survivor")
+    p.add_argument("--strategy", choices=("exhaustive", "random"), default="exhaustive")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random strategy")
+    p.add_argument("--log", default=None, help="JSONL log: written as it goes, resumed when it exists")
+    p.add_argument("--top", type=int, default=10, help="rows in the final table")
     p.set_defaults(func=cmd_tune)
     return parser
 
