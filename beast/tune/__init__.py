@@ -12,9 +12,9 @@ from .gpu import gpu_available, require_gpu
 from .kernel import KERNEL_NAME, KERNEL_VERSION, GemmKernel, GemmLayout, GemmSettings, generate
 from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, WRONG, CompileFailure,
                       FatalBackendError, Measurement)
-from .runner import TuneReport, TuneResult, format_report, tune
+from .runner import TuneReport, TuneResult, format_report, progress_line, tune
 
-__all__ = ["tune", "format_report", "gpu_available", "require_gpu", "TuneReport", "TuneResult",
+__all__ = ["tune", "format_report", "progress_line", "gpu_available", "require_gpu", "TuneReport", "TuneResult",
            "generate", "GemmKernel", "GemmLayout", "GemmSettings", "KERNEL_NAME", "KERNEL_VERSION",
            "Measurement", "CompileFailure", "FatalBackendError", "STATUSES",
            "OK", "COMPILE_ERROR", "LAUNCH_ERROR", "WRONG"]

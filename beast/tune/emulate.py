@@ -90,8 +90,7 @@ def _stripe_writes(L: GemmLayout, which: str):
     """Per-thread loads of one stripe, in the kernel's order: (t, j, i, e) flattened.
 
     Returns stripe-local (c, s) coordinates in the stored matrix's (contiguous, strided)
-    frame, the shared-memory index each element is stored at, and the vector id of each
-    element (elements of one vector load share it).
+    frame and the shared-memory index each element is stored at.
     """
     v = L.dim_vec
     t = np.arange(L.threads)
@@ -104,17 +103,16 @@ def _stripe_writes(L: GemmLayout, which: str):
                                  indexing="ij")
     c = ii * (dm * v) + t_m[tt] * v + ee           # load_x: c - c_org
     s = jj * dn + t_n[tt]                           # load_x: s - s_org
-    vec_id = (tt * nj + jj) * ni + ii
     if which == "a":
         # store_a: sA[s * BLK_M + c] (trans_a == 0: m = c, k = s) or sA[c * BLK_M + s]
         idx = s * L.blk_m + c if not trans else c * L.blk_m + s
     else:
         # store_b: sB[c * BLK_N + s] (trans_b == 0: k = c, n = s) or sB[s * BLK_N + c]
         idx = (c * L.blk_n + s if not trans else s * L.blk_n + c) + L.smem_a
-    return c.ravel(), s.ravel(), idx.ravel(), vec_id.ravel()
+    return c.ravel(), s.ravel(), idx.ravel()
 
 
-def _load_values(L: GemmLayout, op: _Operand, c, s, vec_id, c_org, c_lim, s_org, s_lim, id_base):
+def _load_values(L: GemmLayout, op: _Operand, c, s, c_org, c_lim, s_org, s_lim, id_base):
     """Values and provenance of the loaded elements for every (block, stripe) origin.
 
     ``c_org``/``s_org`` are 1-D arrays of origins (one per block/stripe instance).  Mirrors
@@ -134,7 +132,8 @@ def _load_values(L: GemmLayout, op: _Operand, c, s, vec_id, c_org, c_lim, s_org,
         c_first = cg - (c[None, :] % v)             # first element of the element's vector
         vector_path = (sg < s_lim) & (c_first + v <= c_lim)
         first_off = sg.astype(np.int64) * op.ld + c_first
-        misaligned = int(np.count_nonzero(vector_path & (first_off % v != 0)))
+        first = (c % v == 0)[None, :]                 # count each vector once
+        misaligned = int(np.count_nonzero(vector_path & first & (first_off % v != 0)))
     src = np.where(src >= 0, src + id_base, -1)
     return values, src, misaligned
 
@@ -168,19 +167,19 @@ def emulate_gemm(config: Mapping, settings: GemmSettings | Mapping,
     row0, col0, kk = bx * L.blk_m, by * L.blk_n, ks * L.blk_k
 
     # ---- stripe loads: A depends on (bx, stripe), B on (by, stripe)
-    ca, sa, idx_a, vid_a = _stripe_writes(L, "a")
-    cb, sb, idx_b, vid_b = _stripe_writes(L, "b")
+    ca, sa, idx_a = _stripe_writes(L, "a")
+    cb, sb, idx_b = _stripe_writes(L, "b")
     ax_org, ak_org = np.repeat(row0, n_stripes), np.tile(kk, gx)          # instance (bx, stripe)
     if st.trans_a:
-        va, srca, mis_a = _load_values(L, A, ca, sa, vid_a, ak_org, K, ax_org, M, 0)
+        va, srca, mis_a = _load_values(L, A, ca, sa, ak_org, K, ax_org, M, 0)
     else:
-        va, srca, mis_a = _load_values(L, A, ca, sa, vid_a, ax_org, M, ak_org, K, 0)
+        va, srca, mis_a = _load_values(L, A, ca, sa, ax_org, M, ak_org, K, 0)
     by_org, bk_org = np.repeat(col0, n_stripes), np.tile(kk, gy)          # instance (by, stripe)
     b_base = A.flat.size + 1
     if st.trans_b:
-        vb, srcb, mis_b = _load_values(L, B, cb, sb, vid_b, by_org, N, bk_org, K, b_base)
+        vb, srcb, mis_b = _load_values(L, B, cb, sb, by_org, N, bk_org, K, b_base)
     else:
-        vb, srcb, mis_b = _load_values(L, B, cb, sb, vid_b, bk_org, K, by_org, N, b_base)
+        vb, srcb, mis_b = _load_values(L, B, cb, sb, bk_org, K, by_org, N, b_base)
     if mis_a or mis_b:
         hazards.append(f"{mis_a + mis_b} misaligned vector loads")
 

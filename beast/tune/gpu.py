@@ -38,8 +38,8 @@ from typing import Mapping
 from beast.errors import BeastError, DeviceError
 
 from .kernel import GemmKernel, GemmSettings, generate
-from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, WRONG, CompileFailure, FatalBackendError,
-                      Measurement, gemm_flops, time_until_stable)
+from .measure import (LAUNCH_ERROR, OK, WRONG, CompileFailure, FatalBackendError, Measurement,
+                      gemm_flops, time_until_stable)
 
 #: the largest grid dimension y (and z) of CUDA.
 MAX_GRID_Y = 65535
@@ -295,11 +295,15 @@ class CupyBackend:
             try:
                 if smem > DEFAULT_DYNAMIC_SMEM:
                     raw.max_dynamic_shared_size_bytes = smem
-                raw.preferred_shared_memory_carveout = L.carveout
                 extra["regs"] = int(raw.num_regs)
                 extra["local_bytes"] = int(raw.local_size_bytes)
             except Exception as err:
-                return self._failed("setting kernel attributes", err, extra)
+                return self._failed(f"asking for {smem} bytes of dynamic shared memory", err, extra)
+            try:                        # a hint; GPUs without a unified L1/shared memory refuse it
+                raw.preferred_shared_memory_carveout = L.carveout
+                extra["carveout_applied"] = True
+            except Exception:
+                extra["carveout_applied"] = False
             grid, block = k.grid(p.m, p.n), k.block
             # verification launch
             c = p.c0.copy()
@@ -362,5 +366,4 @@ class CupyBackend:
         self._problem = None
 
 
-__all__ = ["gpu_available", "require_gpu", "CupyBackend", "Compiled", "check_launch_rules", "ld_multiple",
-           "COMPILE_ERROR", "LAUNCH_ERROR", "OK", "WRONG"]
+__all__ = ["gpu_available", "require_gpu", "CupyBackend", "Compiled", "check_launch_rules", "ld_multiple"]

@@ -80,30 +80,30 @@ def host_compiler() -> str | None:
     return None
 
 
-def _wrapper(k: GemmKernel) -> str:
-    L = k.layout
+def _launcher(name: str) -> str:
     return f"""
-extern "C" void host_{k.name}(int M, int N, int K, double are, double aim, const void* A, int lda,
-                              const void* B, int ldb, double bre, double bim, void* C, int ldc) {{
-  using namespace {k.name}_ns;
-  dim3 grid{{(unsigned)((M + BLK_M - 1) / BLK_M > 0 ? (M + BLK_M - 1) / BLK_M : 1),
-             (unsigned)((N + BLK_N - 1) / BLK_N > 0 ? (N + BLK_N - 1) / BLK_N : 1), 1u}};
-  beast_host_launch({k.name}, grid, dim3{{{L.dim_m}u, {L.dim_n}u, 1u}}, (size_t){L.smem_bytes},
+extern "C" void host_launch_{name}(unsigned gx, unsigned gy, unsigned bx, unsigned by, unsigned long long smem,
+                                   int M, int N, int K, double are, double aim, const void* A, int lda,
+                                   const void* B, int ldb, double bre, double bim, void* C, int ldc) {{
+  using namespace {name}_ns;
+  beast_host_launch({name}, dim3{{gx, gy, 1u}}, dim3{{bx, by, 1u}}, (size_t)smem,
                     M, N, K, (R)are, (R)aim, (const T*)A, lda, (const T*)B, ldb, (R)bre, (R)bim, (T*)C, ldc);
 }}
 """
 
 
-class HostKernels:
-    """A shared library of host-compiled kernels; :meth:`gemm` runs one on NumPy arrays."""
+class HostModule:
+    """Generated kernel source (``source`` holding the kernels ``names``) compiled for the host.
 
-    def __init__(self, kernels: Sequence[GemmKernel], workdir: str | None = None):
+    :meth:`launch` takes the arguments of a CUDA launch of the generated kernel signature."""
+
+    def __init__(self, source: str, names: Sequence[str], workdir: str | None = None):
         cxx = host_compiler()
         if cxx is None:
             raise BeastError("no C++ host compiler (g++ or clang++) found to run kernels on the CPU")
-        self.kernels = {k.name: k for k in kernels}
-        source = HOST_SHIM + translation_unit(kernels) + "".join(_wrapper(k) for k in kernels)
-        digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+        self.names = list(names)
+        full = HOST_SHIM + source + "".join(_launcher(n) for n in self.names)
+        digest = hashlib.sha256(full.encode()).hexdigest()[:16]
         self._tmp = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="beast-hostsim-")
@@ -111,14 +111,37 @@ class HostKernels:
         src = os.path.join(workdir, f"hostsim_{digest}.cpp")
         lib = os.path.join(workdir, f"hostsim_{digest}.so")
         with open(src, "w") as f:
-            f.write(source)
+            f.write(full)
         cmd = [cxx, "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", "-Wno-unknown-pragmas",
                "-Wno-unused-parameter", src, "-o", lib]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise BeastError("host compilation of the generated kernels failed:\n" + proc.stderr[-4000:])
         self.lib = ctypes.CDLL(lib)
-        self.source = source
+        self.source = full
+
+    def launch(self, name: str, grid, block, smem_bytes: int, args) -> None:
+        """Run kernel ``name``: ``args`` = (M, N, K, alpha_re, alpha_im, A, lda, B, ldb, beta_re,
+        beta_im, C, ldc) with NumPy arrays (or raw addresses) for A, B, C."""
+        fn = getattr(self.lib, f"host_launch_{name}")
+        fn.restype = None
+        fn.argtypes = [ctypes.c_uint] * 4 + [ctypes.c_ulonglong] + [ctypes.c_int] * 3 + [ctypes.c_double] * 2 \
+            + [ctypes.c_void_p, ctypes.c_int] * 2 + [ctypes.c_double] * 2 + [ctypes.c_void_p, ctypes.c_int]
+
+        def addr(x):
+            return x if isinstance(x, int) else x.ctypes.data
+
+        m, n, k, are, aim, a, lda, b, ldb, bre, bim, c, ldc = args
+        fn(int(grid[0]), int(grid[1]), int(block[0]), int(block[1]), int(smem_bytes), int(m), int(n), int(k),
+           float(are), float(aim), addr(a), int(lda), addr(b), int(ldb), float(bre), float(bim), addr(c), int(ldc))
+
+
+class HostKernels:
+    """Several generated kernels compiled for the host; :meth:`gemm` runs one on NumPy arrays."""
+
+    def __init__(self, kernels: Sequence[GemmKernel], workdir: str | None = None):
+        self.kernels = {k.name: k for k in kernels}
+        self.module = HostModule(translation_unit(kernels), list(self.kernels), workdir)
 
     def gemm(self, name: str, op_a: np.ndarray, op_b: np.ndarray, c: np.ndarray, alpha=1.0, beta=0.0,
              ld_multiple: int = 4) -> np.ndarray:
@@ -144,10 +167,7 @@ class HostKernels:
         b_buf, ldb = store(op_b.T if st.trans_b else op_b)
         c_buf = np.array(c, dtype=dtype).T.copy()          # (N, M): column-major C, ldc = M
         alpha, beta = complex(alpha), complex(beta)
-        fn = getattr(self.lib, f"host_{name}")
-        fn.restype = None
-        fn.argtypes = [ctypes.c_int] * 3 + [ctypes.c_double] * 2 + [ctypes.c_void_p, ctypes.c_int] * 2 \
-            + [ctypes.c_double] * 2 + [ctypes.c_void_p, ctypes.c_int]
-        fn(M, N, K, alpha.real, alpha.imag, a_buf.ctypes.data, lda, b_buf.ctypes.data, ldb,
-           beta.real, beta.imag, c_buf.ctypes.data, max(M, 1))
+        self.module.launch(name, k.grid(M, N), k.block, k.smem_bytes,
+                           (M, N, K, alpha.real, alpha.imag, a_buf, lda, b_buf, ldb, beta.real, beta.imag,
+                            c_buf, max(M, 1)))
         return c_buf.T.copy()

@@ -49,9 +49,12 @@ Rules the caller must keep (the harness in :mod:`beast.tune.gpu` enforces them):
   ``max_dynamic_shared_size_bytes``); ``ceil(N / blk_n) <= 65535``.
 
 The kernel assumes the correctness conditions of Fig. 15 (``dim_m_a * dim_n_a == dim_m *
-dim_n`` and the stripe divisibility rules, likewise for B); configurations that break them
-still compile but compute wrong results -- :mod:`beast.tune.emulate` mirrors the index
-arithmetic below to show both.
+dim_n`` and the stripe divisibility rules, likewise for B).  Like MAGMA's, its stripe loads
+step through the stripe (``for (s = 0; s < extent; s += dim_n_a)``, ceil-many iterations,
+unrolled), so a reading grid that does not tile the stripe exactly leaves elements unloaded
+or stores outside the stripe; configurations that break the conditions still compile but
+compute wrong results -- :mod:`beast.tune.emulate` mirrors the index arithmetic below to
+show both.
 """
 from __future__ import annotations
 
@@ -265,13 +268,14 @@ class GemmLayout:
 
     @property
     def a_i(self) -> int:
-        """Vector loads per thread along A's contiguous dimension, per stripe."""
-        return self.a_ce // (self.dim_m_a * self.dim_vec)
+        """Vector loads per thread along A's contiguous dimension, per stripe: the loop
+        ``for (c = 0; c < a_ce; c += dim_m_a * dim_vec)``, so ceil(a_ce / (dim_m_a * dim_vec))."""
+        return -(-self.a_ce // (self.dim_m_a * self.dim_vec))
 
     @property
     def a_j(self) -> int:
-        """Loads per thread along A's strided dimension, per stripe."""
-        return self.a_se // self.dim_n_a
+        """Loads per thread along A's strided dimension, per stripe: ceil(a_se / dim_n_a)."""
+        return -(-self.a_se // self.dim_n_a)
 
     @property
     def b_ce(self) -> int:
@@ -283,11 +287,11 @@ class GemmLayout:
 
     @property
     def b_i(self) -> int:
-        return self.b_ce // (self.dim_m_b * self.dim_vec)
+        return -(-self.b_ce // (self.dim_m_b * self.dim_vec))
 
     @property
     def b_j(self) -> int:
-        return self.b_se // self.dim_n_b
+        return -(-self.b_se // self.dim_n_b)
 
     @property
     def smem_a(self) -> int:
@@ -450,7 +454,7 @@ if (s < s_lim && c + DIM_VEC <= c_lim) {{
     return f"""\
 // Stripe of {X} -> registers: thread (t_m, t_n) loads elements (c, s) of the stored matrix,
 // c = c_org + i*DIM_M_{X}*DIM_VEC + t_m*DIM_VEC + e (contiguous), s = s_org + j*DIM_N_{X} + t_n.
-__device__ __forceinline__ void load_{x}(T (&r)[{X}_J_ALLOC][{X}_I_ALLOC * DIM_VEC], {qual} X, int ld,
+__device__ __forceinline__ void load_{x}(T (&r)[{X}_J][{X}_I * DIM_VEC], {qual} X, int ld,
                                        int c_org, int c_lim, int s_org, int s_lim, int t_m, int t_n) {{
   #pragma unroll
   for (int j = 0; j < {X}_J; ++j) {{
@@ -477,7 +481,7 @@ def _store_fn(L: GemmLayout, x: str) -> str:
         what = "sB[k * BLK_N + n] with " + ("k = c, n = s" if not L.settings.trans_b else "n = c, k = s")
     return f"""\
 // Registers -> shared memory: {what} (stripe-local coordinates).
-__device__ __forceinline__ void store_{x}(T* s{X}, const T (&r)[{X}_J_ALLOC][{X}_I_ALLOC * DIM_VEC], int t_m, int t_n) {{
+__device__ __forceinline__ void store_{x}(T* s{X}, const T (&r)[{X}_J][{X}_I * DIM_VEC], int t_m, int t_n) {{
   #pragma unroll
   for (int j = 0; j < {X}_J; ++j) {{
     const int s = j * DIM_N_{X} + t_n;
@@ -514,6 +518,11 @@ for (int i = 0; i < {thr} / {vw}; ++i) {{
 }}"""
 
 
+#: parameters that act through launch attributes, not the source: configurations differing only
+#: in them share one binary.
+_HOST_SIDE = ("shmem_l1", "shmem_banks")
+
+
 def kernel_body(L: GemmLayout, name: str = KERNEL_NAME) -> str:
     """The kernel for one configuration: a namespace with its constants, helpers and the
     ``extern "C" __global__`` function ``name``.  Needs :data:`PRELUDE` before it."""
@@ -531,7 +540,7 @@ def kernel_body(L: GemmLayout, name: str = KERNEL_NAME) -> str:
         b_args = "kk, K, col0, N"          # contiguous k, strided n
     beta_nonzero = "beta_re != 0 || beta_im != 0" if s.is_complex else "beta_re != 0"
     ns = f"{name}_ns"
-    params = ", ".join(f"{n}={getattr(L, n)}" for n in L.required_names())
+    params = ", ".join(f"{n}={getattr(L, n)}" for n in L.required_names() if n not in _HOST_SIDE)
     return f"""\
 // {s.routine}: {params}
 namespace {ns} {{
@@ -543,16 +552,13 @@ enum : int {{
   DIM_VEC = {L.dim_vec}, VEC_MUL = {L.vec_mul},
   DIM_M_A = {L.dim_m_a}, DIM_N_A = {L.dim_n_a},            // thread grid reading A
   DIM_M_B = {L.dim_m_b}, DIM_N_B = {L.dim_n_b},            // thread grid reading B
-  TEX_A = {L.tex_a}, TEX_B = {L.tex_b},
-  SHMEM_L1 = {L.shmem_l1}, SHMEM_BANKS = {L.shmem_banks},  // host side: carveout {L.carveout}%, {L.bank_size_bytes}-byte banks (recorded)
+  TEX_A = {L.tex_a}, TEX_B = {L.tex_b},   // shmem_l1, shmem_banks act on the host side only
   TRANS_A = {s.trans_a}, TRANS_B = {s.trans_b},
   NT = DIM_M * DIM_N,
   THR_M = BLK_M / DIM_M, THR_N = BLK_N / DIM_N,            // C elements per thread
   VEC_A = {L.vec_a}, VEC_B = {L.vec_b},                     // shared-memory read widths (vec_mul)
   A_I = {L.a_i}, A_J = {L.a_j},   // per-thread loads of a {L.a_ce} x {L.a_se} (contiguous x strided) stripe of A
   B_I = {L.b_i}, B_J = {L.b_j},   // per-thread loads of a {L.b_ce} x {L.b_se} stripe of B
-  A_I_ALLOC = A_I > 0 ? A_I : 1, A_J_ALLOC = A_J > 0 ? A_J : 1,
-  B_I_ALLOC = B_I > 0 ? B_I : 1, B_J_ALLOC = B_J > 0 ? B_J : 1,
   SMEM_A = BLK_M * BLK_K,                 // sA[k * BLK_M + m]
   SMEM_ELEMS = SMEM_A + BLK_K * BLK_N     // then sB[k * BLK_N + n]
 }};
@@ -573,8 +579,8 @@ extern "C" __global__ void __launch_bounds__(NT)
   const int tb_m = t % DIM_M_B, tb_n = t / DIM_M_B;
   const int row0 = blockIdx.x * BLK_M, col0 = blockIdx.y * BLK_N;
 
-  T ra[A_J_ALLOC][A_I_ALLOC * DIM_VEC];
-  T rb[B_J_ALLOC][B_I_ALLOC * DIM_VEC];
+  T ra[A_J][A_I * DIM_VEC];
+  T rb[B_J][B_I * DIM_VEC];
   T rc[THR_N][THR_M];
   #pragma unroll
   for (int n = 0; n < THR_N; ++n) {{

@@ -11,8 +11,8 @@ then records::
     {"config": {"dim_m": 16, ...}, "status": "ok", "ms": 1.23, "gflops": 456.7, "ci_rel": 0.01, ...}
     {"reference": "cublas", "status": "ok", "ms": 1.01, "gflops": 540.2, ...}
 
-A record is appended and flushed (and fsync'ed) as soon as the configuration is measured, so
-an interruption loses at most the configuration in flight; a torn last line is dropped when
+A record is appended and flushed as soon as the configuration is measured (and fsync'ed at
+most once a second), so an interruption loses at most the configuration in flight; a torn last line is dropped when
 the log is opened again.  Opening an existing log checks its header against the run's: a
 log written for another device, size, space, iterator list, settings or kernel version is
 refused with a :class:`~beast.errors.BeastError` naming the field that differs.
@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import time
 from typing import Iterable, Mapping
 
 from beast.errors import BeastError
@@ -143,6 +144,7 @@ class TuneLog:
         self.reference: dict | None = None
         self.resumed = resumed
         self._file = None
+        self._synced = 0.0
         for rec in records:
             self._remember(rec)
         self.resumed_count = len(self.done)
@@ -187,11 +189,14 @@ class TuneLog:
         if self._file is None:
             return
         self._file.write(json.dumps(_jsonable(obj), sort_keys=False) + "\n")
-        self._file.flush()
-        try:
-            os.fsync(self._file.fileno())
-        except OSError:
-            pass
+        self._file.flush()                       # survives the process being killed
+        now = time.monotonic()
+        if now - self._synced > 1.0:             # and, within a second, the machine going down
+            self._synced = now
+            try:
+                os.fsync(self._file.fileno())
+            except OSError:
+                pass
 
     def append(self, config: Mapping, measurement: Measurement) -> dict:
         """Record one configuration's outcome; returns the record written."""

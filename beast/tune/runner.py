@@ -19,7 +19,8 @@ The backend protocol (:class:`beast.tune.gpu.CupyBackend` is the real one; tests
 """
 from __future__ import annotations
 
-import heapq
+import hashlib
+import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from collections import deque
@@ -31,7 +32,7 @@ import numpy as np
 from beast.errors import BeastError
 
 from .kernel import KERNEL_VERSION, GemmLayout, GemmSettings
-from .log import TuneLog, config_key, make_header
+from .log import TuneLog, make_header
 from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, WRONG, FatalBackendError, Measurement)
 
 STRATEGIES = ("exhaustive", "random")
@@ -193,9 +194,14 @@ def candidates(space, strategy: str, need: int | None, done: Mapping, seed: int 
 # --------------------------------------------------------------------------- tune
 
 def _device_identity(space, backend) -> dict:
+    """The log header's device: the profile the space was pruned for (name and a hash of all
+    its fields, so that a scaled-down or edited profile of the same name differs) and the GPU
+    that measures."""
     profile = getattr(space, "device", None)
     name = getattr(profile, "name", None) or (str(profile) if profile is not None else None)
-    return {"profile": name, "gpu": getattr(backend, "device_name", None)}
+    fields = profile.as_dict() if hasattr(profile, "as_dict") else repr(profile)
+    digest = hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return {"profile": name, "profile_hash": digest, "gpu": getattr(backend, "device_name", None)}
 
 
 def _peak(space, settings: GemmSettings) -> float | None:
@@ -278,7 +284,10 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
         if log.reference is not None:
             report.reference = Measurement.from_dict(log.reference)
         if hasattr(backend, "reference"):
-            ref = backend.reference()
+            try:
+                ref = backend.reference()
+            except Exception as err:                 # the table then lacks "% of cuBLAS"
+                ref = Measurement(LAUNCH_ERROR, error=f"cuBLAS reference: {_message(err)}")
             if ref is not None:
                 report.reference = ref
                 log.append_reference(ref)
@@ -362,6 +371,16 @@ def _message(err: Exception) -> str:
 
 # --------------------------------------------------------------------------- report
 
+def progress_line(done: int, total: int | None, best: TuneResult | None) -> str:
+    """One line for a progress display: ``[  120/4208]  best 812.3 GFLOP/s  dim_m=16 dim_n=8 ...``."""
+    width = len(str(total)) if total is not None else 1
+    count = f"[{done:>{width}}/{total}]" if total is not None else f"[{done}]"
+    if best is None or best.gflops is None:
+        return f"{count}  no verified configuration yet"
+    cfg = " ".join(f"{k}={v}" for k, v in best.config.items())
+    return f"{count}  best {best.gflops:.1f} GFLOP/s  {cfg}"
+
+
 def _fmt(x: float | None, spec: str, missing: str = "n/a") -> str:
     return missing if x is None else format(x, spec)
 
@@ -402,7 +421,7 @@ def format_report(report: TuneReport, top: int = 10) -> str:
         lines.append("no configuration verified")
         return "\n".join(lines)
     names = list(report.iterators)
-    head = ["rank", "GFLOP/s", "% cuBLAS", "% peak", "ms", "±CI"] + names
+    head = ["rank", "GFLOP/s", "% cuBLAS", "% peak", "ms", "CI %"] + names
     rows = []
     for i, r in enumerate(best, 1):
         g = r.gflops
@@ -410,8 +429,7 @@ def format_report(report: TuneReport, top: int = 10) -> str:
                      _fmt(100 * g / ref_gflops if ref_gflops else None, ".1f"),
                      _fmt(100 * g / peak if peak else None, ".1f"),
                      _fmt(r.ms, ".4g"),
-                     _fmt(100 * r.measurement.ci_rel if r.measurement.ci_rel is not None else None, ".1f") + "%"
-                     if r.measurement.ci_rel is not None else "n/a"]
+                     _fmt(None if r.measurement.ci_rel is None else 100 * r.measurement.ci_rel, ".1f")]
                     + [str(r.config.get(name, "")) for name in names])
     widths = [max(len(h), *(len(row[j]) for row in rows)) for j, h in enumerate(head)]
     lines.append("")

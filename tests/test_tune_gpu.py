@@ -1,0 +1,168 @@
+"""The CuPy layer (beast.tune.gpu) end to end without a GPU: a stand-in ``cupy`` module runs the
+generated kernels on CPU threads (beast.tune.hostsim) and does the array work with NumPy, so
+that compilation, launch arguments, verification against matmul, timing and the runner's
+pipeline all execute."""
+import sys
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import beast
+from beast.devices import resolve_device
+from beast.errors import DeviceError
+from beast.tune import format_report, tune
+from beast.tune.emulate import emulate_gemm
+from beast.tune.hostsim import HostModule, host_compiler
+from beast.tune.measure import OK, WRONG
+
+GEMM = str(Path(__file__).resolve().parent.parent / "spaces" / "gemm.py")
+SMALL = dict(max_threads_per_block=64, max_threads_dim_x=16, max_threads_dim_y=16, warp_size=4,
+             max_shared_mem_per_block=2048, max_shmem_per_multi_processor=16384)
+
+pytestmark = pytest.mark.skipif(host_compiler() is None, reason="no C++20 host compiler to stand in for the GPU")
+
+
+class DevArray(np.ndarray):
+    """A NumPy array that answers ``.data.ptr`` like a CuPy array."""
+
+    @property
+    def data(self):
+        return types.SimpleNamespace(ptr=self.ctypes.data)
+
+
+def dev(x):
+    return np.asarray(x).view(DevArray)
+
+
+class FakeRawKernel:
+    compiled = 0
+
+    def __init__(self, code, name, options=()):
+        assert isinstance(options, tuple)
+        self.code, self.name = code, name
+        self.module = None
+        self.max_dynamic_shared_size_bytes = 48 * 1024
+        self.preferred_shared_memory_carveout = -1
+        self.num_regs = 40
+        self.local_size_bytes = 0
+
+    def compile(self):
+        FakeRawKernel.compiled += 1
+        self.module = HostModule(self.code, [self.name])
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        assert self.module is not None
+        assert shared_mem <= max(48 * 1024, self.max_dynamic_shared_size_bytes)
+        self.module.launch(self.name, grid, block, shared_mem, args)
+
+
+class FakeEvent:
+    def record(self):
+        self.t = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+
+def make_fake_cupy():
+    cp = types.ModuleType("cupy")
+    cp.RawKernel = FakeRawKernel
+    cp.full = lambda shape, value, dtype=None: dev(np.full(shape, value, dtype=dtype))
+    cp.asfortranarray = lambda x: dev(np.asfortranarray(x))
+    cp.matmul = lambda a, b: dev(np.matmul(a, b))
+    cp.abs, cp.max, cp.all, cp.isfinite = np.abs, np.max, np.all, np.isfinite
+    cp.empty_like = lambda x: dev(np.empty_like(x))
+    cp.zeros = lambda *a, **k: dev(np.zeros(*a, **k))
+
+    class RandomState:
+        def __init__(self, seed):
+            self.rs = np.random.RandomState(seed)
+
+        def uniform(self, low, high, size):
+            return dev(self.rs.uniform(low, high, size))
+
+    cp.random = types.SimpleNamespace(RandomState=RandomState)
+
+    class Device:
+        def __init__(self, i=0):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    runtime = types.SimpleNamespace(
+        getDeviceCount=lambda: 1,
+        getDeviceProperties=lambda i: {"name": b"Host CPU threads", "major": 9, "minor": 0,
+                                       "sharedMemPerBlock": 49152, "sharedMemPerBlockOptin": 232448},
+        deviceSynchronize=lambda: None)
+    cp.cuda = types.SimpleNamespace(
+        runtime=runtime, Device=Device, Event=FakeEvent,
+        get_elapsed_time=lambda s, e: (e.t - s.t) * 1e3,
+        get_current_stream=lambda: types.SimpleNamespace(synchronize=lambda: None))
+    return cp
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", make_fake_cupy())
+
+
+def test_backend_compiles_verifies_and_times(fake_cupy, tmp_path):
+    from beast.tune.gpu import CupyBackend, gpu_available
+    assert gpu_available()
+    space = beast.load(GEMM, device=resolve_device("k40c").replace(**SMALL),
+                       settings=dict(precision="single", arithmetic="complex", trans_a=1))
+    backend = CupyBackend(space.settings, (37, 29, 21), max_samples=6, max_seconds=1.0)
+    assert backend.device_name == "Host CPU threads"
+    rows = space.enumerate()
+    pick = [0, len(rows) // 2, len(rows) - 1]
+    configs = [{n: int(rows[n][i]) for n in space.iterators} for i in pick]
+    for cfg in configs:
+        m = backend.measure(backend.compile(cfg))
+        assert m.status == OK, m.error
+        assert m.gflops > 0 and m.ms > 0 and m.reps >= 1 and m.extra["err_ratio"] <= 1
+        assert m.extra["shmem_banks_applied"] is False
+    # same source (only shmem_l1 / shmem_banks differ): the binary is reused
+    before = FakeRawKernel.compiled
+    again = backend.compile(dict(configs[0], shmem_l1=1 - configs[0]["shmem_l1"]))
+    assert again.cached and FakeRawKernel.compiled == before
+    # a configuration that Fig. 15 rejects (its reading grid of A leaves elements unloaded) is caught
+    def unloaded(cfg):
+        return any("no thread stored" in h for h in emulate_gemm(cfg, space.settings).hazards)
+
+    bases = ({n: int(rows[n][i]) for n in space.iterators} for i in range(0, len(rows), 7))
+    bad = next(dict(base, dim_m_a=x, dim_n_a=y) for base in bases
+               for x in range(1, base["blk_k"] // base["dim_vec"] + 1) for y in range(1, base["blk_m"] + 1)
+               if x * y > base["dim_m"] * base["dim_n"] and unloaded(dict(base, dim_m_a=x, dim_n_a=y)))
+    m = backend.measure(backend.compile(bad))
+    assert m.status == WRONG and "differs from cuBLAS" in m.error
+    ref = backend.reference()
+    assert ref.status == OK and ref.gflops > 0
+
+
+def test_tune_runs_through_the_cupy_backend(fake_cupy, tmp_path):
+    from beast.tune.gpu import CupyBackend
+    space = beast.load(GEMM, device=resolve_device("k40c").replace(**SMALL),
+                       settings=dict(precision="double", trans_b=1))
+    backend = CupyBackend(space.settings, (40, 24, 33), max_samples=5, max_seconds=0.5)
+    log = tmp_path / "r.jsonl"
+    report = tune(space, (40, 24, 33), budget=3, strategy="random", log_path=log, backend=backend,
+                  compile_workers=2)
+    assert report.counts[OK] == 3 and report.reference.status == OK
+    text = format_report(report)
+    assert "dgemm_NT  M=40 N=24 K=33  on Host CPU threads" in text and "3 verified" in text
+    assert len(log.read_text().splitlines()) == 1 + 1 + 3
+
+
+def test_no_cupy_means_no_gpu(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)        # import cupy -> ImportError
+    from beast.tune.gpu import CupyBackend, gpu_available
+    assert not gpu_available()
+    with pytest.raises(DeviceError, match="no GPU found: CuPy is not installed"):
+        CupyBackend({"precision": "single", "arithmetic": "real", "trans_a": 0, "trans_b": 0}, (8, 8, 8))
