@@ -24,41 +24,46 @@ class IteratorTruthError(SpaceError):
 class Expr:
     """Base of the symbolic expression tree. Operators build new nodes; nothing is evaluated."""
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ("__weakref__", "pos")
 
     # arithmetic
-    def __add__(self, o): return BinOp("+", self, wrap(o))
-    def __radd__(self, o): return BinOp("+", wrap(o), self)
-    def __sub__(self, o): return BinOp("-", self, wrap(o))
-    def __rsub__(self, o): return BinOp("-", wrap(o), self)
-    def __mul__(self, o): return BinOp("*", self, wrap(o))
-    def __rmul__(self, o): return BinOp("*", wrap(o), self)
-    def __truediv__(self, o): return BinOp("/", self, wrap(o))
-    def __rtruediv__(self, o): return BinOp("/", wrap(o), self)
-    def __floordiv__(self, o): return BinOp("//", self, wrap(o))
-    def __rfloordiv__(self, o): return BinOp("//", wrap(o), self)
-    def __mod__(self, o): return BinOp("%", self, wrap(o))
-    def __rmod__(self, o): return BinOp("%", wrap(o), self)
-    def __pow__(self, o): return BinOp("**", self, wrap(o))
-    def __rpow__(self, o): return BinOp("**", wrap(o), self)
-    def __neg__(self): return UnOp("-", self)
+    def __add__(self, o): return _written(BinOp("+", self, wrap(o)))
+    def __radd__(self, o): return _written(BinOp("+", wrap(o), self))
+    def __sub__(self, o): return _written(BinOp("-", self, wrap(o)))
+    def __rsub__(self, o): return _written(BinOp("-", wrap(o), self))
+    def __mul__(self, o): return _written(BinOp("*", self, wrap(o)))
+    def __rmul__(self, o): return _written(BinOp("*", wrap(o), self))
+    def __truediv__(self, o): return _written(BinOp("/", self, wrap(o)))
+    def __rtruediv__(self, o): return _written(BinOp("/", wrap(o), self))
+    def __floordiv__(self, o): return _written(BinOp("//", self, wrap(o)))
+    def __rfloordiv__(self, o): return _written(BinOp("//", wrap(o), self))
+    def __mod__(self, o): return _written(BinOp("%", self, wrap(o)))
+    def __rmod__(self, o): return _written(BinOp("%", wrap(o), self))
+    def __pow__(self, o): return _written(BinOp("**", self, wrap(o)))
+    def __rpow__(self, o): return _written(BinOp("**", wrap(o), self))
+    def __neg__(self): return _written(UnOp("-", self))
     def __pos__(self): return self
     def __abs__(self): return Call("abs", (self,))
     # relational
-    def __lt__(self, o): return Compare("<", self, wrap(o))
-    def __le__(self, o): return Compare("<=", self, wrap(o))
-    def __gt__(self, o): return Compare(">", self, wrap(o))
-    def __ge__(self, o): return Compare(">=", self, wrap(o))
-    def __eq__(self, o): return Compare("==", self, wrap(o))  # type: ignore[override]
-    def __ne__(self, o): return Compare("!=", self, wrap(o))  # type: ignore[override]
+    def __lt__(self, o): return _written(Compare("<", self, wrap(o)))
+    def __le__(self, o): return _written(Compare("<=", self, wrap(o)))
+    def __gt__(self, o): return _written(Compare(">", self, wrap(o)))
+    def __ge__(self, o): return _written(Compare(">=", self, wrap(o)))
+    def __eq__(self, o): return _written(Compare("==", self, wrap(o)))  # type: ignore[override]
+    def __ne__(self, o): return _written(Compare("!=", self, wrap(o)))  # type: ignore[override]
     # logical (the overloadable stand-ins for and/or/not)
-    def __and__(self, o): return BoolOp("and", self, wrap(o))
-    def __rand__(self, o): return BoolOp("and", wrap(o), self)
-    def __or__(self, o): return BoolOp("or", self, wrap(o))
-    def __ror__(self, o): return BoolOp("or", wrap(o), self)
+    def __and__(self, o): return _written(BoolOp("and", self, wrap(o)))
+    def __rand__(self, o): return _written(BoolOp("and", wrap(o), self))
+    def __or__(self, o): return _written(BoolOp("or", self, wrap(o)))
+    def __ror__(self, o): return _written(BoolOp("or", wrap(o), self))
     def __invert__(self): return Not(self)
 
     __hash__ = object.__hash__
+
+    def __getattr__(self, name):
+        if name == "pos":
+            return None
+        raise AttributeError(name)
 
     def __bool__(self):
         raise IteratorTruthError(
@@ -74,6 +79,18 @@ class Expr:
 
     def children(self) -> tuple:
         return ()
+
+
+def _written(node):
+    """Record the user's file and line of a division built at module level."""
+    import os
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    f = sys._getframe(2)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(here):
+        f = f.f_back
+    node.pos = (f.f_code.co_filename, f.f_lineno, None, None) if f is not None else None
+    return node
 
 
 def wrap(value) -> Expr:
@@ -110,7 +127,7 @@ class Var(Expr):
 class BinOp(Expr):
     """``left op right``. Divisions carry ``pos`` = (filename, lineno, col, end_col) of the user's
     source when known, so that a division by zero is reported where it was written."""
-    __slots__ = ("op", "left", "right", "pos")
+    __slots__ = ("op", "left", "right")
 
     def __init__(self, op, left, right, pos=None):
         self.op, self.left, self.right, self.pos = op, left, right, pos
@@ -269,6 +286,8 @@ def static_type(expr: Expr, types: dict | None = None) -> str:
             return "int" if isinstance(expr, Call) or "int" in parts else "bool"
         if all(p == "float" for p in parts):
             return "float"
+        if all(p == "str" for p in parts):
+            return "str"
         return "num"
     leaf_type = getattr(expr, "static_type", None)
     return leaf_type() if leaf_type else "num"
@@ -347,3 +366,14 @@ class SolveSeq(Seq):
 
     def exprs(self):
         return self.base.exprs() + (self.value, self.guard)
+
+
+class DivisorSeq(Seq):
+    """The values of ``base`` (a range of positive integers with step 1, in order) that divide
+    ``n``; all of them when ``n`` is 0. Produced by tightening for the loop around a solved one:
+    only divisors of ``threads`` can be ``dim_m_a`` when ``dim_m_a * dim_n_a == threads``."""
+    def __init__(self, base: RangeSeq, n):
+        self.base, self.n = base, n
+
+    def exprs(self):
+        return self.base.exprs() + (self.n,)

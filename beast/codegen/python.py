@@ -11,12 +11,13 @@ import copy
 import math
 from dataclasses import dataclass
 
-from ..expr import CallSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, static_type
+from ..expr import (CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
+                    static_type)
 from .exprs import ATOM, ExprPrinter
 from .ir import Check, Emit, Let, Loop, Program
 
 HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
-           "_b_setop", "_b_overflow")
+           "_b_setop", "_b_overflow", "_b_divisors")
 
 
 class PyExpr(ExprPrinter):
@@ -88,6 +89,9 @@ class PythonPrinter:
             base, _ = self.seq(s.base)
             value = self.ex(s.value)
             return f"((({value}),) if {self.ex(s.guard)} and ({value}) in {base} else ())", False
+        if isinstance(s, DivisorSeq):
+            start, stop, _ = (self.ex(x) for x in s.base.exprs())
+            return f"_b_divisors({self.ex(s.n)}, {start}, {stop})", False
         if isinstance(s, SetOpSeq):
             left, _ = self.seq(s.left)
             right, _ = self.seq(s.right)
@@ -96,7 +100,7 @@ class PythonPrinter:
 
     def pure_count(self, loop: Loop):
         """Text counting a loop whose body only emits (or nests such loops), or None."""
-        if isinstance(loop.seq, (CallSeq, SetOpSeq, SolveSeq)) or (
+        if isinstance(loop.seq, (CallSeq, SetOpSeq, SolveSeq, DivisorSeq)) or (
                 isinstance(loop.seq, ScalarSeq) and static_type(loop.seq.value, self.program.types) != "int"):
             return None
         body = loop.body
@@ -106,7 +110,7 @@ class PythonPrinter:
             inner = None
         elif isinstance(body[0], Loop):
             inner = self.pure_count(body[0])
-            if inner is None or loop.var in _names_in_seq(body[0]):
+            if inner is None or loop.var in nested_seq_vars(body[0]):
                 return None
         else:
             return None
@@ -176,9 +180,14 @@ def may_overflow(expr, type_):
                for e in walk(expr))
 
 
-def _names_in_seq(loop):
+def nested_seq_vars(loop) -> set:
+    """Variables read by the sequences of a loop and of every loop nested in it."""
     from ..expr import free_vars
-    return set(free_vars(loop.seq))
+    out = set(free_vars(loop.seq))
+    for s in loop.body:
+        if isinstance(s, Loop):
+            out |= nested_seq_vars(s)
+    return out
 
 
 def function_ast(info) -> ast.FunctionDef:

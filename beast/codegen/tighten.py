@@ -12,8 +12,8 @@ cannot fail at a later value without having failed at an earlier one, so the err
 """
 from __future__ import annotations
 
-from ..expr import (BinOp, BoolOp, Call, Compare, Const, Not, RangeSeq, ScalarSeq, Select,
-                    SolveSeq, UnOp, ValuesSeq, Var, free_vars, static_type, walk)
+from ..expr import (BinOp, BoolOp, Call, Compare, Const, DivisorSeq, Not, RangeSeq, ScalarSeq,
+                    Select, SolveSeq, UnOp, ValuesSeq, Var, free_vars, static_type, walk)
 from .ir import Check, Let, Loop, Program
 
 INF = float("inf")
@@ -190,14 +190,14 @@ def _solve(check, var, types):
             if var in free_vars(other) or static_type(other, types) != "int":
                 continue
             if isinstance(side, Var) and side.name == var:
-                return other, Const(True)
+                return other, Const(True), None
             if isinstance(side, BinOp) and side.op == "*":
                 for f, g in ((side.left, side.right), (side.right, side.left)):
                     if isinstance(f, Var) and f.name == var and var not in free_vars(g) \
                             and static_type(g, types) == "int":
                         guard = BoolOp("and", Compare("!=", g, Const(0)),
                                        Compare("==", BinOp("%", other, g), Const(0)))
-                        return BinOp("//", other, g), guard
+                        return BinOp("//", other, g), guard, (g, other)
     return None
 
 
@@ -217,6 +217,7 @@ def tighten(program: Program) -> Program:
                     solved = _solve(body[0], s.var, program.types)
                     if solved is not None:
                         s.seq = SolveSeq(s.seq, solved[0], solved[1])
+                        s.seq.divides = solved[2]
                 direction = _step_sign(s.seq, facts) if not isinstance(s.seq, SolveSeq) else None
                 inner_lets = dict(lets)
                 facts.lets = inner_lets
@@ -237,5 +238,21 @@ def tighten(program: Program) -> Program:
                             break
                 visit(body, dict(lets))
                 facts.lets = lets
+                _divisors(s, facts)
     visit(program.body, {})
     return program
+
+
+def _divisors(loop, facts):
+    """Loop only over divisors when the loop's whole body is a loop solved by dividing by it."""
+    seq = loop.seq
+    if not (isinstance(seq, RangeSeq) and isinstance(seq.step, Const) and seq.step.value == 1
+            and facts.lb(seq.start) >= 1 and len(loop.body) == 1 and isinstance(loop.body[0], Loop)):
+        return
+    inner = loop.body[0].seq
+    divides = getattr(inner, "divides", None) if isinstance(inner, SolveSeq) else None
+    if divides is None:
+        return
+    g, n = divides
+    if isinstance(g, Var) and g.name == loop.var and loop.var not in free_vars(n):
+        loop.seq = DivisorSeq(seq, n)

@@ -172,36 +172,80 @@ def inline_condition(info):
 
 
 def inline_iterator(info, types=None):
-    """The deferred iterator's value sequence, or None when it must stay a function."""
+    """The deferred iterator's value sequence, or None when it must stay a function.
+
+    ``if`` tests that fold on settings and constants pick their branch; a test on iterator values
+    whose branches both return a range or a scalar becomes one range with select() bounds."""
     if info.closure:
         return None
-    t = _Translator(info, info.filename)
     try:
-        value = t.body(info.fdef.body)
-        if value is None:
-            return None
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
-                and value.func.id == "range" and not value.keywords and 1 <= len(value.args) <= 3 \
-                and "range" not in t.locals:
-            args = [t.expr(a) for a in value.args]
-            if any(static_type(a, types) not in ("int", "bool") for a in args):
-                return None
-            if len(args) == 1:
-                args = [Const(0), args[0], Const(1)]
-            elif len(args) == 2:
-                args.append(Const(1))
-            if isinstance(args[2], Const) and args[2].value == 0:
-                return None
-            return RangeSeq(*args)
-        if isinstance(value, (ast.List, ast.Tuple)):
-            items = [t.expr(v) for v in value.elts]
-            if all(isinstance(i, Const) and type(i.value) is int for i in items):
-                return ValuesSeq(i.value for i in items)
-            return None
-        scalar = t.expr(value)
-        if static_type(scalar, types) == "int" and not any(isinstance(e, Const) and type(e.value) is bool
-                                                     for e in walk(scalar)):
-            return ScalarSeq(scalar)
-        return None
+        return _seq_of(info.fdef.body, _Translator(info, info.filename), types)
     except CannotInline:
         return None
+
+
+def _seq_of(stmts, t, types):
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) or isinstance(stmt, ast.Pass):
+            continue
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            t.locals[stmt.targets[0].id] = t.expr(stmt.value)
+            continue
+        if isinstance(stmt, ast.If):
+            rest = list(stmts[i + 1:])
+            cond = t.expr(stmt.test, truth=True)
+            if isinstance(cond, Const):
+                return _seq_of(list(stmt.body if cond.value else stmt.orelse) + rest, t, types)
+            then = _seq_of(list(stmt.body) + rest, _fork(t), types)
+            orelse = _seq_of(list(stmt.orelse) + rest, _fork(t), types)
+            a, b = _as_range(then), _as_range(orelse)
+            return RangeSeq(*(x if isinstance(x, Const) and isinstance(y, Const) and x.value == y.value
+                              else Select(cond, x, y) for x, y in zip(a, b)))
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            return _value_seq(stmt.value, t, types)
+        raise CannotInline(type(stmt).__name__)
+    raise CannotInline("no return")
+
+
+def _fork(t):
+    other = _Translator(t.info, t.filename)
+    other.locals = dict(t.locals)
+    return other
+
+
+def _as_range(seq):
+    """(start, stop, step) of a range or a one-value sequence, with a non-zero constant step."""
+    if isinstance(seq, RangeSeq) and isinstance(seq.step, Const) and seq.step.value != 0:
+        return seq.start, seq.stop, seq.step
+    if isinstance(seq, ScalarSeq):
+        return seq.value, _fold(BinOp("+", seq.value, Const(1))), Const(1)
+    if isinstance(seq, ValuesSeq) and len(seq.values) == 1:
+        v = seq.values[0]
+        return Const(v), Const(v + 1), Const(1)
+    raise CannotInline("branches")
+
+
+def _value_seq(value, t, types):
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+            and value.func.id == "range" and not value.keywords and 1 <= len(value.args) <= 3 \
+            and "range" not in t.locals:
+        args = [t.expr(a) for a in value.args]
+        if any(static_type(a, types) not in ("int", "bool") for a in args):
+            raise CannotInline("range bound type")
+        if len(args) == 1:
+            args = [Const(0), args[0], Const(1)]
+        elif len(args) == 2:
+            args.append(Const(1))
+        if isinstance(args[2], Const) and args[2].value == 0:
+            raise CannotInline("zero step")
+        return RangeSeq(*args)
+    if isinstance(value, (ast.List, ast.Tuple)):
+        items = [t.expr(v) for v in value.elts]
+        if all(isinstance(i, Const) and type(i.value) is int for i in items):
+            return ValuesSeq(i.value for i in items)
+        raise CannotInline("list")
+    scalar = t.expr(value)
+    if static_type(scalar, types) == "int" and not any(isinstance(e, Const) and type(e.value) is bool
+                                                        for e in walk(scalar)):
+        return ScalarSeq(scalar)
+    raise CannotInline("scalar")

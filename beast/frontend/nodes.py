@@ -180,8 +180,9 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
         types[name] = "int"
     for i, (name, value) in enumerate(derived):
         expr = _alias(lower.expr(value, root=value), model.aliases)
-        add(Node(name, "derived", i, filename, _assign_line(module.tree, name), resolve(free_vars(expr)),
-                 expr=expr))
+        pos = value.pos
+        line = pos[1] if pos and pos[0] == filename else _assign_line(module.tree, name)
+        add(Node(name, "derived", i, filename, line, resolve(free_vars(expr)), expr=expr))
     for i, (name, cond) in enumerate(conditions):
         if cond.func is not None:
             info = cond.info
@@ -206,12 +207,41 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
             if simple is not None:
                 node.seq = _alias_seq(simple, model.aliases)
                 inlined.add(node.func.ident)
+    for node in model.by_role("iterator"):
+        inlined -= _called(node.seq)
     for info in list(funcs_by_iter.values()) + [c.info for _, c in conditions if c.func is not None]:
+        _rename_aliases(info, model.aliases)
         info.node_args = [model.aliases.get(a, a) for a in info.node_args]
         if info.ident not in inlined:
             model.funcs[info.ident] = info
             model.constants.update(info.constants)
     return model
+
+
+def _called(seq) -> set:
+    """Idents of the functions a sequence calls (set operations may call inlined iterators)."""
+    if isinstance(seq, CallSeq):
+        return {seq.func}
+    if isinstance(seq, SetOpSeq):
+        return _called(seq.left) | _called(seq.right)
+    return set()
+
+
+def _rename_aliases(info, aliases):
+    """A function that reads a node through an alias (``d0 = i0``) reads the node's own name."""
+    import ast
+    import copy
+    mapping = {a: aliases[a] for a in info.node_args if a in aliases}
+    if not mapping:
+        return
+    fdef = copy.deepcopy(info.fdef)
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Name) and node.id in mapping:
+            node.id = mapping[node.id]
+        elif isinstance(node, ast.arg) and node.arg in mapping:
+            node.arg = mapping[node.arg]
+    info.fdef = fdef
+    info.params = [mapping.get(p, p) for p in info.params]
 
 
 def _alias(expr, aliases):

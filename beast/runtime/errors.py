@@ -90,6 +90,8 @@ def map_exception(exc, gen_filename, line_nodes, loop_order):
     message = _explain(exc, division.op if division is not None else None)
     if user_tb is None and division is not None and division.pos is not None:
         filename, lineno, col, end = division.pos
+        if col is None:
+            col, end = _caret_in_statement(filename, lineno, exc)
         return EvaluationError(f"{message} in {_ROLE[node.role]} '{node.name}'", filename, lineno, col, end,
                                config=config)
     if user_tb is not None:

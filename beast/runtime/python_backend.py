@@ -45,6 +45,24 @@ def _b_vals(result):
                               "list or range") from None
 
 
+def _b_divisors(n, start, stop):
+    """The divisors of n in [start, stop), ascending (start >= 1); all of them when n == 0."""
+    if n == 0:
+        return range(start, stop)
+    n = abs(n)
+    if stop - start <= 48:
+        return [d for d in range(start, stop) if n % d == 0]
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d * d != n:
+                large.append(n // d)
+        d += 1
+    return [d for d in small + large[::-1] if start <= d < stop]
+
+
 def _b_setop(op, left, right):
     return set_operation(op, list(left), list(right))
 
@@ -89,7 +107,8 @@ class PythonEnumerator:
         self.filename = f"<beast generated: {program.name}>"
         env = {"__builtins__": builtins, "_b_range": range, "_b_len": len, "_b_min": min,
                "_b_max": max, "_b_abs": abs, "_b_bool": bool, "_b_int": _b_int, "_b_vals": _b_vals,
-               "_b_setop": _b_setop, "_b_overflow": _b_overflow}
+               "_b_setop": _b_setop, "_b_overflow": _b_overflow,
+               "_b_divisors": _b_divisors}
         env.update(compile_functions(program))
         exec(compile(self.source.text, self.filename, "exec", dont_inherit=True), env)
         self.env = env
