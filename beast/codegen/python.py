@@ -65,11 +65,11 @@ class PythonPrinter:
         self.lines = []
         self.line_nodes = {}
 
-    def emit(self, depth, text, node=None, bound=None):
+    def emit(self, depth, text, node=None, bound=0):
         self.lines.append("    " * depth + text)
         if node is not None:
             # the node this line evaluates, and how many loops (outermost first) are bound there
-            self.line_nodes[len(self.lines)] = (node, depth - 1 if bound is None else bound)
+            self.line_nodes[len(self.lines)] = (node, bound)
 
     def seq(self, s):
         """A Python iterable for a sequence, and whether its values need an integer check."""
@@ -117,30 +117,41 @@ class PythonPrinter:
         text = "1" if isinstance(loop.seq, ScalarSeq) else f"_b_len({self.seq(loop.seq)[0]})"
         return text if inner is None else f"{text} * {inner}"
 
-    def block(self, stmts, depth, mode, outer_loop):
+    # Python refuses more than 20 nested blocks: deeper loops move into functions of their own.
+    SPLIT_DEPTH = 16
+
+    def block(self, stmts, depth, mode, outer_loop, nloops=0, scope=()):
+        """Print statements at indentation ``depth`` with ``nloops`` loops bound; ``scope`` lists
+        the variables bound so far (parameters of a split-off function)."""
+        scope = list(scope)
         for s in stmts:
             if isinstance(s, Let):
-                self.emit(depth, f"{s.var} = {self.ex(s.expr)}", s.node)
+                self.emit(depth, f"{s.var} = {self.ex(s.expr)}", s.node, nloops)
+                scope.append(s.var)
                 if may_overflow(s.expr, s.type):
                     # C and Lua compute in 64 bits; Python reports the same overflow they do
-                    self.emit(depth, f"if not -0x8000000000000000 <= {s.var} <= 0x7fffffffffffffff:", s.node)
-                    self.emit(depth + 1, f"_b_overflow({s.var!r})", s.node, depth - 1)
+                    self.emit(depth, f"if not -0x8000000000000000 <= {s.var} <= 0x7fffffffffffffff:",
+                              s.node, nloops)
+                    self.emit(depth + 1, f"_b_overflow({s.var!r})", s.node, nloops)
             elif isinstance(s, Check):
-                self.emit(depth, f"if {self.ex(s.expr)}:", s.node)
+                self.emit(depth, f"if {self.ex(s.expr)}:", s.node, nloops)
                 exit_ = s.exit if outer_loop else ("return 0" if mode == "count" else "return")
                 self.emit(depth + 1, exit_)
             elif isinstance(s, Loop):
                 if mode == "count":
                     fast = self.pure_count(s)
                     if fast is not None:
-                        self.emit(depth, f"_b_n += {fast}", s.node, depth - 1)
+                        self.emit(depth, f"_b_n += {fast}", s.node, nloops)
                         continue
+                if depth >= self.SPLIT_DEPTH:
+                    self.split(s, depth, mode, nloops, scope)
+                    continue
                 iterable, check = self.seq(s.seq)
-                self.emit(depth, f"for {s.var} in {iterable}:", s.node)
+                self.emit(depth, f"for {s.var} in {iterable}:", s.node, nloops)
                 if check:
-                    self.emit(depth + 1, f"if {s.var}.__class__ is not int:", s.node, depth)
-                    self.emit(depth + 2, f"{s.var} = _b_int({s.var}, {s.var!r})", s.node, depth)
-                self.block(s.body, depth + 1, mode, True)
+                    self.emit(depth + 1, f"if {s.var}.__class__ is not int:", s.node, nloops + 1)
+                    self.emit(depth + 2, f"{s.var} = _b_int({s.var}, {s.var!r})", s.node, nloops + 1)
+                self.block(s.body, depth + 1, mode, True, nloops + 1, scope + [s.var])
             elif isinstance(s, Emit):
                 if mode == "count":
                     self.emit(depth, "_b_n += 1")
@@ -149,25 +160,57 @@ class PythonPrinter:
                     self.emit(depth, f"_b_append(({row}))")
                     self.emit(depth, "if _b_len(_b_buf) >= _b_chunk:")
                     self.emit(depth + 1, "yield _b_buf")
-                    self.emit(depth + 1, "_b_buf = []")
+                    self.emit(depth + 1, "_b_buf = _b_st[0] = []")
                     self.emit(depth + 1, "_b_append = _b_buf.append")
+
+    def split(self, loop, depth, mode, nloops, scope):
+        """Call a new function that runs ``loop``; it is printed after the current one."""
+        name = f"_b_{mode}_{len(self.pending) + 1}"
+        params = ", ".join(scope)
+        if mode == "count":
+            self.emit(depth, f"_b_n += {name}({params})")
+        else:
+            sep = ", " if params else ""
+            self.emit(depth, f"yield from {name}(_b_chunk, _b_st{sep}{params})")
+            self.emit(depth, "_b_buf = _b_st[0]")
+            self.emit(depth, "_b_append = _b_buf.append")
+        self.pending.append((name, loop, mode, nloops, list(scope)))
+
+    def function(self, header, stmts, mode, nloops=0, scope=()):
+        self.emit(0, "")
+        self.emit(0, header)
+        if mode == "count":
+            self.emit(1, "_b_n = 0")
+        else:
+            self.emit(1, "_b_buf = _b_st[0]")
+            self.emit(1, "_b_append = _b_buf.append")
+        self.block(stmts, 1, mode, False, nloops, scope)
+        if mode == "count":
+            self.emit(1, "return _b_n")
 
     def render(self) -> PythonSource:
         p = self.program
+        self.pending = []
         self.emit(0, f"# beast enumerator for space {p.name!r}: generated code, do not edit")
         self.emit(0, f"# loop order: {', '.join(p.loop_order) or '(no loops)'}")
-        self.emit(0, "")
-        self.emit(0, "def _b_count():")
-        self.emit(1, "_b_n = 0")
-        self.block(p.body, 1, "count", False)
-        self.emit(1, "return _b_n")
+        self.function("def _b_count():", p.body, "count")
         self.emit(0, "")
         self.emit(0, "def _b_rows(_b_chunk):")
-        self.emit(1, "_b_buf = []")
-        self.emit(1, "_b_append = _b_buf.append")
-        self.block(p.body, 1, "rows", False)
-        self.emit(1, "if _b_buf:")
-        self.emit(2, "yield _b_buf")
+        self.emit(1, "_b_st = [[]]")
+        self.emit(1, "yield from _b_rows_0(_b_chunk, _b_st)")
+        self.emit(1, "if _b_st[0]:")
+        self.emit(2, "yield _b_st[0]")
+        self.function("def _b_rows_0(_b_chunk, _b_st):", p.body, "rows")
+        done = 0
+        while done < len(self.pending):
+            name, loop, mode, nloops, scope = self.pending[done]
+            done += 1
+            params = ", ".join(scope)
+            if mode == "count":
+                header = f"def {name}({params}):"
+            else:
+                header = f"def {name}(_b_chunk, _b_st{', ' if params else ''}{params}):"
+            self.function(header, [loop], mode, nloops, scope)
         return PythonSource("\n".join(self.lines) + "\n", render_functions(p), self.line_nodes)
 
 
