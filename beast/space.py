@@ -61,9 +61,11 @@ class Space:
     def dtype(self) -> np.dtype:
         return np.dtype([(c, np.int64) for c in self.iterators])
 
-    def dag(self, fmt: str = "text") -> str:
-        """The level sets and the hoisting plan, as 'text', 'dot' or 'json'."""
-        return render_dag(self.plan, fmt)
+    @property
+    def dag(self) -> "DagView":
+        """The dependency DAG and hoisting plan: ``space.dag.level_sets``, ``.loop_order``,
+        ``.depth``; ``print(space.dag)`` or ``space.dag("dot")`` / ``space.dag("json")``."""
+        return DagView(self.plan)
 
     # -- enumeration
     def enumerator(self, backend: str | None = None):
@@ -92,6 +94,29 @@ class Space:
 
     def __repr__(self):
         return f"<beast.Space {self.name}: {len(self.iterators)} iterators, {len(self.conditions)} conditions>"
+
+
+class DagView:
+    """A read-only view of the plan; calling it renders 'text', 'dot' or 'json'."""
+
+    def __init__(self, plan):
+        self._plan = plan
+        self.level_sets = [list(s) for s in plan.level_sets]
+        self.levels = dict(plan.levels)
+        self.loop_order = list(plan.loop_order)
+        self.depth = dict(plan.depth)        # node -> loop depth where it is evaluated (0: before)
+        self.unused = list(plan.unused)
+        self.deps = {name: list(node.deps) for name, node in plan.model.nodes.items()}
+
+    def __call__(self, fmt: str = "text") -> str:
+        return render_dag(self._plan, fmt)
+
+    def __str__(self):
+        return self("text")
+
+    def to_dict(self) -> dict:
+        from .frontend.report import dag_dict
+        return dag_dict(self._plan)
 
 
 def load(path, device=None, settings=None) -> Space:
