@@ -48,6 +48,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import BeastError
+from .python import safe_seq
 from ..expr import (CallSeq, Const, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
                     free_vars,
                     static_type)
@@ -1960,7 +1961,7 @@ class LuaPrinter:
             inner = None
         elif isinstance(body[0], Loop):
             inner = self.pure_count(body[0])
-            if inner is None or loop.var in _nested_seq_vars(body[0]):
+            if inner is None or loop.var in _nested_seq_vars(body[0]) or not safe_seq(body[0].seq):
                 return None
         else:
             return None

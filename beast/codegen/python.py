@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..expr import (CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
                     static_type)
+from ..expr import Const
 from .exprs import ATOM, ExprPrinter
 from .ir import Check, Emit, Let, Loop, Program
 
@@ -110,7 +111,7 @@ class PythonPrinter:
             inner = None
         elif isinstance(body[0], Loop):
             inner = self.pure_count(body[0])
-            if inner is None or loop.var in nested_seq_vars(body[0]):
+            if inner is None or loop.var in nested_seq_vars(body[0]) or not safe_seq(body[0].seq):
                 return None
         else:
             return None
@@ -221,6 +222,16 @@ def may_overflow(expr, type_):
         return False
     return any(isinstance(e, BinOp) and e.op in ("+", "-", "*", "**") or isinstance(e, UnOp)
                for e in walk(expr))
+
+
+def safe_seq(seq) -> bool:
+    """A sequence whose evaluation cannot fail (no division, a constant non-zero step), so that
+    counting it on the same line as an enclosing loop keeps errors where they belong."""
+    from ..expr import BinOp, walk
+    if isinstance(seq, RangeSeq) and not (isinstance(seq.step, Const) and seq.step.value != 0):
+        return False
+    return not any(isinstance(e, BinOp) and e.op in ("/", "//", "%", "**")
+                   for x in seq.exprs() for e in walk(x))
 
 
 def nested_seq_vars(loop) -> set:

@@ -75,6 +75,12 @@ class _Lowering:
         self.filename = filename
 
     def expr(self, e, root=None):
+        out = self._expr(e, root)
+        if isinstance(e, Expr) and out is not e and e.pos is not None and not isinstance(out, Var):
+            out.pos = e.pos
+        return out
+
+    def _expr(self, e, root=None):
         if not isinstance(e, Expr):
             return Const(e)
         name = self.names_by_id.get(id(e))
@@ -115,7 +121,8 @@ class _Lowering:
             return SetOpSeq(src.op, self.seq(src.left, funcs_by_iter), self.seq(src.right, funcs_by_iter))
         if isinstance(src, FunctionSource):
             info = funcs_by_iter[id(it)]
-            return CallSeq(info.ident, tuple(Var(a) for a in info.node_args), info.closure)
+            args = dict.fromkeys(self.aliases.get(a, a) for a in info.node_args)
+            return CallSeq(info.ident, tuple(Var(a) for a in args), info.closure)
         raise SpaceError(f"unsupported iterator definition {src!r}", it.filename, it.lineno)
 
 
@@ -148,6 +155,7 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
     node_names = {n for n, _ in iterators} | {n for n, _ in derived} | {n for n, _ in conditions}
     node_names |= set(model.aliases)
     lower = _Lowering(names_by_id, filename)
+    lower.aliases = model.aliases
 
     funcs_by_iter = {}
     for name, it in iterators:
@@ -190,7 +198,8 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
             if expr is not None:
                 inlined.add(info.ident)
             else:
-                expr = FuncCall(info.ident, tuple(Var(a) for a in info.node_args))
+                expr = FuncCall(info.ident, tuple(Var(a) for a in
+                                                  dict.fromkeys(model.aliases.get(a, a) for a in info.node_args)))
             expr = _alias(expr, model.aliases)
             node = Node(name, "condition", i, cond.filename, cond.lineno, resolve(info.node_args),
                         expr=expr, func=info, kind=cond.kind)
@@ -211,7 +220,7 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
         inlined -= _called(node.seq)
     for info in list(funcs_by_iter.values()) + [c.info for _, c in conditions if c.func is not None]:
         _rename_aliases(info, model.aliases)
-        info.node_args = [model.aliases.get(a, a) for a in info.node_args]
+        info.node_args = list(dict.fromkeys(model.aliases.get(a, a) for a in info.node_args))
         if info.ident not in inlined:
             model.funcs[info.ident] = info
             model.constants.update(info.constants)

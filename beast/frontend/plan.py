@@ -43,9 +43,7 @@ def check_cycles(model: SpaceModel):
                 continue
             if state.get(dep) == 1:
                 cycle = stack[stack.index(dep):] + [dep]
-                node = model.nodes[dep]
-                raise SpaceError("dependency cycle: " + " -> ".join(cycle), node.filename, node.lineno,
-                                 hint="an iterator cannot depend, directly or through others, on itself")
+                raise _cycle_error(model, cycle)
             if dep not in state:
                 visit(dep)
         stack.pop()
@@ -54,6 +52,20 @@ def check_cycles(model: SpaceModel):
     for name in model.nodes:
         if name not in state:
             visit(name)
+
+
+def _cycle_error(model, cycle):
+    """Report a cycle at the place where its first node reads the next one."""
+    import ast
+    message = "dependency cycle: " + " -> ".join(cycle)
+    hint = "an iterator cannot depend, directly or through others, on itself"
+    # say where the last node of the cycle reads the first
+    node, nxt = model.nodes[cycle[-2]], cycle[-1]
+    if node.func is not None:
+        for sub in ast.walk(node.func.fdef):
+            if isinstance(sub, ast.arg) and sub.arg == nxt or isinstance(sub, ast.Name) and sub.id == nxt:
+                return SpaceError.at(sub, node.filename, message, hint=hint)
+    return SpaceError(message, node.filename, node.lineno, hint=hint)
 
 
 def level_sets(model: SpaceModel):

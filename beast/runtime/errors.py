@@ -48,9 +48,10 @@ def _caret_in_statement(filename, lineno, exc):
 def _failed_division(node, env):
     """The division of a node's expression whose divisor is zero in ``env`` (the frame's locals)."""
     from ..expr import BinOp, evaluate, walk
-    if node is None or node.expr is None:
+    if node is None:
         return None
-    for e in walk(node.expr):
+    roots = (node.expr,) if node.expr is not None else node.seq.exprs() if node.seq is not None else ()
+    for e in (sub for root in roots for sub in walk(root)):
         if isinstance(e, BinOp) and e.op in ("/", "//", "%"):
             try:
                 if evaluate(e.right, env) == 0:
@@ -58,6 +59,27 @@ def _failed_division(node, env):
             except Exception:  # noqa: BLE001 - an operand that cannot be evaluated here
                 continue
     return None
+
+
+def node_location(node):
+    """(file, line, col, end_col) that names a node: a function's name, or the call on its line."""
+    if node.func is not None:
+        fdef = node.func.fdef
+        line = linecache.getline(node.filename, fdef.lineno)
+        col = line.find("def " + fdef.name)
+        if col >= 0:
+            return node.filename, fdef.lineno, col + 4, col + 4 + len(fdef.name)
+        return node.filename, fdef.lineno, None, None
+    line = linecache.getline(node.filename, node.lineno or 0)
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        return node.filename, node.lineno, None, None
+    indent = len(line) - len(line.lstrip())
+    for sub in ast.walk(tree):
+        if isinstance(sub, ast.Call):
+            return node.filename, node.lineno, indent + sub.col_offset, indent + sub.end_col_offset
+    return node.filename, node.lineno, None, None
 
 
 def map_exception(exc, gen_filename, line_nodes, loop_order):
@@ -83,7 +105,7 @@ def map_exception(exc, gen_filename, line_nodes, loop_order):
     if isinstance(exc, BeastError):
         err = exc if isinstance(exc, EvaluationError) else EvaluationError(exc.message, hint=exc.hint)
         if err.filename is None and node is not None:
-            err.filename, err.lineno = node.filename, node.lineno
+            err.filename, err.lineno, err.col, err.end_col = node_location(node)
         err.config = err.config or config
         return err
     division = _failed_division(node, f_locals) if isinstance(exc, ZeroDivisionError) and user_tb is None else None
