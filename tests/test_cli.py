@@ -1,0 +1,243 @@
+"""The ``beast`` command end to end, in subprocesses: count (plain and --json), -D, --device (a
+name and a JSON file), enumerate to .csv/.npy/.jsonl (header, content, atomic output), dag in three
+formats, devices, compile, and ``python -m beast`` as well as the ``beast`` script."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import beast
+from conftest import SPACES, rows, run_beast, write_space
+
+FIG01 = os.path.join(SPACES, "fig01_iterators.py")
+FIG05 = os.path.join(SPACES, "fig05_local_scope.py")
+GEMM = os.path.join(SPACES, "gemm.py")
+
+# a GEMM device small enough to enumerate in a moment (the small-a profile of test_gemm_oracle)
+SMALL = dict(max_threads_dim_x=8, max_threads_dim_y=8, max_threads_per_block=12, warp_size=2,
+             max_registers_per_thread=32, max_regs_per_block=48,
+             max_registers_per_multi_processor=4096, max_blocks_per_multi_processor=128,
+             max_shared_mem_per_block=192, max_shmem_per_multi_processor=8192, float_size=2)
+
+
+def ok(*args, **kw):
+    proc = run_beast(*args, **kw)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture(scope="module")
+def small_json(tmp_path_factory):
+    from beast.devices import resolve_device
+    profile = resolve_device("k40c").replace(name="k40c-tiny", **SMALL)
+    path = tmp_path_factory.mktemp("dev") / "tiny.json"
+    path.write_text(json.dumps(profile.as_dict(), indent=2))
+    return str(path)
+
+
+# -- count -------------------------------------------------------------------------------------
+
+def test_count_plain():
+    proc = ok("count", FIG01)
+    assert proc.stdout == "56\n" and proc.stderr == ""
+
+
+def test_count_json():
+    out = json.loads(ok("count", FIG01, "--json").stdout)
+    assert {"survivors", "iterators", "backend", "seconds"} <= set(out)
+    assert out["survivors"] == 56
+    assert out["iterators"] == ["r", "fibonacci"]
+    assert out["backend"] == "python"
+    assert isinstance(out["seconds"], (int, float)) and out["seconds"] >= 0
+
+
+def test_count_with_settings():
+    assert ok("count", FIG01, "-D", "N=3").stdout == "21\n"
+    out = json.loads(ok("count", FIG05, "-D", "trans_a=1", "--json").stdout)
+    assert out["survivors"] == 3 * (1 + 2 + 3 + 4) and out["settings"] == {"trans_a": 1}
+
+
+def test_count_each_backend(backend):
+    out = json.loads(ok("count", os.path.join(SPACES, "fig02_deferred.py"), "-D", "architecture=fermi",
+                        "--backend", backend, "--json").stdout)
+    assert out["survivors"] == 496 * 45 and out["backend"] == backend
+
+
+def test_count_device_by_name_and_by_json(small_json, tmp_path):
+    path = write_space(tmp_path, """
+        from beast import *
+        dev = device()
+        cc = range(dev.cudamajor * 10 + dev.cudaminor)
+    """)
+    assert ok("count", path).stdout == "35\n"                  # the default: the paper's K40c
+    assert ok("count", path, "--device", "k40c").stdout == "35\n"
+    assert ok("count", path, "--device", "h100").stdout == "90\n"
+    assert ok("count", path, "--device", small_json).stdout == "35\n"
+    expected = beast.load(GEMM, device=small_json, settings={"precision": "single"}).enumerate()
+    out = json.loads(ok("count", GEMM, "--device", small_json, "-D", "precision=single", "--json").stdout)
+    assert out["survivors"] == len(expected) > 0
+    assert out["device"] == "k40c-tiny"
+
+
+# -- enumerate ---------------------------------------------------------------------------------
+
+def _expected(path, settings=None, device=None):
+    return beast.load(path, settings=settings, device=device).enumerate()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "npy", "jsonl"])
+def test_enumerate_formats(fmt, tmp_path, small_json):
+    out = tmp_path / f"gemm.{fmt}"
+    ok("enumerate", GEMM, "--device", small_json, "-o", out)
+    expected = _expected(GEMM, device=small_json)
+    names = list(expected.dtype.names)
+    assert names[:3] == ["dim_m", "dim_n", "blk_m"] and len(names) == 15
+    if fmt == "csv":
+        with open(out, newline="") as fh:
+            table = list(csv.reader(fh))
+        assert table[0] == names
+        assert [tuple(map(int, r)) for r in table[1:]] == rows(expected)
+    elif fmt == "npy":
+        arr = np.load(out)
+        assert arr.dtype == expected.dtype and np.array_equal(arr, expected)
+    else:
+        lines = out.read_text().splitlines()
+        objs = [json.loads(line) for line in lines]
+        assert all(list(o) == names for o in objs)
+        assert [tuple(o[n] for n in names) for o in objs] == rows(expected)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out.name], "no temporary files are left"
+
+
+def test_enumerate_small_figure_to_csv_exact(tmp_path):
+    out = tmp_path / "x.csv"
+    ok("enumerate", FIG05, "-o", out, "-D", "trans_a=1")
+    lines = out.read_text().splitlines()
+    assert lines[0] == "blk_m,blk_k,blk_n_a"
+    got = sorted(tuple(map(int, line.split(","))) for line in lines[1:])
+    assert got == sorted((m, k, n) for m in range(1, 5) for k in range(1, 4) for n in range(m, 0, -1))
+
+
+def test_enumerate_empty_space_writes_the_header(tmp_path):
+    path = write_space(tmp_path, """
+        from beast import *
+        a = range(3)
+        condition(a >= 0)
+    """)
+    out = tmp_path / "e.csv"
+    ok("enumerate", path, "-o", out)
+    assert out.read_text() == "a\n"
+    ok("enumerate", path, "-o", tmp_path / "e.jsonl")
+    assert (tmp_path / "e.jsonl").read_text() == ""
+    ok("enumerate", path, "-o", tmp_path / "e.npy")
+    arr = np.load(tmp_path / "e.npy")
+    assert arr.shape == (0,) and arr.dtype.names == ("a",)
+
+
+def test_enumerate_format_option_and_unknown_extension(tmp_path):
+    out = tmp_path / "table.txt"
+    ok("enumerate", FIG01, "-o", out, "--format", "csv")
+    assert out.read_text().splitlines()[0] == "r,fibonacci"
+    proc = run_beast("enumerate", FIG01, "-o", tmp_path / "table.dat")
+    assert proc.returncode == 2 and "cannot tell the output format" in proc.stderr
+    assert not (tmp_path / "table.dat").exists()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "npy", "jsonl"])
+def test_enumerate_failure_keeps_an_existing_output(fmt, tmp_path):
+    path = write_space(tmp_path, """
+        from beast import *
+        a = range(2000, -1, -1)
+        b = range(3)
+        q = 100 // a
+        condition(q > b + 1000)
+    """, "bad.py")
+    out = tmp_path / f"old.{fmt}"
+    out.write_bytes(b"previous results\n")
+    proc = run_beast("enumerate", path, "-o", out)
+    assert proc.returncode == 2, proc.stderr
+    assert "division by zero" in proc.stderr and "Traceback" not in proc.stderr
+    assert out.read_bytes() == b"previous results\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.py", out.name]
+
+
+def test_enumerate_each_backend_gives_the_same_file(backend, tmp_path, small_json):
+    ref = tmp_path / "ref.csv"
+    ok("enumerate", GEMM, "--device", small_json, "-o", ref, "-D", "trans_b=1")
+    out = tmp_path / f"{backend}.csv"
+    ok("enumerate", GEMM, "--device", small_json, "-o", out, "-D", "trans_b=1", "--backend", backend)
+    assert out.read_text() == ref.read_text()
+
+
+# -- dag, devices, compile ---------------------------------------------------------------------
+
+def test_dag_formats():
+    fig02 = os.path.join(SPACES, "fig02_deferred.py")
+    text = ok("dag", fig02).stdout
+    assert text.startswith("level sets:") and "for outer" in text and "for inner  <- outer" in text
+    assert ok("dag", fig02, "--format", "text").stdout == text
+    dot = ok("dag", fig02, "--format", "dot").stdout
+    assert dot.startswith("digraph") and '"outer" -> "inner";' in dot
+    data = json.loads(ok("dag", fig02, "--format", "json").stdout)
+    assert data["iterators"] == ["inner", "outer", "ex_outer", "ex_inner"]
+    assert data["level_sets"] == [["outer", "ex_outer"], ["inner", "ex_inner"]]
+    assert data["loop_order"].index("outer") < data["loop_order"].index("inner")
+
+
+def test_dag_of_gemm_with_settings(small_json):
+    data = json.loads(ok("dag", GEMM, "--device", small_json, "-D", "arithmetic=complex",
+                         "--format", "json").stdout)
+    names = {n["name"] for n in data["nodes"]}
+    assert "over_max_threads" in names and "dim_m_a" in names
+
+
+def test_devices():
+    out = ok("devices").stdout
+    assert "k40c" in out and "h100" in out
+    assert "local GPU:" in out
+
+
+@pytest.mark.parametrize("space", ["fig03_primes.py", "gemm.py"])
+def test_compile_python(space, tmp_path):
+    out = tmp_path / "gen"
+    proc = ok("compile", os.path.join(SPACES, space), "--backend", "python", "-o", out)
+    files = proc.stdout.split()
+    assert files and all(os.path.isfile(f) and os.path.dirname(f) == str(out) for f in files)
+    for f in files:
+        compile(open(f).read(), f, "exec")          # valid Python
+    assert not [p for p in out.iterdir() if p.name.startswith(".")], "no temporary files are left"
+
+
+def test_compile_each_backend(backend, tmp_path):
+    out = tmp_path / backend
+    proc = ok("compile", FIG05, "--backend", backend, "-o", out)
+    files = proc.stdout.split()
+    assert files and all(os.path.getsize(f) > 0 for f in files)
+
+
+# -- entry points and usage --------------------------------------------------------------------
+
+def test_python_dash_m_and_the_script():
+    assert ok("count", FIG01).stdout == "56\n"       # run_beast is `python -m beast`
+    script = shutil.which("beast") or os.path.join(os.path.dirname(sys.executable), "beast")
+    if not os.path.exists(script):
+        pytest.skip("the beast script is not installed")
+    proc = subprocess.run([script, "count", FIG01], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout == "56\n"
+
+
+def test_usage_errors():
+    proc = run_beast()
+    assert proc.returncode == 2 and "usage" in proc.stderr.lower()
+    proc = run_beast("count")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    proc = run_beast("count", FIG01, "--backend", "fortran")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    proc = run_beast("--help")
+    assert proc.returncode == 0 and "count" in proc.stdout and "enumerate" in proc.stdout

@@ -1,0 +1,524 @@
+"""The errors a user must get (LANGUAGE.md, "Errors a user must get"): each at file:line:col with
+the source line and a caret under the offending code, and a message that says what is wrong --
+from the API (``str(err)``), and from the ``beast`` command (exit status 2, no traceback, nothing
+of beast's own files on stderr). Plus division by zero while evaluating a configuration: the
+message, the line, the caret and the configuration, the same in every backend.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+import beast
+from beast.errors import EvaluationError, SettingError, SpaceError
+from conftest import run_beast, write_space
+
+BEAST_DIR = os.path.dirname(os.path.abspath(beast.__file__))
+
+
+def check_report(err, path, line, col, message, caret=None, hint=None):
+    """``str(err)``: 'path:line:col: error: message', the source line, a caret under ``caret``
+    (the exact text it must underline; None: at least one ^ at the column), then the hint."""
+    text = str(err)
+    lines = text.splitlines()
+    assert lines[0] == f"{path}:{line}:{col}: error: {message}", text
+    source = open(path).read().splitlines()[line - 1].rstrip().expandtabs(1)
+    assert lines[1] == "    " + source, text
+    caret_line = lines[2]
+    assert caret_line.startswith("    " + " " * (col - 1) + "^"), text
+    assert set(caret_line.strip()) == {"^"}, text
+    width = len(caret_line.strip())
+    if caret is not None:
+        assert source[col - 1:col - 1 + width] == caret, f"the caret underlines {source[col - 1:col - 1 + width]!r}\n{text}"
+    if hint is not None:
+        assert f"hint: {hint}" in lines, text
+    assert err.filename == path and err.lineno == line and err.col == col - 1
+
+
+def check_cli(path, *args, expect_in_stderr):
+    """The command fails with status 2 and the same report, without a traceback."""
+    proc = run_beast("count", path, *args)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    assert expect_in_stderr in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert BEAST_DIR not in proc.stderr and "beast/" not in proc.stderr.replace(path, "")
+    assert "internal error" not in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors found when the space is compiled: (source, line, col, message, caret, hint)
+
+COMPILE_ERRORS = {
+    # -- unsupported syntax in a function body that a backend must translate
+    "try_in_condition": ("""
+        from beast import *
+        a = range(3)
+        @condition
+        def c(a):
+            try:
+                return a > 1
+            except Exception:
+                return False
+        """, 5, 5, "unsupported syntax in a beast function: 'try'", "t", None),
+    "lambda_in_iterator": ("""
+        from beast import *
+        a = range(3)
+        @iterator
+        def b(a):
+            f = lambda x: x + 1
+            return range(f(a))
+        """, 5, 9, "unsupported syntax in a beast function: lambda", "lambda x: x + 1", None),
+    "fstring_in_condition": ("""
+        from beast import *
+        a = range(3)
+        @condition
+        def c(a):
+            return f"{a}" == "1"
+        """, 5, 12, "unsupported syntax in a beast function: f-string", 'f"{a}"', None),
+    "import_in_function": ("""
+        from beast import *
+        a = range(3)
+        @condition
+        def c(a):
+            import math
+            return math.sqrt(a) > 1
+        """, 5, 5, "unsupported syntax in a beast function: 'import'", "import math", None),
+    "with_in_function": ("""
+        from beast import *
+        a = range(3)
+        @iterator
+        def b(a):
+            with open("x") as fh:
+                return 1
+        """, 5, 5, "unsupported syntax in a beast function: 'with'", None, None),
+    "nested_def": ("""
+        from beast import *
+        a = range(3)
+        @condition
+        def c(a):
+            def helper(x):
+                return x
+            return helper(a) > 1
+        """, 5, 5, "unsupported syntax in a beast function: 'nested def'", None, None),
+    "else_on_a_loop": ("""
+        from beast import *
+        a = range(3)
+        @iterator
+        def b(a):
+            for i in range(a):
+                yield i
+            else:
+                yield 9
+        """, 5, 5, "unsupported syntax in a beast function: 'else' on a loop", None,
+        "use a flag variable"),
+    "star_args": ("""
+        from beast import *
+        a = range(3)
+        @condition
+        def c(*args):
+            return False
+        """, 4, 8, "unsupported syntax in a beast function: *args", "args", None),
+    # -- an undefined name
+    "undefined_name_at_module_level": ("""
+        from beast import *
+        a = range(3)
+        x = blk_q + 1
+        """, 3, 5, "undefined name 'blk_q'", "blk_q", None),
+    "undefined_name_in_a_function": ("""
+        from beast import *
+        a = range(3)
+        @condition
+        def c(a):
+            return a > limit_q
+        """, 5, 16, "undefined name 'limit_q'", "limit_q", None),
+    "expression_iterator_used_before_its_definition": ("""
+        from beast import *
+        ex_inner = range(ex_outer)
+        ex_outer = range(100)
+        """, 2, 18, "undefined name 'ex_outer'", "ex_outer",
+        "'ex_outer' is defined later, at line 3: expression iterators must be defined before use "
+        "(or use an @iterator function, which may come in any order)"),
+    "parameter_naming_nothing": ("""
+        from beast import *
+        a = range(3)
+        @condition
+        def c(a, zz):
+            return a > zz
+        """, 4, 10, "parameter 'zz' of 'c' names no iterator, derived variable, setting or constant",
+        "zz", None),
+    # -- a module-level if/while on an iterator value
+    "module_level_if_on_an_iterator": ("""
+        from beast import *
+        a = range(3)
+        b = 1
+        if a > 1:
+            b = 2
+        """, 4, 4, "module-level `if` on an iterator value", "a > 1", "use select() or a @condition"),
+    "module_level_while_on_an_iterator": ("""
+        from beast import *
+        a = range(3)
+        while a < 2:
+            a = a + 1
+        """, 3, 7, "module-level `while` on an iterator value", "a < 2", "use select() or a @condition"),
+    "conditional_expression_on_an_iterator": ("""
+        from beast import *
+        a = range(3)
+        b = 1 if a > 1 else 2
+        """, 3, 10, "conditional expression on an iterator value", "a > 1", "use select(cond, a, b)"),
+    "and_or_on_iterators": ("""
+        from beast import *
+        a = range(3)
+        condition(a > 1 and a < 3)
+        """, 3, 11, "`and`/`or` on an iterator value", "a > 1 and a < 3", "use & and | (or a @condition)"),
+    "chained_comparison_on_iterators": ("""
+        from beast import *
+        a = range(3)
+        condition(0 < a < 2)
+        """, 3, 11, "chained comparison on iterator values", "0 < a < 2", None),
+    # -- a non-integer range bound
+    "float_expression_range_bound": ("""
+        from beast import *
+        a = range(1, 5)
+        b = range(1, a / 2)
+        """, 3, 5, "range() stop is not an integer (it is a float expression)", "range(1, a / 2)",
+        "use // for integer division"),
+    "float_constant_range_bound": ("""
+        from beast import *
+        a = range(0.5, 3)
+        """, 2, 5, "range() start is not an integer: 0.5", "range(0.5, 3)", "use // for integer division"),
+    # -- an iterator that yields a non-integer (known when compiling)
+    "float_in_a_value_list": ("""
+        from beast import *
+        a = iterator([1, 2.5])
+        """, 2, 5, "iterator values must be integers, got 2.5", "iterator([1, 2.5])", None),
+    "float_scalar_iterator": ("""
+        from beast import *
+        a = range(3)
+        b = iterator(a / 2)
+        """, 3, 5, "iterator value is not an integer", "iterator(a / 2)", "use // for integer division"),
+}
+
+
+@pytest.mark.parametrize("name", list(COMPILE_ERRORS))
+def test_compile_error_report(name, tmp_path):
+    text, line, col, message, caret, hint = COMPILE_ERRORS[name]
+    path = write_space(tmp_path, text, f"{name}.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    check_report(info.value, path, line, col, message, caret, hint)
+
+
+@pytest.mark.parametrize("name", list(COMPILE_ERRORS))
+def test_compile_error_from_the_command(name, tmp_path):
+    text, line, col, message, _, _ = COMPILE_ERRORS[name]
+    path = write_space(tmp_path, text, f"{name}.py")
+    check_cli(path, expect_in_stderr=f"{path}:{line}:{col}: error: {message}\n")
+
+
+CYCLE = """
+    from beast import *
+    @iterator
+    def a(b):
+        return range(b)
+    @iterator
+    def b(a):
+        return range(a)
+"""
+
+
+def test_cycle_is_an_error_that_names_the_cycle(tmp_path):
+    path = write_space(tmp_path, CYCLE, "cycle.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    err = info.value
+    assert re.fullmatch(r"dependency cycle: (a -> b -> a|b -> a -> b)", err.message), err.message
+    assert err.filename == path and err.lineno in (2, 3, 5, 6)
+    check_cli(path, expect_in_stderr=f"error: {err.message}")
+
+
+def test_cycle_report_has_a_column_and_a_caret(tmp_path):
+    path = write_space(tmp_path, CYCLE, "cycle.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    err = info.value
+    assert err.col is not None
+    check_report(err, path, err.lineno, err.col + 1, err.message)
+    underlined = open(path).read().splitlines()[err.lineno - 1][err.col:]
+    assert re.match(r"\b[ab]\b", underlined), "the caret is under a name of the cycle"
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings given with -D
+
+SETTINGS_SPACE = """
+    from beast import *
+    precision = setting("precision", "double", choices=["single", "double"])
+    n = setting("n", 3)
+    a = range(n)
+"""
+
+
+def test_undeclared_setting(tmp_path):
+    """The space has no line to point at: the report names the file, the setting and the
+    settings the space declares (with a close match)."""
+    path = write_space(tmp_path, SETTINGS_SPACE, "s.py")
+    with pytest.raises(SettingError) as info:
+        beast.load(path, settings={"nn": "4"})
+    err = info.value
+    assert err.message == "setting 'nn' is not declared by s.py"
+    assert err.hint == "did you mean 'n'?"
+    assert str(err).startswith(f"{path}: error: setting 'nn' is not declared by s.py")
+    with pytest.raises(SettingError) as info:
+        beast.load(path, settings={"zzz": "4"})
+    assert info.value.hint == "settings declared by the space: precision, n"
+    check_cli(path, "-D", "zzz=1", expect_in_stderr="error: setting 'zzz' is not declared by s.py")
+
+
+def test_setting_value_outside_its_choices(tmp_path):
+    path = write_space(tmp_path, SETTINGS_SPACE, "s.py")
+    with pytest.raises(SettingError) as info:
+        beast.load(path, settings={"precision": "half"})
+    message = "setting 'precision' = 'half' is not one of its choices: 'single', 'double'"
+    check_report(info.value, path, 2, 13, message,
+                 'setting("precision", "double", choices=["single", "double"])')
+    check_cli(path, "-D", "precision=half", expect_in_stderr=f"{path}:2:13: error: {message}\n")
+
+
+def test_setting_value_of_the_wrong_type(tmp_path):
+    path = write_space(tmp_path, SETTINGS_SPACE, "s.py")
+    with pytest.raises(SettingError) as info:
+        beast.load(path, settings={"n": "abc"})
+    check_report(info.value, path, 3, 5, "setting 'n': expected an integer, got 'abc'", 'setting("n", 3)')
+    check_cli(path, "-D", "n=abc", expect_in_stderr="error: setting 'n': expected an integer, got 'abc'")
+
+
+def test_malformed_define_and_missing_file_and_unknown_device(tmp_path):
+    path = write_space(tmp_path, SETTINGS_SPACE, "s.py")
+    for args, text in ((["-D", "n"], "-D expects NAME=VALUE"),
+                       (["--device", "nosuch"], "unknown device 'nosuch'")):
+        check_cli(path, *args, expect_in_stderr=text)
+    check_cli(str(tmp_path / "missing.py"), expect_in_stderr="cannot read space file")
+
+
+def test_python_syntax_error(tmp_path):
+    path = write_space(tmp_path, "from beast import *\na = range(3\n", "syn.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    assert info.value.lineno == 2 and info.value.message.startswith("syntax error")
+    check_cli(path, expect_in_stderr=f"{path}:2:")
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors while evaluating a configuration: in every backend alike
+
+EVAL_ERRORS = {
+    "division_in_a_derived_variable": ("""
+        from beast import *
+        a = range(3)
+        b = range(2)
+        q = a // b
+        condition(q > 5)
+        """, 4, 5, "division by zero in derived variable 'q'", "a // b", {"a": 0, "b": 0}),
+    "true_division_in_a_condition": ("""
+        from beast import *
+        a = range(-1, 3)
+        condition(3 / a > 1)
+        """, 3, 11, "division by zero in condition 'condition_line_3'", "3 / a", {"a": 0}),
+    "modulo_in_a_function": ("""
+        from beast import *
+        a = range(3)
+        @condition
+        def c(a):
+            x = a - 1
+            return 10 % x == 0
+        """, 6, 12, "modulo by zero in condition 'c'", "10 % x", {"a": 1}),
+    "division_in_a_range_bound": ("""
+        from beast import *
+        a = range(3)
+        b = range(0, 10 // a)
+        """, 3, 14, "division by zero in iterator 'b'", "10 // a", {"a": 0}),
+    "float_division_in_a_deferred_iterator": ("""
+        from beast import *
+        a = range(2, -1, -1)
+        @iterator
+        def b(a):
+            return range(int(6.0 / a))
+        """, 5, 22, "division by zero[ in iterator 'b']", "6.0 / a", {"a": 0}),
+    "non_integer_range_bound_at_run_time": ("""
+        from beast import *
+        a = range(1, 5)
+        @iterator
+        def b(a):
+            return range(1, a / 2)
+        """, 5, 12, "range() bound is not an integer ('float')", "range(1, a / 2)", {"a": 1}),
+}
+
+
+def _message_matches(expected, got):
+    """The name of an unnamed condition is beast's own choice; "[...]" is an optional part."""
+    pattern = re.escape(expected).replace("condition_line_3", r"\S+")
+    pattern = re.sub(r"\\\[(.*?)\\\]", r"(?:\1)?", pattern)
+    return re.fullmatch(pattern, got)
+
+
+@pytest.mark.parametrize("name", list(EVAL_ERRORS))
+def test_evaluation_error(name, backend, tmp_path, request):
+    from conftest import xfail_if_bug
+    if name in ("division_in_a_derived_variable", "true_division_in_a_condition",
+                "division_in_a_range_bound"):          # a division in module-level code
+        xfail_if_bug(request, "division_error_without_caret", backend)
+    text, line, col, message, caret, config = EVAL_ERRORS[name]
+    path = write_space(tmp_path, text, f"{name}.py")
+    space = beast.load(path)
+    for call, threads in ((space.count, None), (space.enumerate, None), (space.count, 3),
+                          (space.enumerate, 3)):
+        with pytest.raises(EvaluationError) as info:
+            call(backend=backend, threads=threads)
+        err = info.value
+        assert _message_matches(message, err.message), err.message
+        assert err.config == config
+        check_report(err, path, line, col, err.message, caret)
+        cfg = ", ".join(f"{k}={v}" for k, v in config.items())
+        assert str(err).splitlines()[-1] == f"configuration: {cfg}"
+
+
+@pytest.mark.parametrize("name", ["division_in_a_derived_variable", "modulo_in_a_function"])
+def test_evaluation_error_from_the_command(name, tmp_path):
+    text, line, col, message, _, config = EVAL_ERRORS[name]
+    path = write_space(tmp_path, text, f"{name}.py")
+    check_cli(path, expect_in_stderr=f"{path}:{line}:{col}: error: {message}\n")
+    proc = run_beast("enumerate", path, "-o", tmp_path / "out.csv")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert not (tmp_path / "out.csv").exists()
+    assert [p.name for p in tmp_path.iterdir()] == [f"{name}.py"], "no temporary file is left behind"
+
+
+NON_INTEGER_YIELDS = {
+    "closure_yields_a_float": ("""
+        from beast import *
+        a = range(1, 3)
+        @iterator
+        def b(a):
+            yield a
+            yield a / 2
+        """, (3, 4, 6)),
+    "deferred_returns_a_float": ("""
+        from beast import *
+        a = range(1, 3)
+        @iterator
+        def b(a):
+            return a / 2
+        """, (3, 4, 5)),
+}
+
+
+@pytest.mark.parametrize("name", list(NON_INTEGER_YIELDS))
+def test_iterator_yielding_a_non_integer_at_run_time(name, backend, tmp_path):
+    text, lines = NON_INTEGER_YIELDS[name]
+    path = write_space(tmp_path, text, f"{name}.py")
+    space = beast.load(path)
+    with pytest.raises(EvaluationError) as info:
+        space.enumerate(backend=backend)
+    err = info.value
+    assert err.message == "iterator 'b' yields a non-integer value 0.5"
+    assert err.filename == path and err.lineno in lines
+    assert err.config["a"] == 1
+
+
+@pytest.mark.parametrize("name", list(NON_INTEGER_YIELDS))
+def test_iterator_yielding_a_non_integer_has_a_caret(name, tmp_path, backend, request):
+    from conftest import xfail_if_bug
+    xfail_if_bug(request, "non_integer_error_without_caret", backend)
+    text, lines = NON_INTEGER_YIELDS[name]
+    path = write_space(tmp_path, text, f"{name}.py")
+    with pytest.raises(EvaluationError) as info:
+        beast.load(path).enumerate(backend=backend)
+    err = info.value
+    assert err.col is not None
+    check_report(err, path, err.lineno, err.col + 1, err.message)
+
+
+# Errors in code that beast rewrites (bindings replaced by a later line and inlined into their
+# readers, @iterator functions inlined into expressions, count()'s shortcut over several loops)
+# still name the line and the operation that failed.
+
+REWRITTEN = {
+    "binding_replaced_under_a_module_level_if": ("""
+        from beast import *
+        mode = setting("mode", "b", choices=["a", "b"])
+        a = range(3)
+        q = 6 // a
+        if mode == "b":
+            q = q + 1
+        condition(q > 100)
+        """, 4, 5, "6 // a", {"a": 0}),
+    "binding_inlined_into_the_condition_that_read_it": ("""
+        from beast import *
+        a = range(3)
+        q = 6 // a
+        c = condition(q > 100)
+        q = q + 1
+        d = condition(q > 200)
+        """, 3, 5, "6 // a", {"a": 0}),
+    "inlined_iterator_function": ("""
+        from beast import *
+        a = range(3)
+        @iterator
+        def b(a):
+            if 6 // a > 2:
+                return a
+            else:
+                return 0
+        """, 5, 8, "6 // a", {"a": 0}),
+    "count_over_several_loops": ("""
+        from beast import *
+        a = range(2)
+        b = range(3)
+        c = range(10 // a)
+        """, 4, 11, "10 // a", None),
+}
+
+
+@pytest.mark.parametrize("name", list(REWRITTEN))
+def test_evaluation_error_in_rewritten_code_names_the_failing_line(name, tmp_path, backend, request):
+    from conftest import xfail_if_bug
+    if name != "inlined_iterator_function":        # a division in module-level code
+        xfail_if_bug(request, "division_error_without_caret", backend)
+    text, line, col, caret, config = REWRITTEN[name]
+    path = write_space(tmp_path, text, f"{name}.py")
+    for settings in ({"mode": "a"}, {"mode": "b"}) if "mode" in text else (None,):
+        space = beast.load(path, settings=settings)
+        for call in (space.count, space.enumerate):
+            with pytest.raises(EvaluationError) as info:
+                call(backend=backend)
+            err = info.value
+            assert re.match(r"division by zero", err.message)
+            check_report(err, path, line, col, err.message, caret)
+            if config is not None:
+                assert err.config == config
+
+
+def test_the_first_error_in_enumeration_order_whatever_the_threads(tmp_path, backend):
+    """A space whose configurations fail in many places: every backend, with any number of
+    threads, reports the first failure in enumeration order."""
+    path = write_space(tmp_path, """
+        from beast import *
+        a = range(40)
+        b = range(40)
+        c = range(8)
+        q = 1000 // (a * b - 600 + c)
+        condition(q > 10 ** 6)
+    """, "many.py")
+    space = beast.load(path)
+    with pytest.raises(EvaluationError) as info:
+        space.enumerate(backend="python")
+    first = info.value
+    for threads in (None, 1, 2, 4):
+        for call in (space.enumerate, space.count):
+            with pytest.raises(EvaluationError) as info:
+                call(backend=backend, threads=threads)
+            err = info.value
+            assert (err.message, err.lineno, err.config) == (first.message, first.lineno, first.config)
