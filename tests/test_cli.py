@@ -54,7 +54,7 @@ def test_count_json():
     assert {"survivors", "iterators", "backend", "seconds"} <= set(out)
     assert out["survivors"] == 56
     assert out["iterators"] == ["r", "fibonacci"]
-    assert out["backend"] == "python"
+    assert out["backend"] == "c"          # the default backend
     assert isinstance(out["seconds"], (int, float)) and out["seconds"] >= 0
 
 

@@ -10,7 +10,7 @@ from ..errors import BeastError
 
 BACKENDS = {"python": "beast.runtime.python_backend", "c": "beast.runtime.c_backend",
             "lua": "beast.runtime.lua_backend"}
-DEFAULT_BACKEND = "python"
+DEFAULT_BACKEND = "c"
 
 
 def get_backend(name: str):
