@@ -1,0 +1,791 @@
+"""The C backend: print the loop nest as C (:mod:`beast.codegen.c`), compile it once with the
+system's C compiler (``cc -O2``; ``CC`` overrides) into a shared object cached by content hash
+(:mod:`beast.runtime.cache`), load it with cffi (ABI mode), and run it on worker threads.
+
+Work splitting. The printed walk has *claim points* before its outer loops (a chain of lets and
+checks, then one loop). A run probes for the shallowest depth whose claim point is reached at
+least ``TARGET_PER_THREAD * threads`` times (else the one reached most often), and every worker
+walks the loops above it; each time the walk reaches that claim point is a *work item*, numbered in
+enumeration order, and a worker runs an item's loop only when it holds that number, taken from a
+shared counter. So the work is split dynamically and finely (an item is, e.g., one value of
+``dim_m``, or one ``(dim_m, dim_n, blk_m)`` for many threads), and the items' rows are handed out
+in item order: the output and the reported error (the earliest in enumeration order) are the same
+for every thread count.
+
+Rows are written into fixed-size C blocks that the consumer copies, in order, straight into the
+NumPy arrays ``chunks`` yields (no Python object per row); the oldest item's blocks are handed over
+while it runs and workers wait when too many blocks are buffered, so memory stays bounded.
+Counting writes nothing. Calls into C wait at most ``WAIT_MS``, so Ctrl-C stops a run.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+import numpy as np
+
+from .. import __version__
+from ..codegen.c import (KINDS, ExcSite, LoopValueSite, NodeSite, TableSite, UserSite, print_c)
+from ..errors import BeastError, EvaluationError
+from ..expr import evaluate
+from . import cache
+from .errors import _caret_in_statement, _explain, _failed_division, node_location
+from .python_backend import compile_functions
+
+NAME = "c"
+ABI_VERSION = "3"
+WAIT_MS = 100               # how long one call waits in C before Python may handle a signal
+CFLAGS = ("-O2", "-std=gnu99", "-fPIC", "-shared", "-pthread")
+LIBS = ("-lm",)
+WINDOW_PER_THREAD = 64      # work items in flight per worker while rows are streamed
+BLOCK_ROWS = 4096           # rows per block of streamed output
+TARGET_PER_THREAD = 256     # work items per worker the split aims at (at least)
+
+_DRIVER = r"""
+/* ---- the runtime: worker threads, work items in enumeration order (beast.runtime.c_backend) */
+#include <pthread.h>
+#include <time.h>
+
+typedef struct { int site, kind, nbound, bad_f; int64_t bad_i; double bad_d; int64_t *cfg; } bn_err;
+typedef struct { int site, kind, nbound; bn_num bad; int64_t cfg[BN_NCOLS + 1]; } bn_rec;
+
+/* Rows are written into fixed-size blocks; an item's full blocks are handed to the consumer as
+   they fill, so the oldest item streams while it runs and memory stays bounded. */
+#define BN_BLOCK_ROWS @BLOCK_ROWS@
+typedef struct bn_block { struct bn_block *next; int64_t n; int64_t rows[]; } bn_block;
+
+enum { BN_SLOT_FREE = 0, BN_SLOT_BUSY, BN_SLOT_DONE };
+typedef struct {
+    int64_t item;
+    int state, failed;
+    bn_rec err;
+    bn_block *head, *tail;  /* published blocks, in row order */
+    int64_t nblocks;
+} bn_slot;
+
+typedef struct bn_run {
+    pthread_mutex_t mu;
+    pthread_cond_t cv_space, cv_done;
+    int rows, split;
+    int cancel;             /* set by bn_close; read by the walks at claim points */
+    int64_t window;         /* rows: items in flight */
+    int64_t next_claim;     /* the next work item to hand out */
+    int64_t consumed;       /* rows: items the consumer has taken */
+    int64_t cur_off;        /* rows: rows of the head block of item `consumed` already taken */
+    int64_t n_items;        /* -1 until a worker has walked to the end */
+    int64_t err_key;        /* the first error outside items (count: any), 2k = before item k */
+    int64_t stop_key;       /* the first error seen at all: no item after it is needed */
+    bn_rec err;
+    int64_t count;
+    bn_slot *slots;
+    bn_block *pool;         /* free blocks */
+    int64_t npool, buffered, limit;
+    pthread_t *threads;
+    int nthreads, started, active;
+} bn_run;
+
+typedef struct {
+    bn_run *run; int64_t k, claim, item, target; int probe;
+    bn_slot *slot; bn_block *blk; bn_rowbuf out;
+} bn_drv;
+typedef struct { bn_w w; bn_drv d; } bn_worker;
+
+static const int bn_never = 0;
+
+static void bn_worker_init(bn_worker *x, bn_run *run, int rows, int split) {
+    memset(x, 0, sizeof *x);
+    x->w.rows = rows; x->w.split = split; x->w.drv = &x->d;
+    x->w.cancel = run ? &run->cancel : &bn_never;
+    x->w.out = &x->d.out;
+    x->d.run = run; x->d.claim = -1; x->d.item = -1;
+}
+
+static void bn_record(bn_rec *r, const bn_w *w) {
+    r->site = w->site; r->kind = w->kind; r->nbound = w->nbound; r->bad = w->bad;
+    for (int i = 0; i < BN_NCOLS && i < w->nbound; i++) r->cfg[i] = w->cfg[i];
+}
+
+static void bn_export(bn_err *e, const bn_rec *r) {
+    e->site = r->site; e->kind = r->kind; e->nbound = r->nbound;
+    e->bad_f = r->bad.f; e->bad_i = r->bad.i; e->bad_d = r->bad.d;
+    for (int i = 0; i < BN_NCOLS && i < r->nbound; i++) e->cfg[i] = r->cfg[i];
+}
+
+/* blocks: taken from and given back to the pool with the lock held */
+static bn_block *bn_block_get(bn_run *run) {
+    bn_block *b = run->pool;
+    if (b) { run->pool = b->next; run->npool--; }
+    else b = (bn_block *)malloc(sizeof *b + (size_t)BN_BLOCK_ROWS * BN_NCOLS * sizeof(int64_t));
+    if (b) { b->next = NULL; b->n = 0; }
+    return b;
+}
+
+static void bn_block_put(bn_run *run, bn_block *b) {
+    if (run->npool < run->limit + 2 * (int64_t)run->nthreads) { b->next = run->pool; run->pool = b; run->npool++; }
+    else free(b);
+}
+
+/* the next work item for a worker (-1: none); called with the lock held */
+static int64_t bn_next_locked(bn_run *run) {
+    for (;;) {
+        int64_t c = run->next_claim;
+        if (run->cancel || (run->n_items >= 0 && c >= run->n_items)
+                || (run->stop_key >= 0 && 2 * c + 1 > run->stop_key))
+            return -1;
+        if (!run->rows || c < run->consumed + run->window) {
+            run->next_claim = c + 1;
+            if (run->rows) {
+                bn_slot *s = &run->slots[c % run->window];
+                s->item = c; s->state = BN_SLOT_BUSY; s->failed = 0;
+                s->head = s->tail = NULL; s->nblocks = 0;
+            }
+            return c;
+        }
+        pthread_cond_wait(&run->cv_space, &run->mu);
+    }
+}
+
+/* hand the current block (n rows) to the item's slot; lock held */
+static void bn_hand_over(bn_drv *d) {
+    bn_run *run = d->run; bn_block *b = d->blk;
+    if (!b) return;
+    d->blk = NULL;
+    b->n = d->out.n;
+    d->out.rows = NULL; d->out.n = d->out.cap = 0;
+    if (b->n == 0) { bn_block_put(run, b); return; }
+    if (d->slot->tail) d->slot->tail->next = b; else d->slot->head = b;
+    d->slot->tail = b;
+    d->slot->nblocks++; run->buffered++;
+    pthread_cond_broadcast(&run->cv_done);
+}
+
+/* a fresh block for the worker; lock held; 0 when out of memory */
+static int bn_fresh(bn_drv *d) {
+    d->blk = bn_block_get(d->run);
+    if (!d->blk) return 0;
+    d->out.rows = d->blk->rows; d->out.n = 0; d->out.cap = BN_BLOCK_ROWS;
+    return 1;
+}
+
+static void bn_start_item(bn_w *w, int64_t item) {
+    bn_drv *d = (bn_drv *)w->drv;
+    d->item = item;
+    if (w->rows) {
+        bn_run *run = d->run;
+        d->slot = &run->slots[item % run->window];
+        pthread_mutex_lock(&run->mu);
+        bn_fresh(d);     /* without a block, the first row reports out of memory */
+        pthread_mutex_unlock(&run->mu);
+    }
+}
+
+BN_UNUSED static int64_t *bn_row_slow(bn_w *w) {
+    bn_drv *d = (bn_drv *)w->drv;
+    bn_run *run = d->run;
+    if (!run || !w->rows || d->item < 0) return NULL;
+    pthread_mutex_lock(&run->mu);
+    bn_hand_over(d);
+    /* backpressure: the oldest item may keep a few blocks waiting, the others share a budget */
+    while (!run->cancel && (d->item == run->consumed ? d->slot->nblocks >= 4 : run->buffered >= run->limit))
+        pthread_cond_wait(&run->cv_space, &run->mu);
+    int ok = !run->cancel && bn_fresh(d);
+    pthread_mutex_unlock(&run->mu);
+    if (!ok) return NULL;
+    return d->out.rows + (d->out.n++) * BN_NCOLS;
+}
+
+BN_UNUSED static int bn_claim(bn_w *w) {
+    bn_drv *d = (bn_drv *)w->drv;
+    int64_t k = d->k++;
+    if (d->probe) return d->k >= d->target ? -1 : 0;
+    if (d->claim < 0) return -1;
+    if (k < d->claim) return 0;
+    bn_start_item(w, k);
+    return 1;
+}
+
+BN_UNUSED static int bn_end(bn_w *w) {
+    bn_drv *d = (bn_drv *)w->drv;
+    bn_run *run = d->run;
+    pthread_mutex_lock(&run->mu);
+    if (w->rows) {
+        bn_hand_over(d);
+        d->slot->state = BN_SLOT_DONE;
+        pthread_cond_broadcast(&run->cv_done);
+    }
+    d->item = -1;
+    d->claim = bn_next_locked(run);
+    pthread_mutex_unlock(&run->mu);
+    return d->claim < 0 ? -1 : 0;
+}
+
+static void bn_work(bn_worker *x) {
+    bn_w *w = &x->w; bn_drv *d = &x->d; bn_run *run = d->run;
+    int rc;
+    pthread_mutex_lock(&run->mu);
+    d->claim = bn_next_locked(run);
+    pthread_mutex_unlock(&run->mu);
+    if (d->claim < 0) rc = 2;
+    else {
+        if (run->split < 0) bn_start_item(w, 0);     /* the whole walk is item 0 */
+        rc = bn_walk(w);
+    }
+    pthread_mutex_lock(&run->mu);
+    if (rc == 0) {
+        if (run->split < 0) {
+            if (w->rows) { bn_hand_over(d); d->slot->state = BN_SLOT_DONE; }
+            d->k = 1;
+        }
+        if (run->n_items < 0) run->n_items = d->k;
+    } else if (rc == 1) {
+        int64_t key = d->item >= 0 ? 2 * d->item + 1 : 2 * d->k;
+        if (w->rows && d->item >= 0) {
+            bn_hand_over(d);     /* the rows before the error come out first */
+            bn_record(&d->slot->err, w);
+            d->slot->failed = 1; d->slot->state = BN_SLOT_DONE;
+        } else if (run->err_key < 0 || key < run->err_key) {
+            run->err_key = key; bn_record(&run->err, w);
+        }
+        if (run->stop_key < 0 || key < run->stop_key) run->stop_key = key;
+    }
+    if (d->blk) { bn_block_put(run, d->blk); d->blk = NULL; }
+    run->count += w->count;
+    run->active--;
+    pthread_cond_broadcast(&run->cv_done);
+    pthread_cond_broadcast(&run->cv_space);
+    pthread_mutex_unlock(&run->mu);
+    bn_w_free(w);
+}
+
+static void *bn_thread(void *arg) {
+    bn_work((bn_worker *)arg);
+    return NULL;
+}
+
+/* the claim depth whose claim point is reached at least target times (or the most often) */
+static int bn_choose_split(int nthreads) {
+    if (BN_CLAIM_DEPTH < 0) return -1;
+    if (nthreads <= 1) return 0;
+    int64_t target = (int64_t)@TARGET@ * nthreads, best_n = 0;
+    int best = 0;
+    for (int depth = 1; depth <= BN_CLAIM_DEPTH; depth++) {
+        bn_worker x;
+        bn_worker_init(&x, NULL, 0, depth);
+        x.d.probe = 1; x.d.target = target;
+        int rc = bn_walk(&x.w);
+        bn_w_free(&x.w);
+        if (x.d.k > best_n) { best = depth; best_n = x.d.k; }
+        if (x.d.k >= target || rc == 1) break;
+    }
+    return best;
+}
+
+static bn_run *bn_new_run(int rows, int nthreads, int64_t window) {
+    bn_run *run = (bn_run *)calloc(1, sizeof *run);
+    if (!run) return NULL;
+    pthread_mutex_init(&run->mu, NULL);
+    pthread_cond_init(&run->cv_space, NULL);
+    pthread_cond_init(&run->cv_done, NULL);
+    run->rows = rows;
+    run->split = bn_choose_split(nthreads);
+    run->nthreads = run->split < 0 ? 1 : nthreads;
+    run->window = window < 1 ? 1 : window;
+    run->n_items = -1; run->err_key = -1; run->stop_key = -1;
+    run->limit = 8 * (int64_t)run->nthreads;
+    run->threads = (pthread_t *)calloc((size_t)run->nthreads, sizeof *run->threads);
+    if (rows) run->slots = (bn_slot *)calloc((size_t)run->window, sizeof *run->slots);
+    if (!run->threads || (rows && !run->slots)) { free(run->threads); free(run->slots); free(run); return NULL; }
+    for (int64_t i = 0; i < (rows ? run->window : 0); i++) run->slots[i].item = -1;
+    return run;
+}
+
+static void bn_free_run(bn_run *run) {
+    if (run->slots)
+        for (int64_t i = 0; i < run->window; i++)
+            while (run->slots[i].head) { bn_block *b = run->slots[i].head; run->slots[i].head = b->next; free(b); }
+    while (run->pool) { bn_block *b = run->pool; run->pool = b->next; free(b); }
+    free(run->slots); free(run->threads);
+    pthread_mutex_destroy(&run->mu);
+    pthread_cond_destroy(&run->cv_space);
+    pthread_cond_destroy(&run->cv_done);
+    free(run);
+}
+
+/* start every worker on its own thread */
+static bn_worker *bn_start(bn_run *run) {
+    bn_worker *xs = (bn_worker *)calloc((size_t)run->nthreads, sizeof *xs);
+    if (!xs) return NULL;
+    run->active = run->nthreads;
+    for (int i = 0; i < run->nthreads; i++) bn_worker_init(&xs[i], run, run->rows, run->split);
+    for (int i = 0; i < run->nthreads; i++) {
+        if (pthread_create(&run->threads[i], NULL, bn_thread, &xs[i]) == 0) run->started++;
+        else {
+            pthread_mutex_lock(&run->mu); run->active--; pthread_mutex_unlock(&run->mu);
+            xs[i].d.run = NULL;
+        }
+    }
+    return xs;
+}
+
+int bn_abi(void) { return @ABI@; }
+
+typedef struct { bn_run *run; bn_worker *xs; } bn_handle;
+
+/* start an enumeration: rows = 1 streams rows (bn_fetch), 0 counts (bn_wait) */
+void *bn_open(int rows, int nthreads, int64_t window) {
+    bn_handle *h = (bn_handle *)calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->run = bn_new_run(rows, nthreads < 1 ? 1 : nthreads, rows ? window : 1);
+    if (!h->run) { free(h); return NULL; }
+    h->xs = bn_start(h->run);
+    if (!h->xs || h->run->started == 0) { free(h->xs); bn_free_run(h->run); free(h); return NULL; }
+    return h;
+}
+
+static int bn_timed_wait(bn_run *run, const struct timespec *deadline) {
+    return pthread_cond_timedwait(&run->cv_done, &run->mu, deadline) != 0;
+}
+
+static void bn_deadline(struct timespec *t, int timeout_ms) {
+    clock_gettime(CLOCK_REALTIME, t);
+    t->tv_sec += timeout_ms / 1000;
+    t->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (t->tv_nsec >= 1000000000L) { t->tv_sec += 1; t->tv_nsec -= 1000000000L; }
+}
+
+/* counting: 0 still running after timeout_ms, 1 done (count in *out), -1 failed (err) */
+int bn_wait(void *hv, int timeout_ms, int64_t *out, bn_err *err) {
+    bn_run *run = ((bn_handle *)hv)->run;
+    struct timespec deadline;
+    bn_deadline(&deadline, timeout_ms);
+    int rc = 0;
+    pthread_mutex_lock(&run->mu);
+    while (run->active > 0)
+        if (bn_timed_wait(run, &deadline)) break;
+    if (run->active == 0) {
+        if (run->err_key >= 0) { bn_export(err, &run->err); rc = -1; }
+        else { *out = run->count; rc = 1; }
+    }
+    pthread_mutex_unlock(&run->mu);
+    return rc;
+}
+
+/* streaming: copy up to max_rows rows, in order, into out, waiting at most timeout_ms; returns the
+   rows copied, *state = 1 at the end, -1 (and returns -1) when the enumeration fails first */
+int64_t bn_fetch(void *hv, int64_t *out, int64_t max_rows, int timeout_ms, int *state, bn_err *err) {
+    bn_run *run = ((bn_handle *)hv)->run;
+    struct timespec deadline;
+    bn_deadline(&deadline, timeout_ms);
+    int64_t got = 0;
+    *state = 0;
+    pthread_mutex_lock(&run->mu);
+    while (got < max_rows) {
+        int64_t next = run->consumed;
+        if (run->err_key >= 0 && run->err_key <= 2 * next) { bn_export(err, &run->err); got = -1; break; }
+        if (run->n_items >= 0 && next >= run->n_items) { *state = 1; break; }
+        bn_slot *s = &run->slots[next % run->window];
+        if (s->item == next && s->head) {
+            bn_block *b = s->head;
+            int64_t take = b->n - run->cur_off;
+            if (take > max_rows - got) take = max_rows - got;
+            pthread_mutex_unlock(&run->mu);
+            if (take > 0 && BN_NCOLS > 0)
+                memcpy(out + got * BN_NCOLS, b->rows + run->cur_off * BN_NCOLS,
+                       (size_t)take * BN_NCOLS * sizeof *out);
+            pthread_mutex_lock(&run->mu);
+            got += take; run->cur_off += take;
+            if (run->cur_off == b->n) {
+                s->head = b->next;
+                if (!s->head) s->tail = NULL;
+                s->nblocks--; run->buffered--; run->cur_off = 0;
+                bn_block_put(run, b);
+                pthread_cond_broadcast(&run->cv_space);
+            }
+            continue;
+        }
+        if (s->item == next && s->state == BN_SLOT_DONE) {
+            if (s->failed) { bn_export(err, &s->err); got = -1; break; }
+            s->state = BN_SLOT_FREE; s->item = -1;
+            run->consumed++;
+            pthread_cond_broadcast(&run->cv_space);
+            continue;
+        }
+        if (run->active == 0) { err->site = 0; err->kind = 0; err->nbound = 0; got = -1; break; }
+        if (bn_timed_wait(run, &deadline)) break;
+    }
+    pthread_mutex_unlock(&run->mu);
+    if (got < 0) *state = -1;
+    return got;
+}
+
+/* stop the workers (at their next claim point) and free everything */
+void bn_close(void *hv) {
+    bn_handle *h = (bn_handle *)hv;
+    bn_run *run = h->run;
+    pthread_mutex_lock(&run->mu);
+    __atomic_store_n(&run->cancel, 1, __ATOMIC_RELAXED);
+    pthread_cond_broadcast(&run->cv_space);
+    pthread_cond_broadcast(&run->cv_done);
+    pthread_mutex_unlock(&run->mu);
+    for (int i = 0; i < run->nthreads; i++) if (h->xs[i].d.run) pthread_join(run->threads[i], NULL);
+    free(h->xs);
+    bn_free_run(run);
+    free(h);
+}
+"""
+
+_CDEF = """
+typedef struct { int site, kind, nbound, bad_f; int64_t bad_i; double bad_d; int64_t *cfg; } bn_err;
+int bn_abi(void);
+void *bn_open(int rows, int nthreads, int64_t window);
+int bn_wait(void *h, int timeout_ms, int64_t *out, bn_err *err);
+int64_t bn_fetch(void *h, int64_t *out, int64_t max_rows, int timeout_ms, int *state, bn_err *err);
+void bn_close(void *h);
+"""
+
+
+def driver_text() -> str:
+    return _DRIVER.replace("@TARGET@", str(TARGET_PER_THREAD)).replace("@ABI@", ABI_VERSION) \
+        .replace("@BLOCK_ROWS@", str(BLOCK_ROWS))
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiler, cache, loading
+
+_ffi = None
+_libs = {}
+_lock = threading.Lock()
+_compiler_id = {}
+
+
+def _get_ffi():
+    global _ffi
+    if _ffi is None:
+        try:
+            import cffi
+        except ImportError:   # pragma: no cover - cffi is a dependency
+            raise BeastError("the C backend needs the 'cffi' package", hint="pip install cffi") from None
+        ffi = cffi.FFI()
+        ffi.cdef(_CDEF)
+        _ffi = ffi
+    return _ffi
+
+
+def compiler():
+    """(argv of the C compiler, an identity string for the cache key: path and version)."""
+    argv = shlex.split(os.environ.get("CC") or "cc")
+    path = shutil.which(argv[0]) if argv else None
+    if path is None:
+        raise BeastError(f"no C compiler found ({' '.join(argv) or 'cc'!r} is not on PATH)",
+                         hint="install gcc or clang, set CC, or use --backend python")
+    ident = _compiler_id.get(tuple(argv))
+    if ident is None:
+        try:
+            version = subprocess.run(argv + ["--version"], capture_output=True, text=True,
+                                     timeout=60).stdout.splitlines()[:1]
+        except (OSError, subprocess.SubprocessError):
+            version = []
+        st = os.stat(path)
+        ident = f"{' '.join(argv)}|{path}|{st.st_size}|{int(st.st_mtime)}|{''.join(version)}"
+        _compiler_id[tuple(argv)] = ident
+    return [path] + argv[1:], ident
+
+
+def run_compiler(argv):
+    """Run the compiler (tests replace this to see whether a build compiles)."""
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BeastError("the C compiler failed on the generated enumerator:\n" +
+                         (proc.stderr or proc.stdout).strip()[-4000:],
+                         hint="this is a bug in beast's C backend; --backend python still works")
+
+
+def _fallback_dir():
+    path = os.path.join(tempfile.gettempdir(), f"beast-cache-{os.getuid()}", "c")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def library_path(text: str, name: str) -> str:
+    """Compile ``text`` (unless an identical build is cached); the path of the shared object."""
+    argv, ident = compiler()
+    digest = cache.key("beast C enumerator", ABI_VERSION, __version__, ident, " ".join(CFLAGS + LIBS), text)
+    stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)[:40] or "space"
+    try:
+        return _build(argv, text, cache.cache_dir("c"), f"{stem}-{digest[:32]}", stem)
+    except OSError:
+        # an unusable cache directory (read-only, full): build in a private temporary one
+        try:
+            return _build(argv, text, _fallback_dir(), f"{stem}-{digest[:32]}", stem)
+        except OSError as exc:
+            raise BeastError(f"cannot write the compiled enumerator: {exc}",
+                             hint=f"set {cache.ENV_VAR} to a writable directory") from None
+
+
+def _build(argv, text, directory, entry, stem):
+    so_path = os.path.join(directory, entry + ".so")
+    if os.path.exists(so_path):
+        return so_path
+    with cache.private_dir(directory) as tmp:
+        c_path = os.path.join(tmp, f"{stem}.c")
+        out = os.path.join(tmp, f"{stem}.so")
+        with open(c_path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        run_compiler(argv + list(CFLAGS) + ["-o", out, c_path] + list(LIBS))
+        cache.install(c_path, so_path[:-3] + ".c")
+        cache.install(out, so_path)
+    return so_path
+
+
+def load_library(text: str, name: str):
+    path = library_path(text, name)
+    with _lock:
+        lib = _libs.get(path)
+        if lib is None:
+            ffi = _get_ffi()
+            try:
+                lib = ffi.dlopen(path)
+            except OSError:
+                # a damaged entry (not one of ours: ours are installed atomically): rebuild it
+                os.unlink(path)
+                path = library_path(text, name)
+                lib = ffi.dlopen(path)
+            if lib.bn_abi() != int(ABI_VERSION):
+                raise BeastError(f"the cached enumerator {path} has another ABI version")
+            _libs[path] = lib
+    return lib, path
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors: the same EvaluationError the Python backend raises
+
+_SAMPLES = {"zero_floordiv": "1 // 0", "zero_mod": "1 % 0", "zero_truediv": "1 / 0",
+            "zero_ffloordiv": "1.0 // 0.0", "zero_fmod": "1.0 % 0.0", "zero_ftruediv": "1.0 / 0.0",
+            "zero_pow": "0.0 ** -1", "fpow_overflow": "10.0 ** 400", "range_step_zero": "range(0, 1, 0)",
+            "range_not_int": "range(0.5)", "list_index": "[][0]", "tuple_index": "()[0]",
+            "empty_min": "min([])", "empty_max": "max([])", "float_inf_to_int": "int(float('inf'))",
+            "float_nan_to_int": "int(float('nan'))", "negative_shift": "1 << -1"}
+_OWN_MESSAGES = {"complex_pow": "a negative number raised to a fractional power (the result is complex)",
+                 "too_many_values": "an iterator function produced more values than the C backend "
+                                    "buffers in one call",
+                 "no_memory": "out of memory while enumerating",
+                 "count_overflow": "the number of configurations does not fit in 64 bits"}
+_ROLE = {"iterator": "iterator", "derived": "derived variable", "condition": "condition"}
+_OVERFLOW_HINT = "integers are 64-bit in every backend"
+
+
+def _sample(kind):
+    try:
+        eval(_SAMPLES[kind], {"__builtins__": __builtins__})  # noqa: S307 - fixed snippets
+    except Exception as exc:  # noqa: BLE001
+        return exc.with_traceback(None)
+    raise AssertionError(kind)
+
+
+class CEnumerator:
+    """Runs a compiled C enumerator: ``count(threads)`` and ``chunks(chunk_size, threads)``."""
+
+    def __init__(self, program, source, text, lib, path):
+        self.program = program
+        self.source = source          # the CSource (sites, tabulated functions, printed text)
+        self.text = text              # the whole compiled file
+        self.lib = lib
+        self.path = path
+        self.dtype = np.dtype([(c, np.int64) for c in program.columns])
+        self.ncols = len(program.columns)
+        self._pyfuncs = None
+
+    # -- running
+    @staticmethod
+    def threads(threads=None) -> int:
+        if threads is None:
+            try:
+                return max(1, len(os.sched_getaffinity(0)))
+            except (AttributeError, OSError):
+                return max(1, os.cpu_count() or 1)
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise BeastError(f"threads must be a positive integer, not {threads!r}")
+        return threads
+
+    def _err(self):
+        ffi = _get_ffi()
+        err = ffi.new("bn_err *")
+        cfg = ffi.new("int64_t[]", self.ncols + 1)
+        err.cfg = cfg
+        return err, cfg
+
+    def _open(self, rows, n, window):
+        handle = self.lib.bn_open(rows, n, window)
+        if handle == _get_ffi().NULL:
+            raise BeastError("the C enumerator could not start its threads (out of memory?)")
+        return handle
+
+    def count(self, threads=None) -> int:
+        """How many configurations survive (nothing is written; Ctrl-C stops the workers)."""
+        ffi = _get_ffi()
+        n = self.threads(threads)
+        err, cfg = self._err()
+        out = ffi.new("int64_t *")
+        handle = self._open(0, n, 1)
+        try:
+            while True:
+                rc = self.lib.bn_wait(handle, WAIT_MS, out, err)
+                if rc > 0:
+                    return int(out[0])
+                if rc < 0:
+                    raise self.error(err).with_traceback(None)
+        finally:
+            self.lib.bn_close(handle)
+
+    def chunks(self, chunk_size=65536, threads=None):
+        """NumPy structured arrays of at most ``chunk_size`` rows, in enumeration order."""
+        ffi = _get_ffi()
+        n = self.threads(threads)
+        if chunk_size < 1:
+            raise BeastError("chunk_size must be at least 1")
+        handle = self._open(1, n, max(WINDOW_PER_THREAD * n, 16))
+        err, cfg = self._err()
+        state = ffi.new("int *")
+        dummy = ffi.new("int64_t[1]")
+        width = self.ncols
+        try:
+            arr, filled = np.empty(chunk_size, dtype=self.dtype), 0
+            base = ffi.cast("int64_t *", ffi.from_buffer(arr)) if width else dummy
+            while True:
+                got = self.lib.bn_fetch(handle, base + filled * width, chunk_size - filled, WAIT_MS,
+                                        state, err)
+                if got < 0:
+                    raise self.error(err).with_traceback(None)
+                filled += got
+                if filled == chunk_size:
+                    yield arr
+                    arr, filled = np.empty(chunk_size, dtype=self.dtype), 0
+                    base = ffi.cast("int64_t *", ffi.from_buffer(arr)) if width else dummy
+                if state[0] == 1:
+                    if filled:
+                        yield arr[:filled].copy() if filled < chunk_size // 2 else arr[:filled]
+                    return
+        finally:
+            self.lib.bn_close(handle)
+
+    # -- errors
+    def error(self, err) -> BeastError:
+        sites = self.source.sites
+        kind = KINDS[err.kind - 1] if 1 <= err.kind <= len(KINDS) else None
+        order = self.program.loop_order
+        config = {order[i]: int(err.cfg[i]) for i in range(min(err.nbound, len(order)))}
+        site = sites[err.site] if 0 < err.site < len(sites) else None
+        if kind is None:
+            return BeastError("internal error in the C enumerator (a work item was lost)")
+        if isinstance(site, LoopValueSite):
+            return self._loop_value_error(site, kind, err, config)
+        if isinstance(site, TableSite):
+            return BeastError(f"internal error: '{site.name}' was called with arguments outside the "
+                              "values it was tabulated for", hint="please report this bug")
+        if isinstance(site, ExcSite):
+            exc = site.exc
+            if isinstance(exc, BeastError):
+                return EvaluationError(exc.message, site.filename, site.lineno, site.col, site.end,
+                                       hint=exc.hint, config=config)
+            return EvaluationError(_explain(exc), site.filename, site.lineno, site.col, site.end,
+                                   config=config)
+        if kind in _OWN_MESSAGES and kind != "complex_pow":
+            return EvaluationError(_OWN_MESSAGES[kind], config=config)
+        if isinstance(site, UserSite):
+            if kind == "overflow":
+                return EvaluationError("integer overflow", site.filename, site.lineno, site.col, site.end,
+                                       hint=_OVERFLOW_HINT, config=config)
+            message = _OWN_MESSAGES.get(kind) or _explain(_sample(kind))
+            return EvaluationError(message, site.filename, site.lineno, site.col, site.end, config=config)
+        if isinstance(site, NodeSite):
+            return self._node_error(site, kind, config)
+        return EvaluationError(_OWN_MESSAGES.get(kind) or kind, config=config)
+
+    def _loop_value_error(self, site, kind, err, config):
+        node = site.node
+        where = node_location(node) if node is not None else (None, None, None, None)
+        if kind == "non_integer":
+            if err.bad_f == 1:
+                bad = float(err.bad_d)
+            elif err.bad_f == 2:
+                bad = self.source.objects[err.bad_i]
+            else:
+                bad = int(err.bad_i)
+            config[site.var] = bad
+            return EvaluationError(f"iterator '{site.var}' yields a non-integer value {bad!r}", *where,
+                                   hint="iterator values are integers; use // for integer division",
+                                   config=config)
+        if kind == "returned_none":
+            return EvaluationError("an @iterator function returned None", *where,
+                                   hint="return a scalar, a list or a range on every path", config=config)
+        if kind == "bad_return":
+            return EvaluationError(str(self.source.objects[err.bad_i]), *where, config=config)
+        return EvaluationError(kind, *where, config=config)
+
+    def _env(self, site, config):
+        """The variables in scope at a statement: the loop values, then its lets recomputed."""
+        env = dict(config)
+        for let in site.lets:
+            try:
+                env[let.var] = evaluate(let.expr, env)
+            except Exception:  # noqa: BLE001 - it ran in C; a value Python cannot redo is left out
+                pass
+        return env
+
+    def _node_error(self, site, kind, config):
+        node = site.node
+        role = _ROLE.get(getattr(node, "role", None), "node")
+        if kind == "overflow":
+            if node is None:
+                return EvaluationError("integer overflow", hint=_OVERFLOW_HINT, config=config)
+            return EvaluationError(f"integer overflow in {role} '{node.name}'", *node_location(node),
+                                   hint=_OVERFLOW_HINT, config=config)
+        if kind == "complex_pow":
+            exc, message = None, _OWN_MESSAGES[kind]
+        else:
+            exc = _sample(kind)
+            division = None
+            if isinstance(exc, ZeroDivisionError) and node is not None:
+                division = _failed_division(node, self._env(site, config))
+            message = _explain(exc, division.op if division is not None else None)
+            if division is not None and division.pos is not None and node is not None:
+                filename, lineno, col, end = division.pos
+                if col is None:
+                    col, end = _caret_in_statement(filename, lineno, exc)
+                return EvaluationError(f"{message} in {role} '{node.name}'", filename, lineno, col, end,
+                                       config=config)
+        if node is None:
+            return EvaluationError(message, config=config)
+        col = end = None
+        if exc is not None and node.lineno:
+            col, end = _caret_in_statement(node.filename, node.lineno, exc)
+        return EvaluationError(f"{message} in {role} '{node.name}'", node.filename, node.lineno, col, end,
+                               config=config)
+
+
+def _python_functions(program):
+    return lambda: compile_functions(program)
+
+
+def build(program, threads=None) -> CEnumerator:
+    """Print, compile (or find in the cache) and load the C enumerator of ``program``."""
+    source = print_c(program, _python_functions(program))
+    text = source.text + driver_text()
+    lib, path = load_library(text, program.name)
+    return CEnumerator(program, source, text, lib, path)
+
+
+def render(program) -> dict:
+    """The generated C, for people to read (``beast compile``): file name -> text."""
+    source = print_c(program, _python_functions(program))
+    return {f"{program.name}_enumerator.c": source.text + driver_text()}
+
+
+__all__ = ["build", "render", "CEnumerator", "compiler", "library_path", "driver_text", "CFLAGS"]
+if sys.platform == "win32":   # pragma: no cover
+    raise ImportError("the C backend needs POSIX threads")
