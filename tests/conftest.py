@@ -9,6 +9,15 @@ import textwrap
 
 import pytest
 
+# Compiled enumerators of the test spaces go to a cache of this run, not the user's cache.
+if "BEAST_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+    _cache = tempfile.mkdtemp(prefix="beast-test-cache-")
+    os.environ["BEAST_CACHE_DIR"] = _cache
+    atexit.register(shutil.rmtree, _cache, True)
+
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
 for p in (TESTS, ROOT):
