@@ -12,7 +12,7 @@ import sys
 import threading
 
 from .errors import SettingError, SpaceError
-from .expr import Call, Const, Expr, Select, static_type, wrap
+from .expr import Call, Expr, Select, static_type, wrap
 
 __all__ = ["range", "iterator", "condition", "select", "union", "intersection", "difference",
            "setting", "device", "min", "max", "Iterator", "Condition"]

@@ -55,7 +55,7 @@ def dag_dot(plan: Plan) -> str:
     colors = {"iterator": "lightblue", "derived": "lightgray", "condition": "salmon"}
     out = ["digraph beast {", "  rankdir=TB;"]
     for i, names in enumerate(plan.level_sets):
-        out.append(f"  {{ rank=same; " + " ".join(json.dumps(n) for n in names) + " }")
+        out.append("  { rank=same; " + " ".join(json.dumps(n) for n in names) + " }")
     for node in model.nodes.values():
         out.append(f"  {json.dumps(node.name)} [shape={shapes[node.role]}, style=filled, "
                    f"fillcolor={colors[node.role]}, label={json.dumps(node.name + f' (L{plan.levels[node.name]})')}];")

@@ -34,7 +34,7 @@ from ..codegen.c import (KINDS, ExcSite, LoopValueSite, NodeSite, TableSite, Use
 from ..errors import BeastError, EvaluationError
 from ..expr import evaluate
 from . import cache
-from .errors import _caret_in_statement, _explain, _failed_division, node_location
+from .errors import ROLE_NAMES, caret_in_statement, explain, failed_division, node_location
 from .python_backend import compile_functions
 
 NAME = "c"
@@ -575,7 +575,6 @@ _OWN_MESSAGES = {"complex_pow": "a negative number raised to a fractional power 
                                     "buffers in one call",
                  "no_memory": "out of memory while enumerating",
                  "count_overflow": "the number of configurations does not fit in 64 bits"}
-_ROLE = {"iterator": "iterator", "derived": "derived variable", "condition": "condition"}
 _OVERFLOW_HINT = "integers are 64-bit in every backend"
 
 
@@ -692,7 +691,7 @@ class CEnumerator:
             if isinstance(exc, BeastError):
                 return EvaluationError(exc.message, site.filename, site.lineno, site.col, site.end,
                                        hint=exc.hint, config=config)
-            return EvaluationError(_explain(exc), site.filename, site.lineno, site.col, site.end,
+            return EvaluationError(explain(exc), site.filename, site.lineno, site.col, site.end,
                                    config=config)
         if kind in _OWN_MESSAGES and kind != "complex_pow":
             return EvaluationError(_OWN_MESSAGES[kind], config=config)
@@ -700,7 +699,7 @@ class CEnumerator:
             if kind == "overflow":
                 return EvaluationError("integer overflow", site.filename, site.lineno, site.col, site.end,
                                        hint=_OVERFLOW_HINT, config=config)
-            message = _OWN_MESSAGES.get(kind) or _explain(_sample(kind))
+            message = _OWN_MESSAGES.get(kind) or explain(_sample(kind))
             return EvaluationError(message, site.filename, site.lineno, site.col, site.end, config=config)
         if isinstance(site, NodeSite):
             return self._node_error(site, kind, config)
@@ -739,7 +738,7 @@ class CEnumerator:
 
     def _node_error(self, site, kind, config):
         node = site.node
-        role = _ROLE.get(getattr(node, "role", None), "node")
+        role = ROLE_NAMES.get(getattr(node, "role", None), "node")
         if kind == "overflow":
             if node is None:
                 return EvaluationError("integer overflow", hint=_OVERFLOW_HINT, config=config)
@@ -751,19 +750,19 @@ class CEnumerator:
             exc = _sample(kind)
             division = None
             if isinstance(exc, ZeroDivisionError) and node is not None:
-                division = _failed_division(node, self._env(site, config))
-            message = _explain(exc, division.op if division is not None else None)
+                division = failed_division(node, self._env(site, config))
+            message = explain(exc, division.op if division is not None else None)
             if division is not None and division.pos is not None and node is not None:
                 filename, lineno, col, end = division.pos
                 if col is None:
-                    col, end = _caret_in_statement(filename, lineno, exc)
+                    col, end = caret_in_statement(filename, lineno, exc)
                 return EvaluationError(f"{message} in {role} '{node.name}'", filename, lineno, col, end,
                                        config=config)
         if node is None:
             return EvaluationError(message, config=config)
         col = end = None
         if exc is not None and node.lineno:
-            col, end = _caret_in_statement(node.filename, node.lineno, exc)
+            col, end = caret_in_statement(node.filename, node.lineno, exc)
         return EvaluationError(f"{message} in {role} '{node.name}'", node.filename, node.lineno, col, end,
                                config=config)
 

@@ -8,10 +8,11 @@ import os
 from ..errors import BeastError, EvaluationError
 
 _DIV_OPS = (ast.Div, ast.FloorDiv, ast.Mod)
-_ROLE = {"iterator": "iterator", "derived": "derived variable", "condition": "condition"}
+ROLE_NAMES = {"iterator": "iterator", "derived": "derived variable", "condition": "condition"}
 
 
-def _explain(exc, op=None):
+def explain(exc, op=None):
+    """The user-facing text of an exception raised while evaluating (``op``: the failed operator)."""
     text = str(exc)
     if isinstance(exc, ZeroDivisionError):
         if op is not None:
@@ -26,7 +27,7 @@ def _explain(exc, op=None):
     return f"{type(exc).__name__}: {text}"
 
 
-def _caret_in_statement(filename, lineno, exc):
+def caret_in_statement(filename, lineno, exc):
     """Column span of the operation that most likely failed on a user line (for derived values)."""
     line = linecache.getline(filename, lineno)
     if not line:
@@ -45,7 +46,7 @@ def _caret_in_statement(filename, lineno, exc):
     return None, None
 
 
-def _failed_division(node, env):
+def failed_division(node, env):
     """The division of a node's expression whose divisor is zero in ``env`` (the frame's locals)."""
     from ..expr import BinOp, evaluate, walk
     if node is None:
@@ -108,13 +109,13 @@ def map_exception(exc, gen_filename, line_nodes, loop_order):
             err.filename, err.lineno, err.col, err.end_col = node_location(node)
         err.config = err.config or config
         return err
-    division = _failed_division(node, f_locals) if isinstance(exc, ZeroDivisionError) and user_tb is None else None
-    message = _explain(exc, division.op if division is not None else None)
+    division = failed_division(node, f_locals) if isinstance(exc, ZeroDivisionError) and user_tb is None else None
+    message = explain(exc, division.op if division is not None else None)
     if user_tb is None and division is not None and division.pos is not None:
         filename, lineno, col, end = division.pos
         if col is None:
-            col, end = _caret_in_statement(filename, lineno, exc)
-        return EvaluationError(f"{message} in {_ROLE[node.role]} '{node.name}'", filename, lineno, col, end,
+            col, end = caret_in_statement(filename, lineno, exc)
+        return EvaluationError(f"{message} in {ROLE_NAMES[node.role]} '{node.name}'", filename, lineno, col, end,
                                config=config)
     if user_tb is not None:
         code = user_tb.tb_frame.f_code
@@ -127,7 +128,7 @@ def map_exception(exc, gen_filename, line_nodes, loop_order):
             pass
         return EvaluationError(message, code.co_filename, user_tb.tb_lineno, col, end, config=config)
     if node is not None:
-        col, end = _caret_in_statement(node.filename, node.lineno, exc) if node.lineno else (None, None)
-        return EvaluationError(f"{message} in {_ROLE[node.role]} '{node.name}'", node.filename, node.lineno, col, end,
+        col, end = caret_in_statement(node.filename, node.lineno, exc) if node.lineno else (None, None)
+        return EvaluationError(f"{message} in {ROLE_NAMES[node.role]} '{node.name}'", node.filename, node.lineno, col, end,
                                config=config)
     return EvaluationError(message, config=config)

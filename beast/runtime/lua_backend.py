@@ -22,7 +22,7 @@ import numpy as np
 
 from ..codegen.lua import print_lua
 from ..errors import BeastError, EvaluationError
-from .errors import _ROLE, _explain, map_exception
+from .errors import ROLE_NAMES, explain, map_exception
 from .python_backend import _b_vals, compile_functions
 
 NAME = "lua"
@@ -256,7 +256,7 @@ class LuaEnumerator:
             hint = OVERFLOW_HINT_64 if value is not None and abs(value) >= 2 ** 63 else OVERFLOW_HINT
             if site.where is not None:
                 return self._user_error("integer overflow", site, bound, env, hint)
-            what = _ROLE.get(node.role, node.role) if node is not None else None
+            what = ROLE_NAMES.get(node.role, node.role) if node is not None else None
             message = f"integer overflow in {what} '{node.name}'" if node is not None else "integer overflow"
             return self._map(EvaluationError(message, hint=hint), node, bound, env)
         if extra == "complex":
@@ -266,7 +266,7 @@ class LuaEnumerator:
             return self._map(ValueError(message), node, bound, env)
         exc = _replay(site, a, b, fa, fb)
         if site.where is not None:
-            return self._user_error(_explain(exc), site, bound, env)
+            return self._user_error(explain(exc), site, bound, env)
         return self._map(exc, node, bound, env)
 
     def _user_error(self, message, site, bound, env, hint=None):
