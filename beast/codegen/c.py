@@ -51,9 +51,9 @@ from dataclasses import dataclass
 from ..errors import BeastError, SpaceError
 from ..expr import (BINOPS, COMPARES, BinOp, BoolOp, Call, CallSeq, Compare, Const, DivisorSeq, Expr,
                     Not, RangeSeq, ScalarSeq, Select, SetOpSeq, SolveSeq, UnOp, ValuesSeq, Var,
-                    evaluate, free_vars, static_type)
+                    evaluate, free_vars)
 from .exprs import ATOM, ExprPrinter
-from .ir import Check, Emit, Let, Loop, Program, walk_statements
+from .ir import Check, Emit, Let, Loop, Program, pure_nest, walk_statements
 from .python import PyExpr
 
 # ---------------------------------------------------------------------------------------------
@@ -2659,26 +2659,7 @@ class CPrinter:
 
     # -- pure counting (as the Python backend's count mode does it)
     def pure_nest(self, loop):
-        seq = loop.seq
-        if isinstance(seq, (CallSeq, SetOpSeq, SolveSeq, DivisorSeq)) or (
-                isinstance(seq, ScalarSeq) and static_type(seq.value, self.program.types) != "int"):
-            return None
-        body = loop.body
-        if len(body) != 1:
-            return None
-        if isinstance(body[0], Emit):
-            return [loop]
-        if isinstance(body[0], Loop):
-            inner = self.pure_nest(body[0])
-            if inner is None:
-                return None
-            names = set()
-            for l in inner:
-                names |= set(free_vars(l.seq))
-            if loop.var in names:
-                return None
-            return [loop] + inner
-        return None
+        return pure_nest(loop, self.program.types)
 
     def pure_count(self, nest, depth, lets):
         """Count a nest of loops that only multiply, as the loops would: lengths from the outside

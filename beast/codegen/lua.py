@@ -48,12 +48,10 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import BeastError
-from .python import safe_seq
 from ..expr import (CallSeq, Const, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
-                    free_vars,
-                    static_type)
+                    free_vars)
 from .exprs import ATOM, ExprPrinter
-from .ir import Check, Emit, Let, Loop, Program
+from .ir import Check, Emit, Let, Loop, Program, pure_nest
 
 LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
 SAFE = LIMIT - 1
@@ -1947,35 +1945,26 @@ class LuaPrinter:
 
     # -- statements
     def pure_count(self, loop: Loop):
-        """The Python printer's fast count: a loop nest that only emits is a product of lengths
-        (same conditions, same evaluation; but a loop variable read by any deeper loop's sequence,
-        not only the next one's, keeps the loops)."""
-        seq = loop.seq
-        if isinstance(seq, (CallSeq, SetOpSeq, SolveSeq, DivisorSeq)) or (
-                isinstance(seq, ScalarSeq) and static_type(seq.value, self.program.types) != "int"):
+        """Lua counting a loop nest that only emits (a product of lengths), or None."""
+        nest = pure_nest(loop, self.program.types, inner_safe=True)
+        if nest is None:
             return None
-        body = loop.body
-        if len(body) != 1:
-            return None
-        if isinstance(body[0], Emit):
-            inner = None
-        elif isinstance(body[0], Loop):
-            inner = self.pure_count(body[0])
-            if inner is None or loop.var in _nested_seq_vars(body[0]) or not safe_seq(body[0].seq):
-                return None
-        else:
-            return None
-        if isinstance(seq, ScalarSeq):
-            text = "1"
-        elif isinstance(seq, ValuesSeq):
-            text = str(len(seq.values))
-        else:
-            text = self.range_len(seq)
-        if inner is None:
-            return text
-        if text.isdigit() and inner.isdigit():
-            return str(int(text) * int(inner))
-        return f"_b_chk({text} * {inner}, {self.site('overflow')})"
+        text = None
+        for l in reversed(nest):
+            seq = l.seq
+            if isinstance(seq, ScalarSeq):
+                part = "1"
+            elif isinstance(seq, ValuesSeq):
+                part = str(len(seq.values))
+            else:
+                part = self.range_len(seq)
+            if text is None:
+                text = part
+            elif part.isdigit() and text.isdigit():
+                text = str(int(part) * int(text))
+            else:
+                text = f"_b_chk({part} * {text}, {self.site('overflow')})"
+        return text
 
     def block(self, stmts, depth, mode, loop, nloops):
         for s in stmts:
@@ -2321,15 +2310,6 @@ def _subtree_vars(loop: Loop) -> set:
             out |= set(free_vars(st.expr))
         elif isinstance(st, Emit):
             out |= set(st.columns)
-    return out
-
-
-def _nested_seq_vars(loop: Loop) -> set:
-    """Variables read by the sequences of a loop and of every loop nested in it."""
-    out = set(free_vars(loop.seq))
-    for s in loop.body:
-        if isinstance(s, Loop):
-            out |= _nested_seq_vars(s)
     return out
 
 

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 
 from ..expr import (CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
                     static_type)
-from ..expr import Const
 from .exprs import ATOM, ExprPrinter
-from .ir import Check, Emit, Let, Loop, Program
+from .ir import Check, Emit, Let, Loop, Program, pure_nest
 
 HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
            "_b_setop", "_b_overflow", "_b_divisors")
@@ -100,23 +99,12 @@ class PythonPrinter:
         raise TypeError(s)
 
     def pure_count(self, loop: Loop):
-        """Text counting a loop whose body only emits (or nests such loops), or None."""
-        if isinstance(loop.seq, (CallSeq, SetOpSeq, SolveSeq, DivisorSeq)) or (
-                isinstance(loop.seq, ScalarSeq) and static_type(loop.seq.value, self.program.types) != "int"):
+        """Text counting a loop nest that only emits (a product of lengths), or None."""
+        nest = pure_nest(loop, self.program.types, inner_safe=True)
+        if nest is None:
             return None
-        body = loop.body
-        if len(body) != 1:
-            return None
-        if isinstance(body[0], Emit):
-            inner = None
-        elif isinstance(body[0], Loop):
-            inner = self.pure_count(body[0])
-            if inner is None or loop.var in nested_seq_vars(body[0]) or not safe_seq(body[0].seq):
-                return None
-        else:
-            return None
-        text = "1" if isinstance(loop.seq, ScalarSeq) else f"_b_len({self.seq(loop.seq)[0]})"
-        return text if inner is None else f"{text} * {inner}"
+        parts = ["1" if isinstance(l.seq, ScalarSeq) else f"_b_len({self.seq(l.seq)[0]})" for l in nest]
+        return " * ".join(parts)
 
     # Python refuses more than 20 nested blocks: deeper loops move into functions of their own.
     SPLIT_DEPTH = 16
@@ -222,26 +210,6 @@ def may_overflow(expr, type_):
         return False
     return any(isinstance(e, BinOp) and e.op in ("+", "-", "*", "**") or isinstance(e, UnOp)
                for e in walk(expr))
-
-
-def safe_seq(seq) -> bool:
-    """A sequence whose evaluation cannot fail (no division, a constant non-zero step), so that
-    counting it on the same line as an enclosing loop keeps errors where they belong."""
-    from ..expr import BinOp, walk
-    if isinstance(seq, RangeSeq) and not (isinstance(seq.step, Const) and seq.step.value != 0):
-        return False
-    return not any(isinstance(e, BinOp) and e.op in ("/", "//", "%", "**")
-                   for x in seq.exprs() for e in walk(x))
-
-
-def nested_seq_vars(loop) -> set:
-    """Variables read by the sequences of a loop and of every loop nested in it."""
-    from ..expr import free_vars
-    out = set(free_vars(loop.seq))
-    for s in loop.body:
-        if isinstance(s, Loop):
-            out |= nested_seq_vars(s)
-    return out
 
 
 def function_ast(info) -> ast.FunctionDef:
