@@ -94,3 +94,16 @@ class EvaluationError(BeastError):
             cfg = ", ".join(f"{k}={v}" for k, v in self.config.items())
             text += f"\nconfiguration: {cfg}"
         return text
+
+
+def frame_position(tb):
+    """(file, line, col, end_col) of the operation a traceback entry was executing."""
+    code = tb.tb_frame.f_code
+    col = end = None
+    try:
+        pos = list(code.co_positions())[tb.tb_lasti // 2]
+        if pos[0] == tb.tb_lineno and pos[2] is not None and pos[1] == pos[0]:
+            col, end = pos[2], pos[3]
+    except (AttributeError, IndexError):
+        pass
+    return code.co_filename, tb.tb_lineno, col, end

@@ -48,7 +48,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-from ..errors import BeastError, SpaceError
+from ..errors import BeastError, SpaceError, frame_position
 from ..expr import (BINOPS, COMPARES, BinOp, BoolOp, Call, CallSeq, Compare, Const, DivisorSeq, Expr,
                     Not, RangeSeq, ScalarSeq, Select, SetOpSeq, SolveSeq, UnOp, ValuesSeq, Var,
                     evaluate, free_vars)
@@ -2256,15 +2256,7 @@ def _user_location(exc, filename):
         tb = tb.tb_next
     if user_tb is None:
         return filename, None, None, None
-    code = user_tb.tb_frame.f_code
-    col = end = None
-    try:
-        pos = list(code.co_positions())[user_tb.tb_lasti // 2]
-        if pos[0] == user_tb.tb_lineno and pos[2] is not None and pos[1] == pos[0]:
-            col, end = pos[2], pos[3]
-    except (AttributeError, IndexError):
-        pass
-    return code.co_filename, user_tb.tb_lineno, col, end
+    return frame_position(user_tb)
 
 
 class _Tabulator:

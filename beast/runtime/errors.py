@@ -5,7 +5,7 @@ import ast
 import linecache
 import os
 
-from ..errors import BeastError, EvaluationError
+from ..errors import BeastError, EvaluationError, frame_position
 
 _DIV_OPS = (ast.Div, ast.FloorDiv, ast.Mod)
 ROLE_NAMES = {"iterator": "iterator", "derived": "derived variable", "condition": "condition"}
@@ -118,15 +118,7 @@ def map_exception(exc, gen_filename, line_nodes, loop_order):
         return EvaluationError(f"{message} in {ROLE_NAMES[node.role]} '{node.name}'", filename, lineno, col, end,
                                config=config)
     if user_tb is not None:
-        code = user_tb.tb_frame.f_code
-        col = end = None
-        try:
-            pos = list(code.co_positions())[user_tb.tb_lasti // 2]
-            if pos[0] == user_tb.tb_lineno and pos[2] is not None and pos[1] == pos[0]:
-                col, end = pos[2], pos[3]
-        except (AttributeError, IndexError):
-            pass
-        return EvaluationError(message, code.co_filename, user_tb.tb_lineno, col, end, config=config)
+        return EvaluationError(message, *frame_position(user_tb), config=config)
     if node is not None:
         col, end = caret_in_statement(node.filename, node.lineno, exc) if node.lineno else (None, None)
         return EvaluationError(f"{message} in {ROLE_NAMES[node.role]} '{node.name}'", node.filename, node.lineno, col, end,
