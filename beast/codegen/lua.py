@@ -2195,31 +2195,20 @@ class LuaPrinter:
             self.emit(depth, "end")
             self.emit(depth, f"::{brk}::")
             return
-        if isinstance(seq, DivisorSeq):
+        if isinstance(seq, (SetOpSeq, DivisorSeq)):
+            # a table of values built at run time; divisors are integers of a known range
             j, tb = f"_b_j{n}", f"_b_t{n}"
-            self.ivs[s.var] = self.range_head(seq.base)[1]
+            if isinstance(seq, DivisorSeq):
+                self.ivs[s.var] = self.range_head(seq.base)[1]
             self.emit(depth, "do")
             depth += 1
             self.fn.live += 6
             self.emit(depth, f"local {tb} = {self.seq_list(seq)}", s.node, nloops)
             self.emit(depth, f"for {j} = 1, #{tb} do")
             self.emit(depth + 1, f"local {var} = {tb}[{j}]")
-            self.block(s.body, depth + 1, mode, inner, nloops + 1)
-            self.emit(depth + 1, f"::{cont}::")
-            self.emit(depth, "end")
-            self.emit(depth, f"::{brk}::")
-            self.emit(depth - 1, "end")
-            return
-        if isinstance(seq, SetOpSeq):
-            j, tb = f"_b_j{n}", f"_b_t{n}"
-            self.emit(depth, "do")
-            depth += 1
-            self.fn.live += 6
-            self.emit(depth, f"local {tb} = {self.seq_list(seq)}", s.node, nloops)
-            self.emit(depth, f"for {j} = 1, #{tb} do")
-            self.emit(depth + 1, f"local {var} = {tb}[{j}]")
-            self.emit(depth + 1, f"if not _b_isint({var}) then _b_nonint({k_nonint}, {var}) end", s.node,
-                      nloops + 1)
+            if isinstance(seq, SetOpSeq):
+                self.emit(depth + 1, f"if not _b_isint({var}) then _b_nonint({k_nonint}, {var}) end",
+                          s.node, nloops + 1)
             self.block(s.body, depth + 1, mode, inner, nloops + 1)
             self.emit(depth + 1, f"::{cont}::")
             self.emit(depth, "end")
