@@ -194,6 +194,20 @@ class _Problem:
         return worst
 
 
+def _event_timer(cupy, launch):
+    """``run(n)``: milliseconds, by CUDA events, for ``n`` back-to-back calls of ``launch``."""
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+
+    def run(n: int) -> float:
+        start.record()
+        for _ in range(n):
+            launch()
+        end.record()
+        end.synchronize()
+        return cupy.cuda.get_elapsed_time(start, end)
+    return run
+
+
 class CupyBackend:
     """Measures GEMM configurations of one problem (settings, M x N x K) on a local GPU.
 
@@ -318,16 +332,7 @@ class CupyBackend:
                 return Measurement(WRONG, error=f"result differs from cuBLAS: max error {ratio:.3g} x tolerance",
                                    extra=extra)
             args = self._args(p, p.out, 1.0, 0.0)
-            start, end = cupy.cuda.Event(), cupy.cuda.Event()
-
-            def run(n: int) -> float:
-                start.record()
-                for _ in range(n):
-                    raw(grid, block, args, shared_mem=smem)
-                end.record()
-                end.synchronize()
-                return cupy.cuda.get_elapsed_time(start, end)
-
+            run = _event_timer(cupy, lambda: raw(grid, block, args, shared_mem=smem))
             try:
                 timing = time_until_stable(run, **self.timing_kw)
             except Exception as err:
@@ -342,16 +347,7 @@ class CupyBackend:
         cupy = self.cupy
         with cupy.cuda.Device(self.device_id):
             p = self._ensure_problem()
-            start, end = cupy.cuda.Event(), cupy.cuda.Event()
-
-            def run(n: int) -> float:
-                start.record()
-                for _ in range(n):
-                    cupy.matmul(p.op_a, p.op_b)
-                end.record()
-                end.synchronize()
-                return cupy.cuda.get_elapsed_time(start, end)
-
+            run = _event_timer(cupy, lambda: cupy.matmul(p.op_a, p.op_b))
             try:
                 timing = time_until_stable(run, **self.timing_kw)
             except Exception as err:
