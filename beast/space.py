@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from .codegen.ir import build_program
+from .ir import build_program
 from .errors import BeastError
 from .frontend import build_space_model, load_module, make_plan
 from .frontend.report import render_dag

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import beast
-from beast.codegen.ir import Check, Loop, build_program, walk_statements
+from beast.ir import Check, Loop, build_program, walk_statements
 from beast.devices import resolve_device
 from beast.expr import SolveSeq
 from beast.runtime.python_backend import PythonEnumerator

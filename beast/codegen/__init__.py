@@ -1,1 +1,1 @@
-"""Code generation: one loop-nest IR (:mod:`beast.codegen.ir`) and a small printer per target."""
+"""Code generation: one small printer per target (Python, C, Lua) over the IR of :mod:`beast.ir`."""

@@ -53,7 +53,7 @@ from ..expr import (BINOPS, COMPARES, BinOp, BoolOp, Call, CallSeq, Compare, Con
                     Not, RangeSeq, ScalarSeq, Select, SetOpSeq, SolveSeq, UnOp, ValuesSeq, Var,
                     evaluate, free_vars)
 from .exprs import ATOM, ExprPrinter
-from .ir import Check, Emit, Let, Loop, Program, pure_nest, walk_statements
+from ..ir import Check, Emit, Let, Loop, Program, pure_nest, walk_statements
 from .python import PyExpr
 
 # ---------------------------------------------------------------------------------------------
@@ -2553,7 +2553,7 @@ class _WalkCtx:
 
 
 class CPrinter:
-    """Print a :class:`~beast.codegen.ir.Program` as C."""
+    """Print a :class:`~beast.ir.Program` as C."""
 
     def __init__(self, program: Program, pyfuncs=None):
         self.program = program

@@ -51,7 +51,7 @@ from ..errors import BeastError
 from ..expr import (CallSeq, Const, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
                     free_vars)
 from .exprs import ATOM, ExprPrinter
-from .ir import Check, Emit, Let, Loop, Program, pure_nest
+from ..ir import Check, Emit, Let, Loop, Program, pure_nest
 
 LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
 SAFE = LIMIT - 1
@@ -1722,7 +1722,7 @@ end
 # The program printer
 
 class LuaPrinter:
-    """Print a :class:`~beast.codegen.ir.Program` as a LuaJIT chunk."""
+    """Print a :class:`~beast.ir.Program` as a LuaJIT chunk."""
 
     MAX_LOCAL_FUNCS = 24    # more user functions than this go into a table (upvalue limit 60)
 
@@ -2290,7 +2290,7 @@ class _FnOut:
 
 def _subtree_vars(loop: Loop) -> set:
     """Every variable a loop nest reads (sequences, expressions, emitted columns)."""
-    from .ir import walk_statements
+    from ..ir import walk_statements
     out = set()
     for st in walk_statements([loop]):
         if isinstance(st, Loop):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..expr import (CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
                     static_type)
 from .exprs import ATOM, ExprPrinter
-from .ir import Check, Emit, Let, Loop, Program, pure_nest
+from ..ir import Check, Emit, Let, Loop, Program, pure_nest
 
 HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
            "_b_setop", "_b_overflow", "_b_divisors")
@@ -57,7 +57,7 @@ class PythonSource:
 
 
 class PythonPrinter:
-    """Print a :class:`~beast.codegen.ir.Program` as Python source."""
+    """Print a :class:`~beast.ir.Program` as Python source."""
 
     def __init__(self, program: Program):
         self.program = program

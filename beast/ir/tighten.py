@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..expr import (BinOp, BoolOp, Call, Compare, Const, DivisorSeq, Not, RangeSeq, ScalarSeq,
                     Select, SolveSeq, UnOp, ValuesSeq, Var, free_vars, static_type, walk)
-from .ir import Check, Let, Loop, Program
+from .nest import Check, Let, Loop, Program
 
 INF = float("inf")
 

@@ -1,0 +1,70 @@
+"""The loop-nest IR shared by the Python, C and Lua printers (data only).
+
+A program is a tree of statements:
+
+- ``Loop(var, seq, body)``: bind ``var`` to each value of ``seq`` in turn and run ``body``;
+- ``Let(var, expr)``: compute a derived variable;
+- ``Check(name, expr)``: if ``expr`` is true the configuration is rejected: skip to the next
+  iteration of the innermost enclosing loop (before any loop: the space is empty);
+- ``Emit(columns)``: a surviving configuration, the iterator values in declaration order.
+
+It is built once from the front end's :class:`~beast.frontend.plan.Plan`; every printer walks the
+same tree, so the three backends evaluate the same things in the same order.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..expr import Expr, Seq
+
+
+@dataclass
+class Loop:
+    var: str
+    seq: Seq
+    body: list
+    node: object = None          # the front end's Node (for locations)
+    depth: int = 0
+
+
+@dataclass
+class Let:
+    var: str
+    expr: Expr
+    type: str = "num"
+    node: object = None
+
+
+@dataclass
+class Check:
+    """Reject when ``expr`` is true. ``exit`` is "continue" (skip this value) or "break" (tightening
+    proved that every later value of the innermost loop is rejected too: leave that loop)."""
+    name: str
+    expr: Expr
+    node: object = None
+    exit: str = "continue"
+
+
+@dataclass
+class Emit:
+    columns: tuple
+
+
+@dataclass
+class Program:
+    """A whole enumerator: the statement tree plus what it calls and reads."""
+    name: str
+    body: list
+    columns: tuple                       # iterator names in declaration order
+    loop_order: tuple                    # iterator names from outermost to innermost
+    funcs: dict = field(default_factory=dict)      # ident -> FuncInfo
+    constants: dict = field(default_factory=dict)  # names read by functions -> values
+    types: dict = field(default_factory=dict)      # variable -> static type
+
+
+def walk_statements(stmts):
+    """Yield every statement of a tree, outer first."""
+    for s in stmts:
+        yield s
+        if isinstance(s, Loop):
+            yield from walk_statements(s.body)
