@@ -311,6 +311,38 @@ def test_python_syntax_error(tmp_path):
     check_cli(path, expect_in_stderr=f"{path}:2:")
 
 
+@pytest.mark.parametrize("text, line, col, message, caret", [
+    ("from beast import *\na = range(3)\n@condition\ndef c(a, a):\n    return a > 1\n", 4, 10,
+     "syntax error: duplicate argument 'a' in function definition", "a"),
+    ("from beast import *\na = range(3)\n@condition\ndef c(a):\n    nonlocal a\n    return a > 1\n", 5, 5,
+     "syntax error: name 'a' is parameter and nonlocal", "nonlocal a"),
+])
+def test_syntax_error_that_only_compile_finds(text, line, col, message, caret, tmp_path):
+    """compile() refuses what ast.parse accepts: a normal error at file:line:col, exit status 2."""
+    path = write_space(tmp_path, text, "compile_only.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    check_report(info.value, path, line, col, message, caret)
+    check_cli(path, expect_in_stderr=f"{path}:{line}:{col}: error: {message}\n")
+
+
+@pytest.mark.parametrize("text, line, col, value, caret", [
+    ("from beast import *\nc = range(3)\nx = condition(c > 2**63)\n", 3, 19, 2 ** 63, "2**63"),
+    ("from beast import *\nc = range(3)\nx = condition(\n    c > -2**64 + c)\n", 4, 9, -2 ** 64, "-2**64"),
+    ("from beast import *\nc = range(3)\ny = iterator([1, 12345678901234567890123])\n", 3, 18,
+     12345678901234567890123, "12345678901234567890123"),
+])
+def test_integer_literal_too_wide_for_c_points_at_the_literal(text, line, col, value, caret, tmp_path):
+    path = write_space(tmp_path, text, "wide.py")
+    space = beast.load(path)
+    with pytest.raises(SpaceError) as info:
+        space.count(backend="c")
+    message = f"the integer {value} does not fit in 64 bits: the C backend's integers run from -2**63 to 2**63-1"
+    check_report(info.value, path, line, col, message, caret, hint=None)
+    assert "--backend python" in info.value.hint
+    check_cli(path, "--backend", "c", expect_in_stderr=f"{path}:{line}:{col}: error: {message}\n")
+
+
 # ---------------------------------------------------------------------------------------------
 # Errors while evaluating a configuration: in every backend alike
 

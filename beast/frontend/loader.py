@@ -96,6 +96,14 @@ def _name_error(exc, tree, filename, lineno, namespace):
     return SpaceError(message, filename, lineno, hint=hint)
 
 
+def _syntax_error(exc: SyntaxError, filename) -> SpaceError:
+    col = (exc.offset - 1) if exc.offset else None
+    end = (exc.end_offset - 1) if getattr(exc, "end_offset", None) and exc.end_lineno == exc.lineno else None
+    if end is not None and col is not None and end <= col:
+        end = None
+    return SpaceError(f"syntax error: {exc.msg}", filename, exc.lineno, col, end)
+
+
 def load_module(path, device=None, settings=None) -> LoadedModule:
     """Read, parse and execute the space file at ``path`` with beast's overloaded vocabulary."""
     filename = os.path.abspath(os.fspath(path))
@@ -105,12 +113,12 @@ def load_module(path, device=None, settings=None) -> LoadedModule:
     except OSError as exc:
         raise SpaceError(f"cannot read space file {path}: {exc.strerror}") from None
     try:
+        # compile() finds errors that parsing alone does not (a duplicate argument, a misplaced
+        # return or nonlocal): both are reported the same way
         tree = ast.parse(source, filename)
+        code = compile(tree, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        col = (exc.offset - 1) if exc.offset else None
-        end = (exc.end_offset - 1) if getattr(exc, "end_offset", None) and exc.end_lineno == exc.lineno else None
-        raise SpaceError(f"syntax error: {exc.msg}", filename, exc.lineno, col, end) from None
-    code = compile(tree, filename, "exec", dont_inherit=True)
+        raise _syntax_error(exc, filename) from None
     modname = "_beast_space_" + os.path.splitext(os.path.basename(filename))[0]
     module = types.ModuleType(modname)
     module.__file__ = filename

@@ -33,6 +33,7 @@ from .. import __version__
 from ..codegen.c import (KINDS, ExcSite, LoopValueSite, NodeSite, TableSite, UserSite, print_c)
 from ..errors import BeastError, EvaluationError
 from ..expr import evaluate
+from ..ir.literals import check_integer_width
 from . import cache
 from .errors import ROLE_NAMES, caret_in_statement, explain, failed_division, node_location
 from .python_backend import compile_functions
@@ -771,9 +772,14 @@ def _python_functions(program):
     return lambda: compile_functions(program)
 
 
+def _print(program):
+    check_integer_width(program, 64, "C")
+    return print_c(program, _python_functions(program))
+
+
 def build(program, threads=None) -> CEnumerator:
     """Print, compile (or find in the cache) and load the C enumerator of ``program``."""
-    source = print_c(program, _python_functions(program))
+    source = _print(program)
     text = source.text + driver_text()
     lib, path = load_library(text, program.name)
     return CEnumerator(program, source, text, lib, path)
@@ -781,7 +787,7 @@ def build(program, threads=None) -> CEnumerator:
 
 def render(program) -> dict:
     """The generated C, for people to read (``beast compile``): file name -> text."""
-    source = print_c(program, _python_functions(program))
+    source = _print(program)
     return {f"{program.name}_enumerator.c": source.text + driver_text()}
 
 

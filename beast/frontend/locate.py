@@ -1,0 +1,44 @@
+"""Find where in the user's file a value was written (for errors found after lowering)."""
+from __future__ import annotations
+
+import ast
+import linecache
+
+
+def _statement_at(filename, lineno):
+    """The module-level statement of ``filename`` that spans line ``lineno`` (None if unknown)."""
+    text = "".join(linecache.getlines(filename))
+    if not text:
+        return None
+    try:
+        tree = ast.parse(text, filename)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.If)) \
+                and node.lineno <= lineno <= (node.end_lineno or node.lineno):
+            return node
+    return None
+
+
+def locate_constant(filename, lineno, value):
+    """The smallest ``ast`` expression on the statement at ``lineno`` that evaluates to ``value`` from
+    literals alone (``2**63``, ``-1 << 70``, ``12345678901234567890``); None when there is none."""
+    stmt = _statement_at(filename, lineno)
+    if stmt is None:
+        return None
+    best = None
+    for node in ast.walk(stmt):
+        if not isinstance(node, ast.expr) or not all(
+                isinstance(sub, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop,
+                                 ast.expr_context)) for sub in ast.walk(node)):
+            continue
+        try:
+            got = eval(compile(ast.Expression(node), filename, "eval"), {"__builtins__": {}})  # noqa: S307
+        except Exception:  # noqa: BLE001 - not a constant expression after all
+            continue
+        if type(got) is type(value) and got == value:
+            size = (node.end_lineno, node.end_col_offset, -node.lineno, -node.col_offset)
+            if best is None or size < best[0]:
+                best = (size, node)
+    return best[1] if best else None

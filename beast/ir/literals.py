@@ -1,0 +1,43 @@
+"""Integer literals a target cannot hold: found once, reported at the literal in the user's file."""
+from __future__ import annotations
+
+from ..errors import SpaceError
+from ..expr import Const, ValuesSeq, walk
+from ..frontend.locate import locate_constant
+from .nest import Check, Let, Loop, walk_statements
+
+
+def _roots(stmt):
+    if isinstance(stmt, Loop):
+        seq = stmt.seq
+        while seq is not None:
+            yield from seq.exprs()
+            if isinstance(seq, ValuesSeq):
+                yield from (Const(v) for v in seq.values)
+            seq = getattr(seq, "base", None)
+    elif isinstance(stmt, (Let, Check)):
+        yield stmt.expr
+
+
+def check_integer_width(program, bits: int, target: str):
+    """Raise a :class:`~beast.errors.SpaceError` at the first integer constant of the loop nest that
+    does not fit in ``bits``-bit two's complement (``target`` names the backend in the message)."""
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    for stmt in walk_statements(program.body):
+        for root in _roots(stmt):
+            for e in walk(root):
+                if isinstance(e, Const) and type(e.value) is int and not lo <= e.value <= hi:
+                    raise _too_wide(stmt.node, e.value, bits, target)
+
+
+def _too_wide(node, value, bits, target):
+    message = (f"the integer {value} does not fit in {bits} bits: the {target} backend's integers "
+               f"run from -2**{bits - 1} to 2**{bits - 1}-1")
+    hint = ("use a smaller number, a float (for example 2.0**63), or --backend python, whose "
+            "integers are unbounded")
+    filename = getattr(node, "filename", None)
+    lineno = getattr(node, "lineno", None)
+    where = locate_constant(filename, lineno, value) if filename and lineno else None
+    if where is not None:
+        return SpaceError.at(where, filename, message, hint=hint)
+    return SpaceError(message, filename, lineno, hint=hint)
