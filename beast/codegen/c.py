@@ -50,11 +50,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BeastError, SpaceError, frame_position
-from ..expr import (BINOPS, COMPARES, BinOp, BoolOp, Call, CallSeq, Compare, Const, DivisorSeq, Expr,
-                    Not, RangeSeq, ScalarSeq, Select, SetOpSeq, SolveSeq, UnOp, ValuesSeq, Var,
-                    evaluate, free_vars)
-from .exprs import ATOM, ExprPrinter
+from ..expr import (BINOPS, COMPARES, BoolOp, CallSeq, Compare, Const, DivisorSeq, Not, RangeSeq,
+                    ScalarSeq, Select, SetOpSeq, SolveSeq, ValuesSeq, Var, evaluate, free_vars)
 from ..ir import Check, Emit, Let, Loop, Program, pure_nest, walk_statements
+from ..ir.body import Comp, ConstArr, ListLit, PyBool, Untranslatable
+from ..ir.lower import lower_function
+from .exprs import ATOM, ExprPrinter
 from .python import PyExpr
 
 # ---------------------------------------------------------------------------------------------
@@ -200,10 +201,7 @@ def _select_type(a, b):
     raise _Untranslatable(None, f"a choice between {a} and {b} values")
 
 
-class _Untranslatable(Exception):
-    def __init__(self, node, reason):
-        super().__init__(reason)
-        self.node, self.reason = node, reason
+_Untranslatable = Untranslatable
 
 
 class _Untabulatable(Exception):
@@ -306,145 +304,6 @@ class CExpr(ExprPrinter):
 
     def fmt_select(self, cond, then, orelse):
         return f"({cond} ? {then} : {orelse})"
-
-
-# ---------------------------------------------------------------------------------------------
-# Extra expression nodes that only user function bodies produce (never in the IR)
-
-class _X(Expr):
-    __slots__ = ()
-
-
-class _PyBool(_X):
-    """Python's and/or: the value of the operand that decided."""
-    __slots__ = ("op", "values")
-
-    def __init__(self, op, values):
-        self.op, self.values = op, tuple(values)
-
-    def children(self):
-        return self.values
-
-
-class _Chain(_X):
-    __slots__ = ("ops", "operands")
-
-    def __init__(self, ops, operands):
-        self.ops, self.operands = tuple(ops), tuple(operands)
-
-    def children(self):
-        return self.operands
-
-
-class _Eager(_X):
-    """select(c, a, b) called inside a function: every argument is evaluated."""
-    __slots__ = ("args",)
-
-    def __init__(self, args):
-        self.args = tuple(args)
-
-    def children(self):
-        return self.args
-
-
-class _Range(_X):
-    __slots__ = ("args",)
-
-    def __init__(self, args):
-        self.args = tuple(args)
-
-    def children(self):
-        return self.args
-
-
-class _ListLit(_X):
-    __slots__ = ("elts", "is_tuple")
-
-    def __init__(self, elts, is_tuple=False):
-        self.elts, self.is_tuple = tuple(elts), is_tuple
-
-    def children(self):
-        return self.elts
-
-
-class _ConstArr(_X):
-    __slots__ = ("values", "is_tuple")
-
-    def __init__(self, values, is_tuple):
-        self.values, self.is_tuple = tuple(values), is_tuple
-
-
-class _Comp(_X):
-    """A list comprehension or generator expression: elt for target in iter if ... (nested)."""
-    __slots__ = ("elt", "gens")
-
-    def __init__(self, elt, gens):
-        self.elt, self.gens = elt, tuple(gens)     # gens: (target name, iterable, (ifs...))
-
-    def children(self):
-        out = [self.elt]
-        for _, it, ifs in self.gens:
-            out.append(it)
-            out.extend(ifs)
-        return tuple(out)
-
-
-class _ListOf(_X):
-    __slots__ = ("iterable",)
-
-    def __init__(self, iterable):
-        self.iterable = iterable
-
-    def children(self):
-        return (self.iterable,)
-
-
-class _Fold(_X):
-    """len / all / any / sum / min / max over an iterable (or a comprehension)."""
-    __slots__ = ("func", "iterable")
-
-    def __init__(self, func, iterable):
-        self.func, self.iterable = func, iterable
-
-    def children(self):
-        return (self.iterable,)
-
-
-class _In(_X):
-    __slots__ = ("item", "container", "negate")
-
-    def __init__(self, item, container, negate):
-        self.item, self.container, self.negate = item, container, negate
-
-    def children(self):
-        return (self.item, self.container)
-
-
-class _Index(_X):
-    __slots__ = ("container", "index")
-
-    def __init__(self, container, index):
-        self.container, self.index = container, index
-
-    def children(self):
-        return (self.container, self.index)
-
-
-class _Conv(_X):
-    __slots__ = ("to", "value")
-
-    def __init__(self, to, value):
-        self.to, self.value = to, value
-
-    def children(self):
-        return (self.value,)
-
-
-_AST_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-               ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
-               ast.LShift: "<<", ast.RShift: ">>"}
-_AST_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
-               ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -840,7 +699,7 @@ class _Gen:
         return CVal(t, "bool")
 
     # -- function-body constructs
-    def v__PyBool(self, e):
+    def v_PyBool(self, e):
         values = list(e.values)
         first = self.value(values[0])
         rest = values[1:]
@@ -850,10 +709,10 @@ class _Gen:
             decided = bool(first.const) != (e.op == "and")
             if decided:
                 return first
-            return self.v__PyBool(_PyBool(e.op, rest)) if len(rest) > 1 else self.value(rest[0])
+            return self.v_PyBool(PyBool(e.op, rest)) if len(rest) > 1 else self.value(rest[0])
         # general case: the result type is the join of every operand's type
         with self.code.capture() as cap:
-            tail = self.v__PyBool(_PyBool(e.op, rest)) if len(rest) > 1 else self.value(rest[0])
+            tail = self.v_PyBool(PyBool(e.op, rest)) if len(rest) > 1 else self.value(rest[0])
         rtype = _join(first.type, tail.type)
         if rtype not in NUMERIC:
             raise _Untranslatable(e, f"'{e.op}' of {first.type} and {tail.type} values")
@@ -866,7 +725,7 @@ class _Gen:
         self.code("}")
         return CVal(t, rtype)
 
-    def v__Chain(self, e):
+    def v_Chain(self, e):
         operands = list(e.operands)
         a = self.value(operands[0])
         return self._chain(a, list(e.ops), operands[1:], e)
@@ -885,7 +744,7 @@ class _Gen:
             return self.contains(a, b, op == "not in", node)
         return self.compare(op, a, b, node)
 
-    def v__In(self, e):
+    def v_In(self, e):
         item = self.value(e.item)
         cont = self.value(e.container)
         return self.contains(item, cont, e.negate, e)
@@ -920,12 +779,12 @@ class _Gen:
             raise _Untranslatable(node, f"'in' on a {cont.type}")
         return CVal(f"(!{test})" if negate else test, "bool")
 
-    def v__Eager(self, e):
+    def v_Eager(self, e):
         c, a, b = (self.value(x) for x in e.args)
         rtype = _select_type(a.type, b.type)
         return CVal(f"({self.truth_of(c)} ? {self.convert(a, rtype)} : {self.convert(b, rtype)})", rtype)
 
-    def v__Range(self, e):
+    def v_RangeCall(self, e):
         args = [self.value(a) for a in e.args]
         a, b, c = self.range_args(args, self.site_of(e), e)
         return CVal(None, "range", parts=(a, b, c))
@@ -951,17 +810,17 @@ class _Gen:
                 self.code(f"if (BN_UNLIKELY({out['step']} == 0)) {self.fail(site, 'BN_K_RANGE_STEP_ZERO')}")
         return out["start"], out["stop"], out["step"]
 
-    def v__ConstArr(self, e):
+    def v_ConstArr(self, e):
         arr = self.unit.int_array(e.values)
         return CVal(arr, "carray", e.values, parts=(arr, len(e.values)))
 
-    def v__ListLit(self, e):
+    def v_ListLit(self, e):
         return self.materialize(e)
 
-    def v__Comp(self, e):
+    def v_Comp(self, e):
         return self.materialize(e)
 
-    def v__ListOf(self, e):
+    def v_ListOf(self, e):
         return self.materialize(e)
 
     def materialize(self, e):
@@ -975,10 +834,10 @@ class _Gen:
                 raise _Untranslatable(e, f"a list of {v.type} values (lists of integers only)")
             self.code(f"if (BN_UNLIKELY(bn_e = bn_list_push(&{lst}, {v}))) {self.fail(site, 'bn_e')}")
 
-        if isinstance(e, _ListLit):
+        if isinstance(e, ListLit):
             for x in e.elts:
                 push(self.value(x))
-        elif isinstance(e, _Comp):
+        elif isinstance(e, Comp):
             self.comprehension(e, push)
         else:
             self.iterate(e.iterable, lambda v: push(v), e)
@@ -1032,7 +891,7 @@ class _Gen:
         else:
             raise _Untranslatable(node, f"iterating over a {cont.type}")
 
-    def v__Fold(self, e):
+    def v_Fold(self, e):
         func = e.func
         site = self.site_of(e)
         it = e.iterable
@@ -1075,7 +934,7 @@ class _Gen:
                 self.code(f"if (!{seen} || {x} {sign} {r}) {{ {r} = {x}; {seen} = 1; }}")
         else:
             raise _Untranslatable(e, f"{func}()")
-        if isinstance(it, _Comp):
+        if isinstance(it, Comp):
             self.comprehension(it, body)
         else:
             self.iterate(it, body, e)
@@ -1086,7 +945,7 @@ class _Gen:
             self.code(f"if (BN_UNLIKELY(!{seen})) {self.fail(site, kind)}")
         return CVal(r.text, "bool" if func in ("all", "any") else "int")
 
-    def v__Index(self, e):
+    def v_Index(self, e):
         cont = self.value(e.container)
         idx = self.value(e.index)
         site = self.site_of(e)
@@ -1099,7 +958,7 @@ class _Gen:
                 self.code(self.fail(site, "BN_K_TUPLE_INDEX" if e.container.is_tuple else "BN_K_LIST_INDEX"))
                 return CVal("0", "int")
             n, data = str(cont.parts[1]), cont.parts[0]
-            kind = "BN_K_TUPLE_INDEX" if isinstance(e.container, _ConstArr) and e.container.is_tuple \
+            kind = "BN_K_TUPLE_INDEX" if isinstance(e.container, ConstArr) and e.container.is_tuple \
                 else "BN_K_LIST_INDEX"
         else:
             raise _Untranslatable(e, f"indexing a {cont.type}")
@@ -1108,7 +967,7 @@ class _Gen:
         self.code(f"if (BN_UNLIKELY({i} < 0 || {i} >= {n})) {self.fail(site, kind)}")
         return CVal(f"{data}[{i}]", "int")
 
-    def v__Conv(self, e):
+    def v_Conv(self, e):
         v = self.value(e.value)
         site = self.site_of(e)
         if v.type not in NUMERIC:
@@ -1151,34 +1010,20 @@ class _FuncCtx:
 
 
 class _FuncGen:
-    """Translate one user function body to C (raises _Untranslatable when it cannot)."""
+    """Print one lowered user function body (:mod:`beast.ir.lower`) as C."""
 
     def __init__(self, unit, info, fname):
         self.unit, self.info, self.fname = unit, info, fname
         self.fdef = info.fdef
-        self.kind = "closure" if info.closure else ("iterator" if info.role == "iterator" else "condition")
-        self.params = list(info.node_args)
-        self.ptypes = dict(zip(self.params, unit.param_types(info)))
-        self.consts = dict(info.constants)
+        self.body = lower_function(info, unit.param_types(info))
+        self.kind = self.body.kind
+        self.params = self.body.params
+        self.ptypes = self.body.ptypes
         self.code = _Code(1)
         self.ctx = _FuncCtx(unit)
         self.gen = _Gen(unit, self.code, self.resolve, self.ctx)
+        self.gen.pos = _Positions(unit, self.body.positions)
         self.locals = {}          # name -> CVal (C variable)
-        self.comp_targets = set()
-        for node in ast.walk(ast.Module(body=self.fdef.body, type_ignores=[])):
-            if isinstance(node, ast.comprehension):
-                for t in ast.walk(node.target):
-                    self.comp_targets.add(id(t))
-        self.stored = set()
-        for node in ast.walk(ast.Module(body=self.fdef.body, type_ignores=[])):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) \
-                    and id(node) not in self.comp_targets:
-                self.stored.add(node.id)
-        self.comp_names = []      # names bound by enclosing comprehensions (during conversion)
-
-    # -- names
-    def is_local(self, name):
-        return name in self.stored or name in self.params or any(name in s for s in self.comp_names)
 
     def resolve(self, name):
         if name in self.locals:
@@ -1191,327 +1036,25 @@ class _FuncGen:
         end = node.end_col_offset if getattr(node, "end_lineno", node.lineno) == node.lineno else None
         return self.unit.user_site(self.info.filename, node.lineno, node.col_offset, end)
 
-    def mark(self, expr, node):
-        self.gen.pos[id(expr)] = self.site(node)
-        self.unit.keep.append(expr)
-        return expr
-
-    # -- AST -> expression tree
-    def fold(self, node):
-        """The constant value of an expression that reads no local (None when it cannot fold)."""
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name) and self.is_local(sub.id):
-                return None
-            if isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Lambda,
-                                ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
-                return None
-        if isinstance(node, ast.Name) and node.id not in self.consts and node.id not in ("True", "False", "None"):
-            return None
-        env = {"__builtins__": builtins, **self.consts,
-               "select": lambda c, a, b: a if c else b}
-        try:
-            value = eval(compile(ast.Expression(body=node), self.info.filename, "eval"), env)  # noqa: S307
-        except Exception:  # noqa: BLE001 - not a foldable constant (it fails at run time)
-            return None
-        if value is None or isinstance(value, (bool, int, float, str)):
-            if isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64_MAX:
-                return None
-            return Const(value)
-        if isinstance(value, (tuple, list)) and all(type(v) in (int, bool) for v in value) \
-                and all(INT64_MIN <= v <= INT64_MAX for v in value):
-            return _ConstArr([int(v) for v in value], isinstance(value, tuple))
-        if isinstance(value, range):
-            return _Range([Const(value.start), Const(value.stop), Const(value.step)])
-        return None
-
-    def cv(self, node):
-        folded = self.fold(node)
-        if folded is not None:
-            return folded
-        method = getattr(self, "cv_" + type(node).__name__, None)
-        if method is None:
-            raise _Untranslatable(node, self._describe(node))
-        return method(node)
-
-    @staticmethod
-    def _describe(node):
-        names = {ast.Attribute: "attribute access", ast.Dict: "a dict", ast.Set: "a set",
-                 ast.Starred: "'*' unpacking", ast.JoinedStr: "an f-string", ast.Lambda: "lambda",
-                 ast.Yield: "a yield used as a value", ast.SetComp: "a set comprehension",
-                 ast.DictComp: "a dict comprehension", ast.Slice: "a slice"}
-        return names.get(type(node), f"the expression '{type(node).__name__}'")
-
-    def cv_Name(self, node):
-        if self.is_local(node.id):
-            return Var(node.id)
-        raise _Untranslatable(node, f"the name '{node.id}' as a value")
-
-    def cv_Constant(self, node):
-        return Const(node.value)
-
-    def cv_BinOp(self, node):
-        op = _AST_BINOPS.get(type(node.op))
-        if op is None:
-            raise _Untranslatable(node, "the '@' operator")
-        return self.mark(BinOp(op, self.cv(node.left), self.cv(node.right)), node)
-
-    def cv_UnaryOp(self, node):
-        operand = self.cv(node.operand)
-        if isinstance(node.op, ast.Not):
-            return Not(operand)
-        op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}[type(node.op)]
-        return self.mark(UnOp(op, operand), node)
-
-    def cv_BoolOp(self, node):
-        return _PyBool("and" if isinstance(node.op, ast.And) else "or", [self.cv(v) for v in node.values])
-
-    def cv_Compare(self, node):
-        ops = []
-        for op in node.ops:
-            if type(op) not in _AST_CMPOPS:
-                raise _Untranslatable(node, "'is' comparisons")
-            ops.append(_AST_CMPOPS[type(op)])
-        operands = [self.cv(node.left)] + [self.cv(c) for c in node.comparators]
-        if len(ops) == 1 and ops[0] not in ("in", "not in"):
-            return Compare(ops[0], operands[0], operands[1])
-        if len(ops) == 1:
-            return _In(operands[0], operands[1], ops[0] == "not in")
-        return _Chain(ops, operands)
-
-    def cv_IfExp(self, node):
-        return Select(self.cv(node.test), self.cv(node.body), self.cv(node.orelse))
-
-    def cv_List(self, node):
-        return self.mark(_ListLit([self.cv(e) for e in node.elts]), node)
-
-    def cv_Tuple(self, node):
-        return self.mark(_ListLit([self.cv(e) for e in node.elts], True), node)
-
-    def cv_Subscript(self, node):
-        if isinstance(node.slice, ast.Slice):
-            raise _Untranslatable(node, "a slice")
-        return self.mark(_Index(self.cv(node.value), self.cv(node.slice)), node)
-
-    def _comp(self, node):
-        gens = []
-        self.comp_names.append(set())
-        try:
-            for g in node.generators:
-                if g.is_async or not isinstance(g.target, ast.Name):
-                    raise _Untranslatable(g, "a comprehension with a tuple target")
-                it = self.cv(g.iter)
-                self.comp_names[-1].add(g.target.id)
-                gens.append((g.target.id, it, tuple(self.cv(c) for c in g.ifs)))
-            elt = self.cv(node.elt)
-        finally:
-            self.comp_names.pop()
-        return self.mark(_Comp(elt, gens), node)
-
-    cv_ListComp = _comp
-    cv_GeneratorExp = _comp
-
-    def cv_Call(self, node):
-        func = node.func
-        if not isinstance(func, ast.Name) or self.is_local(func.id) or node.keywords \
-                or any(isinstance(a, ast.Starred) for a in node.args):
-            raise _Untranslatable(node, f"the call {ast.unparse(node.func)}()")
-        name, args = func.id, node.args
-        if name in ("min", "max") and len(args) >= 2:
-            return self.mark(Call(name, tuple(self.cv(a) for a in args)), node)
-        if name in ("min", "max", "all", "any", "sum", "len") and len(args) == 1:
-            return self.mark(_Fold(name, self.cv(args[0])), node)
-        if name == "abs" and len(args) == 1:
-            return self.mark(Call("abs", (self.cv(args[0]),)), node)
-        if name == "range" and 1 <= len(args) <= 3:
-            parts = [self.cv(a) for a in args]
-            if len(parts) == 1:
-                parts = [Const(0), parts[0], Const(1)]
-            elif len(parts) == 2:
-                parts.append(Const(1))
-            return self.mark(_Range(parts), node)
-        if name in ("int", "float", "bool") and len(args) == 1:
-            return self.mark(_Conv(name, self.cv(args[0])), node)
-        if name in ("int", "float", "bool") and not args:
-            return Const({"int": 0, "float": 0.0, "bool": False}[name])
-        if name == "select" and len(args) == 3:
-            return _Eager([self.cv(a) for a in args])
-        if name == "list" and len(args) == 1:
-            return self.mark(_ListOf(self.cv(args[0])), node)
-        if name == "list" and not args:
-            return _ListLit([])
-        raise _Untranslatable(node, f"the call {name}()")
-
-    # -- types of locals
-    def infer(self, assigns):
-        """Fixed point of the types of locals over every assignment."""
-        env = {p: self.ptypes[p] for p in self.params if p in self.stored}
-        for _ in range(20):
-            changed = False
-            for name, expr in assigns:
-                t = self.type_of(expr, env)
-                if t is None:
-                    continue
-                new = _join(env.get(name), t)
-                if new != env.get(name):
-                    env[name] = new
-                    changed = True
-            if not changed:
-                break
-        for name in self.stored:
-            env.setdefault(name, "int")
-        return env
-
-    def type_of(self, e, env, scopes=None):
-        """The static type of a converted expression (None when a local's type is not known yet)."""
-        scopes = scopes or {}
-        t = lambda x: self.type_of(x, env, scopes)  # noqa: E731
-        if isinstance(e, tuple) and e and e[0] == "elem":
-            return self.elem_type(e[1], env, scopes)
-        if isinstance(e, Const):
-            v = e.value
-            return "bool" if isinstance(v, bool) else "int" if isinstance(v, int) else \
-                "float" if isinstance(v, float) else "str" if isinstance(v, str) else "none"
-        if isinstance(e, Var):
-            if e.name in scopes:
-                return scopes[e.name]
-            if e.name in env:
-                return env[e.name]
-            if e.name in self.params:
-                return self.ptypes[e.name]
-            return None
-        if isinstance(e, (Compare, Not, _In, _Chain)):
-            return "bool"
-        if isinstance(e, BinOp):
-            a, b = t(e.left), t(e.right)
-            if a is None or b is None:
-                return None
-            if a not in NUMERIC or b not in NUMERIC:
-                raise _Untranslatable(e, f"'{e.op}' on {a} and {b} values")
-            if e.op == "/":
-                return "float"
-            if e.op in ("&", "|", "^"):
-                return "bool" if a == b == "bool" else "int"
-            if e.op in ("<<", ">>"):
-                return "int"
-            if "float" in (a, b):
-                return "float"
-            if e.op == "**":
-                return "int" if a in INTISH and isinstance(e.right, Const) and type(e.right.value) is int \
-                    and e.right.value >= 0 else "num"
-            if "num" in (a, b):
-                return "num"
-            return "int"
-        if isinstance(e, UnOp):
-            a = t(e.operand)
-            return None if a is None else ("int" if a == "bool" else a)
-        if isinstance(e, (Select, _Eager)):
-            parts = (e.then, e.orelse) if isinstance(e, Select) else e.args[1:]
-            a, b = (t(p) for p in parts)
-            return None if a is None or b is None else _select_type(a, b)
-        if isinstance(e, Call):
-            parts = [t(a) for a in e.args]
-            if any(p is None for p in parts):
-                return None
-            if e.func == "abs":
-                return "int" if parts[0] in INTISH else parts[0]
-            out = parts[0]
-            for p in parts[1:]:
-                out = ("bool" if out == p == "bool" else "int") if out in INTISH and p in INTISH else \
-                    ("float" if out == p == "float" else "num")
-            return out
-        if isinstance(e, _PyBool):
-            out = None
-            for v in e.values:
-                x = t(v)
-                if x is None:
-                    return None
-                out = _join(out, x)
-            return out
-        if isinstance(e, (_ListLit, _Comp, _ListOf, _ConstArr)):
-            return "list"
-        if isinstance(e, _Range):
-            return "range"
-        if isinstance(e, _Fold):
-            return "bool" if e.func in ("all", "any") else "int"
-        if isinstance(e, _Index):
-            return "int"
-        if isinstance(e, _Conv):
-            return {"int": "int", "float": "float", "bool": "bool"}[e.to]
-        raise _Untranslatable(e, f"the expression {type(e).__name__}")
-
-    def elem_type(self, iterable, env, scopes):
-        if isinstance(iterable, (_Range, _ListLit, _Comp, _ListOf, _ConstArr)):
-            return "int"
-        if isinstance(iterable, Var):
-            t = self.type_of(iterable, env, scopes)
-            if t is None:
-                return None
-            if t == "list":
-                return "int"
-        raise _Untranslatable(iterable, "a for loop over this iterable")
-
-    def collect_assigns(self):
-        out = []
-        for node in ast.walk(ast.Module(body=self.fdef.body, type_ignores=[])):
-            if isinstance(node, ast.Assign):
-                value = self.cv(node.value)
-                for tgt in node.targets:
-                    if isinstance(tgt, ast.Name):
-                        out.append((tgt.id, value))
-                    elif isinstance(tgt, (ast.Tuple, ast.List)) and isinstance(value, _ListLit) \
-                            and len(tgt.elts) == len(value.elts) \
-                            and all(isinstance(x, ast.Name) for x in tgt.elts):
-                        out.extend((x.id, v) for x, v in zip(tgt.elts, value.elts))
-                    else:
-                        raise _Untranslatable(tgt, "this assignment target")
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                if not isinstance(node.target, ast.Name):
-                    raise _Untranslatable(node.target, "this assignment target")
-                out.append((node.target.id, self.cv(node.value)))
-            elif isinstance(node, ast.AugAssign):
-                if not isinstance(node.target, ast.Name):
-                    raise _Untranslatable(node.target, "this assignment target")
-                op = _AST_BINOPS.get(type(node.op))
-                if op is None:
-                    raise _Untranslatable(node, "the '@=' operator")
-                out.append((node.target.id, BinOp(op, Var(node.target.id), self.cv(node.value))))
-            elif isinstance(node, ast.For):
-                if not isinstance(node.target, ast.Name):
-                    raise _Untranslatable(node.target, "a for loop with a tuple target")
-                out.append((node.target.id, ("elem", self.cv(node.iter))))
-            elif isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)) and not self.info.closure:
-                raise _Untranslatable(node, "yield")
-        return out
-
     # -- statements
     def translate(self):
-        info = self.info
-        assigns = self.collect_assigns()
-        types = self.infer(assigns)
         decls = []
         for p in self.params:
-            ptype = self.ptypes[p]
-            if p in self.stored:
-                continue
-            self.locals[p] = CVal(f"p_{_mangle(p)}", ptype)
-        for name in sorted(self.stored):
-            ltype = types[name]
-            if name in self.params:
-                ltype = _join(ltype, self.ptypes[name])
+            if p not in self.body.locals:
+                self.locals[p] = CVal(f"p_{_mangle(p)}", self.ptypes[p])
+        for name, ltype in self.body.locals.items():
             cname = f"l_{_mangle(name)}"
             if ltype == "list":
                 decls.append(f"bn_list {cname} = BN_LIST0;")
                 self.ctx.lists.append(cname)
-            elif ltype in CTYPE:
+            else:
                 init = ZERO[ltype]
                 if name in self.params:
                     init = self.gen.convert(CVal(f"p_{_mangle(name)}", self.ptypes[name]), ltype)
                 decls.append(f"{CTYPE[ltype]} {cname} = {init};")
-            else:
-                raise _Untranslatable(None, f"the local '{name}' (a {ltype})")
             self.locals[name] = CVal(cname, ltype)
         self.gen.site = self.site(self.fdef)
-        self.statements(self.fdef.body)
+        self.statements(self.body.body)
         # falling off the end
         if self.kind == "iterator":
             self.code("out->kind = BN_SEQ_NONE;")
@@ -1525,7 +1068,7 @@ class _FuncGen:
         lines += ["    " + f"bn_list {name} = BN_LIST0;" for name in self.ctx.lists
                   if not name.startswith("l_")]
         used = ["w", "out", "bn_e"] + [f"p_{_mangle(p)}" for p in self.params] + \
-            [self.locals[n].text for n in sorted(self.stored)]
+            [self.locals[n].text for n in self.body.locals]
         lines.append("    " + " ".join(f"(void){u};" for u in used))
         lines += self.code.lines
         lines += ["    goto bn_out;", "bn_out:"]
@@ -1561,138 +1104,103 @@ class _FuncGen:
     def statement(self, st):
         gen = self.gen
         saved = gen.site
-        gen.site = self.site(st)
-        self.code(c_comment(f"line {st.lineno}: {ast.unparse(st).splitlines()[0]}"))
+        gen.site = self.site(st.node)
+        self.code(c_comment(f"line {st.node.lineno}: {ast.unparse(st.node).splitlines()[0]}"))
         try:
-            self._statement(st)
+            getattr(self, "s_" + type(st).__name__)(st)
         finally:
             gen.site = saved
 
-    def _list_value(self, expr, name):
-        """A list value for an assignment: a fresh list (aliasing a list variable is refused)."""
-        if isinstance(expr, Var):
-            raise _Untranslatable(None, f"'{name} = {expr.name}' (two names for one list)")
-        if isinstance(expr, _ListLit) and not expr.elts:
-            return None
-        return self.gen.value(expr)
+    def s_Unpack(self, st):
+        values = []
+        for v in st.values:      # every value first, then the assignments (a copy each)
+            v = self.gen.value(v)
+            if v.type not in NUMERIC:
+                raise _Untranslatable(st.node, f"unpacking a {v.type}")
+            values.append(v if v.is_const else self.gen.let(v.type, v.text))
+        for n, v in zip(st.names, values):
+            self.assign(n, v)
 
-    def _statement(self, st):
-        gen, code = self.gen, self.code
-        if isinstance(st, (ast.Assign, ast.AnnAssign)):
-            if isinstance(st, ast.AnnAssign) and st.value is None:
+    def s_Assign(self, st):
+        gen = self.gen
+        if self.locals[st.names[0]].type == "list":
+            if isinstance(st.value, ListLit) and not st.value.elts:
+                for n in st.names:
+                    self.code(f"{self.locals[n]}.n = 0;")
                 return
-            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
-            expr = self.cv(st.value)
-            if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)):
-                names = [x.id for x in targets[0].elts]
-                values = []
-                for v in expr.elts:      # every value first, then the assignments (a copy each)
-                    v = gen.value(v)
-                    if v.type not in NUMERIC:
-                        raise _Untranslatable(st, f"unpacking a {v.type}")
-                    values.append(v if v.is_const else gen.let(v.type, v.text))
-                for n, v in zip(names, values):
-                    self.assign(n, v)
-                return
-            names = [t.id for t in targets]
-            if self.locals[names[0]].type == "list":
-                value = self._list_value(expr, names[0])
-                for n in names:
-                    if value is None:
-                        code(f"{self.locals[n]}.n = 0;")
-                    else:
-                        self.assign(n, value)
-                return
-            value = gen.value(expr)
-            if len(names) > 1:
-                value = gen.stable(value)
-            for n in names:
+            value = gen.value(st.value)
+            for n in st.names:
                 self.assign(n, value)
-        elif isinstance(st, ast.AugAssign):
-            name = st.target.id
-            if self.locals[name].type == "list":
-                raise _Untranslatable(st, "'+=' on a list")
-            expr = self.mark(BinOp(_AST_BINOPS[type(st.op)], Var(name), self.cv(st.value)), st)
-            self.assign(name, gen.value(expr))
-        elif isinstance(st, ast.If):
-            test = self.cv(st.test)
-            v = gen.value(test)
-            if v.is_const:
-                self.statements(st.body if v.const else st.orelse)
-                return
-            code.open(f"if ({gen.truth_of(v)}) {{")
-            self.statements(st.body)
-            if st.orelse:
-                code.close("} else {")
-                code.indent += 1
-                self.statements(st.orelse)
-            code.close()
-        elif isinstance(st, ast.While):
-            test = self.cv(st.test)
-            code.open("for (;;) {")
-            v = gen.value(test)
-            if v.is_const and not v.const:
-                code("break;")
-            elif not v.is_const:
-                code(f"if (!{gen.truth_of(v)}) break;")
-            self.statements(st.body)
-            code.close()
-        elif isinstance(st, ast.For):
-            name = st.target.id
-            iterable = self.cv(st.iter)
-            if isinstance(iterable, Var):
-                for sub in ast.walk(ast.Module(body=st.body, type_ignores=[])):
-                    if isinstance(sub, ast.Name) and sub.id == iterable.name and isinstance(sub.ctx, ast.Store):
-                        raise _Untranslatable(st, f"rebinding '{iterable.name}' while iterating over it")
-
-            def body(v):
-                self.assign(name, v)
-                self.statements(st.body)
-            gen.iterate(iterable, body, st)
-        elif isinstance(st, ast.Break):
-            code("break;")
-        elif isinstance(st, ast.Continue):
-            code("continue;")
-        elif isinstance(st, ast.Return):
-            self.ret(st)
-        elif isinstance(st, ast.Expr):
-            value = st.value
-            if isinstance(value, ast.Constant):
-                return
-            if isinstance(value, ast.Yield):
-                if self.kind != "closure":
-                    raise _Untranslatable(value, "yield")
-                v = gen.value(self.cv(value.value)) if value.value is not None else None
-                if v is None or v.type not in NUMERIC:
-                    raise _Untranslatable(value, "yielding a non-number")
-                code(f"if (BN_UNLIKELY(bn_e = bn_seq_push(out, {gen.to_num(v)}))) {self.ctx.fail(gen.site, 'bn_e')}")
-                return
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
-                    and value.func.attr == "append" and isinstance(value.func.value, ast.Name) \
-                    and value.func.value.id in self.locals and self.locals[value.func.value.id].type == "list" \
-                    and len(value.args) == 1 and not value.keywords:
-                lst = self.locals[value.func.value.id]
-                v = gen.value(self.cv(value.args[0]))
-                if v.type not in INTISH:
-                    raise _Untranslatable(value, f"appending a {v.type} (lists of integers only)")
-                code(f"if (BN_UNLIKELY(bn_e = bn_list_push(&{lst}, {v}))) {self.ctx.fail(gen.site, 'bn_e')}")
-                return
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-                raise _Untranslatable(value, f"the method call .{value.func.attr}()")
-            gen.value(self.cv(value))
-        elif isinstance(st, ast.Pass):
             return
-        else:
-            raise _Untranslatable(st, f"the statement '{type(st).__name__}'")
+        value = gen.value(st.value)
+        if len(st.names) > 1:
+            value = gen.stable(value)
+        for n in st.names:
+            self.assign(n, value)
 
-    def ret(self, st):
+    def s_If(self, st):
+        gen, code = self.gen, self.code
+        v = gen.value(st.test)
+        if v.is_const:
+            self.statements(st.body if v.const else st.orelse)
+            return
+        code.open(f"if ({gen.truth_of(v)}) {{")
+        self.statements(st.body)
+        if st.orelse:
+            code.close("} else {")
+            code.indent += 1
+            self.statements(st.orelse)
+        code.close()
+
+    def s_While(self, st):
+        gen, code = self.gen, self.code
+        code.open("for (;;) {")
+        v = gen.value(st.test)
+        if v.is_const and not v.const:
+            code("break;")
+        elif not v.is_const:
+            code(f"if (!{gen.truth_of(v)}) break;")
+        self.statements(st.body)
+        code.close()
+
+    def s_For(self, st):
+        def body(v):
+            self.assign(st.name, v)
+            self.statements(st.body)
+        self.gen.iterate(st.iterable, body, st.node)
+
+    def s_Break(self, st):
+        self.code("break;")
+
+    def s_Continue(self, st):
+        self.code("continue;")
+
+    def s_Eval(self, st):
+        self.gen.value(st.value)
+
+    def s_Yield(self, st):
+        gen = self.gen
+        v = gen.value(st.value)
+        if v.type not in NUMERIC:
+            raise _Untranslatable(st.node.value, "yielding a non-number")
+        self.code(f"if (BN_UNLIKELY(bn_e = bn_seq_push(out, {gen.to_num(v)}))) {self.ctx.fail(gen.site, 'bn_e')}")
+
+    def s_Append(self, st):
+        gen = self.gen
+        lst = self.locals[st.name]
+        v = gen.value(st.value)
+        if v.type not in INTISH:
+            raise _Untranslatable(st.call, f"appending a {v.type} (lists of integers only)")
+        self.code(f"if (BN_UNLIKELY(bn_e = bn_list_push(&{lst}, {v}))) {self.ctx.fail(gen.site, 'bn_e')}")
+
+    def s_Return(self, st):
         gen, code = self.gen, self.code
         if self.kind == "closure":
             if st.value is not None:
-                gen.value(self.cv(st.value))
+                gen.value(st.value)
             code("goto bn_out;")
             return
-        expr = self.cv(st.value) if st.value is not None else Const(None)
+        expr = st.value if st.value is not None else Const(None)
         if self.kind == "condition":
             v = gen.value(expr)
             code(f"*out = {gen.truth_of(v)};")
@@ -1716,8 +1224,19 @@ class _FuncGen:
             elif v.type in NUMERIC:
                 code(f"if (BN_UNLIKELY(bn_e = bn_seq_push(out, {gen.to_num(v)}))) {self.ctx.fail(gen.site, 'bn_e')}")
             else:
-                raise _Untranslatable(st, f"returning a {v.type}")
+                raise _Untranslatable(st.node, f"returning a {v.type}")
         code("goto bn_out;")
+
+
+class _Positions:
+    """``id(expr) -> site`` of a lowered body's operations, registered as user sites on first use."""
+
+    def __init__(self, unit, positions):
+        self.unit, self.positions = unit, positions
+
+    def get(self, key, default):
+        where = self.positions.get(key)
+        return default if where is None else self.unit.user_site(*where)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,260 @@
+"""The IR of user function bodies: what a @condition / @iterator body means, lowered once from its
+``ast`` by :mod:`beast.ir.lower` and printed by each target.
+
+Expressions are the loop-nest IR's (:mod:`beast.expr`) plus the constructs only function bodies
+have (Python's value-returning ``and``/``or``, comparison chains, ``in``, ranges, lists,
+comprehensions, folds like ``sum``/``all``, indexing and conversions). Statements are the few a
+body may use: assignments, ``if``, ``while``, ``for`` over a range or a list, ``break``,
+``continue``, ``return``, ``yield`` and ``list.append``. Every statement keeps its ``ast`` node
+(for comments and error locations); :class:`FuncBody` holds the inferred static type of every
+local and the user position of every operation that can fail.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..expr import Expr
+
+
+class Untranslatable(Exception):
+    """A body uses something outside the translatable subset (``node``: where, when known)."""
+
+    def __init__(self, node, reason):
+        super().__init__(reason)
+        self.node, self.reason = node, reason
+
+
+# ---------------------------------------------------------------------------------------------
+# Expressions that only function bodies produce (never in the loop nest)
+
+class BodyExpr(Expr):
+    __slots__ = ()
+
+
+class PyBool(BodyExpr):
+    """Python's and/or: the value of the operand that decided."""
+    __slots__ = ("op", "values")
+
+    def __init__(self, op, values):
+        self.op, self.values = op, tuple(values)
+
+    def children(self):
+        return self.values
+
+
+class Chain(BodyExpr):
+    __slots__ = ("ops", "operands")
+
+    def __init__(self, ops, operands):
+        self.ops, self.operands = tuple(ops), tuple(operands)
+
+    def children(self):
+        return self.operands
+
+
+class Eager(BodyExpr):
+    """select(c, a, b) called inside a function: every argument is evaluated."""
+    __slots__ = ("args",)
+
+    def __init__(self, args):
+        self.args = tuple(args)
+
+    def children(self):
+        return self.args
+
+
+class RangeCall(BodyExpr):
+    __slots__ = ("args",)
+
+    def __init__(self, args):
+        self.args = tuple(args)
+
+    def children(self):
+        return self.args
+
+
+class ListLit(BodyExpr):
+    __slots__ = ("elts", "is_tuple")
+
+    def __init__(self, elts, is_tuple=False):
+        self.elts, self.is_tuple = tuple(elts), is_tuple
+
+    def children(self):
+        return self.elts
+
+
+class ConstArr(BodyExpr):
+    __slots__ = ("values", "is_tuple")
+
+    def __init__(self, values, is_tuple):
+        self.values, self.is_tuple = tuple(values), is_tuple
+
+
+class Comp(BodyExpr):
+    """A list comprehension or generator expression: elt for target in iter if ... (nested)."""
+    __slots__ = ("elt", "gens")
+
+    def __init__(self, elt, gens):
+        self.elt, self.gens = elt, tuple(gens)     # gens: (target name, iterable, (ifs...))
+
+    def children(self):
+        out = [self.elt]
+        for _, it, ifs in self.gens:
+            out.append(it)
+            out.extend(ifs)
+        return tuple(out)
+
+
+class ListOf(BodyExpr):
+    __slots__ = ("iterable",)
+
+    def __init__(self, iterable):
+        self.iterable = iterable
+
+    def children(self):
+        return (self.iterable,)
+
+
+class Fold(BodyExpr):
+    """len / all / any / sum / min / max over an iterable (or a comprehension)."""
+    __slots__ = ("func", "iterable")
+
+    def __init__(self, func, iterable):
+        self.func, self.iterable = func, iterable
+
+    def children(self):
+        return (self.iterable,)
+
+
+class In(BodyExpr):
+    __slots__ = ("item", "container", "negate")
+
+    def __init__(self, item, container, negate):
+        self.item, self.container, self.negate = item, container, negate
+
+    def children(self):
+        return (self.item, self.container)
+
+
+class Index(BodyExpr):
+    __slots__ = ("container", "index")
+
+    def __init__(self, container, index):
+        self.container, self.index = container, index
+
+    def children(self):
+        return (self.container, self.index)
+
+
+class Conv(BodyExpr):
+    __slots__ = ("to", "value")
+
+    def __init__(self, to, value):
+        self.to, self.value = to, value
+
+    def children(self):
+        return (self.value,)
+
+
+# ---------------------------------------------------------------------------------------------
+# Statements
+
+@dataclass
+class Stmt:
+    node: object                         # the ast statement (location, comments)
+
+
+@dataclass
+class Assign(Stmt):
+    """``a = b = value`` (one value, every name bound to it); ``aug``: written ``a op= x``."""
+    names: list
+    value: Expr
+    aug: bool = False
+
+
+@dataclass
+class Unpack(Stmt):
+    """``a, b = x, y``: every value is computed first, then the names are bound."""
+    names: list
+    values: list
+
+
+@dataclass
+class If(Stmt):
+    test: Expr
+    body: list
+    orelse: list
+
+
+@dataclass
+class While(Stmt):
+    test: Expr
+    body: list
+
+
+@dataclass
+class For(Stmt):
+    """``for name in iterable`` over a range, a list or a constant array."""
+    name: str
+    iterable: Expr
+    body: list
+
+
+@dataclass
+class Break(Stmt):
+    pass
+
+
+@dataclass
+class Continue(Stmt):
+    pass
+
+
+@dataclass
+class Return(Stmt):
+    value: Expr | None                   # None: a bare ``return``
+
+
+@dataclass
+class Yield(Stmt):
+    value: Expr
+
+
+@dataclass
+class Append(Stmt):
+    """``name.append(value)`` on a local list (``call``: the ast call)."""
+    name: str
+    value: Expr
+    call: object = None
+
+
+@dataclass
+class Eval(Stmt):
+    """An expression evaluated for its errors only."""
+    value: Expr
+
+
+@dataclass
+class FuncBody:
+    """A user function lowered once: ``kind`` is 'condition', 'iterator' (deferred: returns its
+    values) or 'closure' (yields them); ``params`` the node arguments with their static types;
+    ``locals`` every local the body binds with its type (int, bool, float, num or list);
+    ``positions`` maps ``id(expr)`` of each operation that can fail to its user location
+    (filename, lineno, col, end_col)."""
+    info: object
+    kind: str
+    params: list
+    ptypes: dict
+    locals: dict
+    body: list
+    positions: dict = field(default_factory=dict)
+    keep: list = field(default_factory=list)       # the expressions whose ids key ``positions``
+
+
+def walk_body(stmts):
+    """Every statement of a body, outer first."""
+    for s in stmts:
+        yield s
+        for sub in (getattr(s, "body", None), getattr(s, "orelse", None)):
+            if sub:
+                yield from walk_body(sub)
