@@ -41,20 +41,19 @@ from __future__ import annotations
 
 import ast
 import builtins
-import itertools
 import math
-import os
 import re
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import BeastError, SpaceError, frame_position
+from ..errors import BeastError, SpaceError
 from ..expr import (BINOPS, COMPARES, BoolOp, CallSeq, Compare, Const, DivisorSeq, Not, RangeSeq,
-                    ScalarSeq, Select, SetOpSeq, SolveSeq, ValuesSeq, Var, evaluate, free_vars)
+                    ScalarSeq, Select, SetOpSeq, SolveSeq, ValuesSeq, Var)
 from ..ir import Check, Emit, Let, Loop, Program, pure_nest, walk_statements
 from ..ir.body import Comp, ConstArr, ListLit, PyBool, Untranslatable
 from ..ir.lower import lower_function
+from ..ir.sites import LoopValueSite, NodeSite, TableSite, UserSite
+from ..ir.tabulate import MAX_VALUES, Tabulator, Untabulatable, float_bits
 from .exprs import ATOM, ExprPrinter
 from .python import PyExpr
 
@@ -69,10 +68,6 @@ KINDS = ("overflow", "zero_floordiv", "zero_mod", "zero_truediv", "zero_ffloordi
 KIND = {name: i + 1 for i, name in enumerate(KINDS)}
 
 MAX_CLAIM_DEPTH = 3          # work items are split at most this many loops deep
-MAX_VALUES = 1 << 24         # values one call of a closure/deferred function may produce
-TABLE_ENTRIES = 1 << 16      # argument tuples a tabulated function may have
-TABLE_VALUES = 1 << 20       # values all entries of one table may hold
-DOMAIN_EVALS = 1 << 20       # evaluations spent on one node's value superset
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 CTYPE = {"int": "int64_t", "bool": "int64_t", "float": "double", "num": "bn_num"}
@@ -83,50 +78,6 @@ CMP_CODE = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5}
 
 # Tests may set this to exercise tabulation on functions that translate.
 FORCE_TABULATE = False
-
-
-# ---------------------------------------------------------------------------------------------
-# Sites: where an error can happen. The runtime maps (site, kind) to the user-facing error.
-
-@dataclass
-class NodeSite:
-    """An IR statement (a derived variable, a condition, an iterator's sequence): errors name the
-    node; ``lets`` are the lets in scope before it (to recompute the environment)."""
-    node: object
-    stmt: object
-    lets: tuple = ()
-
-
-@dataclass
-class LoopValueSite:
-    """A loop's values: a non-integer value or a deferred function that returned no sequence."""
-    node: object
-    var: str
-
-
-@dataclass
-class UserSite:
-    """An operation inside a translated user function (file, line and columns of its source)."""
-    filename: str
-    lineno: int
-    col: int | None
-    end: int | None
-
-
-@dataclass
-class ExcSite:
-    """An exception that a tabulated function raised for some arguments, already located."""
-    exc: BaseException
-    filename: str | None
-    lineno: int | None
-    col: int | None
-    end: int | None
-
-
-@dataclass
-class TableSite:
-    """Arguments outside a tabulated function's computed domain (an internal error)."""
-    name: str
 
 
 @dataclass
@@ -173,10 +124,6 @@ def _mangle(name: str) -> str:
     return re.sub(r"[^0-9A-Za-z_]", lambda m: f"_{ord(m.group()):x}_", name)
 
 
-def _float_bits(v: float) -> int:
-    return struct.unpack("<q", struct.pack("<d", v))[0]
-
-
 def _join(a, b):
     """The type of a variable that holds values of types a and b."""
     if a is None:
@@ -204,8 +151,6 @@ def _select_type(a, b):
 _Untranslatable = Untranslatable
 
 
-class _Untabulatable(Exception):
-    pass
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1242,219 +1187,28 @@ class _Positions:
 # ---------------------------------------------------------------------------------------------
 # User functions: tabulation over the finite domains of their arguments
 
-class _Domains:
-    """Supersets of the values every node can take, computed bottom-up in Python (None: too many
-    or unknown). Conditions are ignored, so these are supersets of what the loop nest reaches."""
+class _TablePrinter:
+    """Print a :class:`~beast.ir.tabulate.Table` as C arrays and a lookup function."""
 
-    def __init__(self, program, pyfuncs):
-        self.program = program
-        self.pyfuncs = pyfuncs
-        self.defs = {}
-        for st in walk_statements(program.body):
-            if isinstance(st, Loop):
-                self.defs[st.var] = ("seq", st.seq)
-            elif isinstance(st, Let):
-                self.defs[st.var] = ("expr", st.expr)
-        self.memo = {}
-
-    def values(self, name):
-        if name in self.memo:
-            return self.memo[name]
-        self.memo[name] = None          # cycles cannot happen; this also caps recursion
-        if name not in self.defs:
-            return None
-        kind, d = self.defs[name]
-        deps = free_vars(d)
-        doms = [self.values(x) for x in deps]
-        if any(x is None for x in doms):
-            return None
-        size = 1
-        for x in doms:
-            size *= len(x)
-        if size > DOMAIN_EVALS:
-            return None
-        out = {}
-        for combo in itertools.product(*doms):
-            env = dict(zip(deps, combo))
-            try:
-                if kind == "expr":
-                    vals = [evaluate(d, env, self.pyfuncs)]
-                else:
-                    vals = [int(v) for v in self.seq_values(d, env) if type(v) in (int, bool)]
-            except Exception:  # noqa: BLE001 - such a configuration stops the enumeration there
-                continue
-            for v in vals:
-                out[(1, _float_bits(v)) if type(v) is float else (0, v)] = v
-                if len(out) > DOMAIN_EVALS:
-                    self.memo[name] = None
-                    return None
-        self.memo[name] = list(out.values())
-        return self.memo[name]
-
-    def seq_values(self, seq, env):
-        if isinstance(seq, RangeSeq):
-            return range(*(evaluate(x, env) for x in seq.exprs()))
-        if isinstance(seq, ValuesSeq):
-            return seq.values
-        if isinstance(seq, ScalarSeq):
-            return [evaluate(seq.value, env)]
-        if isinstance(seq, SolveSeq):
-            if not evaluate(seq.guard, env):
-                return []
-            v = evaluate(seq.value, env)
-            return [v] if v in self.seq_values(seq.base, env) else []
-        if isinstance(seq, CallSeq):
-            result = self.pyfuncs[seq.func](*(evaluate(a, env) for a in seq.args))
-            if seq.closure:
-                return list(itertools.islice(result, MAX_VALUES))
-            kind, vals = _classify_return(result)
-            return vals if kind in ("values", "range") else []
-        if isinstance(seq, DivisorSeq):
-            n = evaluate(seq.n, env)
-            return [d for d in range(evaluate(seq.base.start, env), evaluate(seq.base.stop, env))
-                    if n == 0 or (d != 0 and n % d == 0)]
-        if isinstance(seq, SetOpSeq):
-            from ..lang import set_operation
-            return set_operation(seq.op, list(self.seq_values(seq.left, env)),
-                                 list(self.seq_values(seq.right, env)))
-        return []
-
-
-def _classify_return(result):
-    """What the Python backend's _b_vals makes of a deferred function's return value."""
-    cls = result.__class__
-    if cls is range:
-        return "range", result
-    if cls is list or cls is tuple:
-        return "values", list(result)
-    if cls is int or cls is bool:
-        return "values", [int(result)]
-    if result is None:
-        return "none", None
-    if cls is float:
-        return "values", [result]
-    try:
-        return "values", list(result)
-    except TypeError:
-        return "badret", f"an @iterator function returned a {cls.__name__}, not a scalar, list or range"
-
-
-def _user_location(exc, filename):
-    """Where an exception raised in user code happened, as map_exception finds it."""
-    tb = exc.__traceback__
-    user_tb = None
-    while tb is not None:
-        fname = tb.tb_frame.f_code.co_filename
-        if os.path.isfile(fname) and "beast" + os.sep + "runtime" not in fname \
-                and os.path.abspath(fname) != os.path.abspath(__file__):
-            user_tb = tb
-        tb = tb.tb_next
-    if user_tb is None:
-        return filename, None, None, None
-    return frame_position(user_tb)
-
-
-class _Tabulator:
     def __init__(self, unit):
         self.unit = unit
-        self._domains = None
-
-    def domains(self):
-        if self._domains is None:
-            self._domains = _Domains(self.unit.program, self.unit.pyfuncs())
-        return self._domains
-
-    def key_of(self, value, type_):
-        if type_ in INTISH:
-            if type(value) not in (int, bool) or not INT64_MIN <= value <= INT64_MAX:
-                raise _Untabulatable(f"an argument value {value!r} that is not a 64-bit integer")
-            return [int(value)]
-        if type_ == "float":
-            if type(value) is not float:
-                raise _Untabulatable(f"an argument value {value!r} that is not a float")
-            return [_float_bits(value)]
-        if type(value) is float:
-            return [1, _float_bits(value)]
-        if type(value) in (int, bool) and INT64_MIN <= value <= INT64_MAX:
-            return [0, int(value)]
-        raise _Untabulatable(f"an argument value {value!r} that is not a number")
-
-    def tabulate(self, info, fname):
-        unit = self.unit
-        pyfuncs = unit.pyfuncs()
-        if pyfuncs is None or info.ident not in pyfuncs:
-            raise _Untabulatable("the Python function is not available")
-        func = pyfuncs[info.ident]
-        ptypes = unit.param_types(info)
-        doms = []
-        for arg in info.node_args:
-            d = self.domains().values(arg)
-            if d is None:
-                raise _Untabulatable(f"the values of '{arg}' are not finite or too many to list")
-            doms.append(d)
-        size = 1
-        for d in doms:
-            size *= len(d)
-        if size > TABLE_ENTRIES:
-            raise _Untabulatable(f"its arguments take {size} combinations of values "
-                                 f"(at most {TABLE_ENTRIES} are tabulated)")
-        entries = []
-        nvalues = 0
-        for combo in itertools.product(*doms):
-            key = []
-            for v, t in zip(combo, ptypes):
-                key += self.key_of(v, t)
-            outcome = self.run(info, func, combo)
-            if outcome[0] in ("values",):
-                nvalues += len(outcome[1])
-                if nvalues > TABLE_VALUES:
-                    raise _Untabulatable(f"its results hold more than {TABLE_VALUES} values")
-            entries.append((key, outcome))
-        entries.sort(key=lambda kv: kv[0])
-        return self.emit(info, fname, ptypes, entries)
-
-    def run(self, info, func, args):
-        """(kind, payload, error site): 'values' [python values], 'range' (a, b, c), 'none',
-        'badret' message, 'truth' bool."""
-        err = 0
-        values = []
-        try:
-            if info.role == "condition":
-                return ("truth", bool(func(*args)), 0)
-            result = func(*args)
-            if info.closure:
-                for v in result:
-                    values.append(v)
-                    if len(values) > MAX_VALUES:
-                        raise _Untabulatable("a call yields too many values")
-                return ("values", values, 0)
-            kind, payload = _classify_return(result)
-            if kind == "range":
-                return ("range", (payload.start, payload.stop, payload.step), 0)
-            return (kind, payload, 0)
-        except _Untabulatable:
-            raise
-        except Exception as exc:  # noqa: BLE001 - recorded, raised when the configuration is reached
-            filename, lineno, col, end = _user_location(exc, info.filename)
-            err = self.unit.site(ExcSite(exc.with_traceback(None), filename, lineno, col, end))
-        return ("values" if info.role != "condition" else "truth", values if info.role != "condition" else False,
-                err)
 
     def value_tag(self, v):
         if type(v) in (int, bool) and INT64_MIN <= v <= INT64_MAX:
             return 0, int(v)
         if type(v) is float:
-            return 1, _float_bits(v)
+            return 1, float_bits(v)
         self.unit.objects.append(v)
         return 2, len(self.unit.objects) - 1
 
-    def emit(self, info, fname, ptypes, entries):
+    def emit(self, table, fname):
+        info, ptypes, entries = table.info, table.ptypes, table.entries
         unit = self.unit
         tid = unit.tmp()
         n = len(entries)
         width = sum(2 if t == "num" else 1 for t in ptypes)
         keys = [k for key, _ in entries for k in key]
-        errs = [o[2] for _, o in entries]
+        errs = [unit.site(o[2]) if o[2] is not None else 0 for _, o in entries]
         out = [c_comment(f"'{info.name}' tabulated over {n} argument tuples")]
 
         def array(ctype, name, values):
@@ -1544,7 +1298,8 @@ class _Unit:
         self.nseq = 0
         self.arrays = {}
         self.keep = []             # expression nodes whose ids key positions
-        self.tabulator = _Tabulator(self)
+        self.tabulator = Tabulator(program, self.pyfuncs)
+        self.tables = _TablePrinter(self)
 
     def pyfuncs(self):
         if callable(self._pyfuncs):
@@ -1601,9 +1356,9 @@ class _Unit:
         except _Untranslatable as why:
             node = why.node if why.node is not None and hasattr(why.node, "lineno") else info.fdef
             try:
-                text = self.tabulator.tabulate(info, fname)
+                text = self.tables.emit(self.tabulator.tabulate(info, self.param_types(info)), fname)
                 self.tabulated.append(info.name)
-            except _Untabulatable as tab:
+            except Untabulatable as tab:
                 raise SpaceError.at(
                     node, info.filename,
                     f"the C backend cannot translate {why.reason} in '{info.name}', and cannot "
