@@ -262,6 +262,7 @@ class _Gen:
         self.unit, self.code, self.resolve, self.ctx = unit, code, resolve, ctx
         self.site = 0           # the statement's site (IR) or the function's fallback site
         self.pos = {}           # id(expr) -> site of that operation (function bodies)
+        self.origins = {}       # id(expr) -> its ast node (function bodies)
         self.scopes = []        # comprehension variables: [{name: CVal}]
         self.pure_printer = CExpr(self.lookup)
 
@@ -631,6 +632,15 @@ class _Gen:
             return CVal(f"({b} {sign} {a} ? {b} : {a})", rtype)
         return CVal(f"bn_{func}_nn({self.to_num(a)}, {self.to_num(b)})", "num")
 
+    def v_Sorted(self, e):
+        raise _Untranslatable(self.origins.get(id(e)), "the call sorted()")
+
+    def v_SetOpCall(self, e):
+        raise _Untranslatable(self.origins.get(id(e)), f"the call {e.op}()")
+
+    def v_Identity(self, e):
+        raise _Untranslatable(None, "'is' comparisons")
+
     def v_FuncCall(self, e):
         info = self.unit.program.funcs.get(e.func)
         if info is None:
@@ -968,6 +978,7 @@ class _FuncGen:
         self.ctx = _FuncCtx(unit)
         self.gen = _Gen(unit, self.code, self.resolve, self.ctx)
         self.gen.pos = _Positions(unit, self.body.positions)
+        self.gen.origins = self.body.origins
         self.locals = {}          # name -> CVal (C variable)
 
     def resolve(self, name):
@@ -989,6 +1000,8 @@ class _FuncGen:
                 self.locals[p] = CVal(f"p_{_mangle(p)}", self.ptypes[p])
         for name, ltype in self.body.locals.items():
             cname = f"l_{_mangle(name)}"
+            if ltype not in ("list",) + NUMERIC:
+                raise _Untranslatable(None, f"the local '{name}' (a {ltype})")
             if ltype == "list":
                 decls.append(f"bn_list {cname} = BN_LIST0;")
                 self.ctx.lists.append(cname)
@@ -1069,6 +1082,10 @@ class _FuncGen:
     def s_Assign(self, st):
         gen = self.gen
         if self.locals[st.names[0]].type == "list":
+            if st.aug:
+                raise _Untranslatable(st.node, "'+=' on a list")
+            if isinstance(st.value, Var):
+                raise _Untranslatable(None, f"'{st.names[0]} = {st.value.name}' (two names for one list)")
             if isinstance(st.value, ListLit) and not st.value.elts:
                 for n in st.names:
                     self.code(f"{self.locals[n]}.n = 0;")
@@ -1082,6 +1099,9 @@ class _FuncGen:
             value = gen.stable(value)
         for n in st.names:
             self.assign(n, value)
+
+    def s_SetItem(self, st):
+        raise _Untranslatable(st.target, "this assignment target")
 
     def s_If(self, st):
         gen, code = self.gen, self.code

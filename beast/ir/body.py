@@ -156,6 +156,38 @@ class Conv(BodyExpr):
         return (self.value,)
 
 
+class Identity(BodyExpr):
+    """``left is right`` (``negate``: ``is not``); only None can be told apart by type."""
+    __slots__ = ("negate", "left", "right")
+
+    def __init__(self, negate, left, right):
+        self.negate, self.left, self.right = negate, left, right
+
+    def children(self):
+        return (self.left, self.right)
+
+
+class SetOpCall(BodyExpr):
+    """``union`` / ``intersection`` / ``difference`` of two lists or ranges, inside a body."""
+    __slots__ = ("op", "left", "right")
+
+    def __init__(self, op, left, right):
+        self.op, self.left, self.right = op, left, right
+
+    def children(self):
+        return (self.left, self.right)
+
+
+class Sorted(BodyExpr):
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def children(self):
+        return (self.value,)
+
+
 # ---------------------------------------------------------------------------------------------
 # Statements
 
@@ -177,6 +209,15 @@ class Unpack(Stmt):
     """``a, b = x, y``: every value is computed first, then the names are bound."""
     names: list
     values: list
+
+
+@dataclass
+class SetItem(Stmt):
+    """``container[index] = value`` (``target``: the ast subscript)."""
+    target: object
+    container: Expr
+    index: Expr
+    value: Expr
 
 
 @dataclass
@@ -249,6 +290,8 @@ class FuncBody:
     body: list
     positions: dict = field(default_factory=dict)
     keep: list = field(default_factory=list)       # the expressions whose ids key ``positions``
+    untyped: set = field(default_factory=set)      # locals no assignment gives a type (read as 0)
+    origins: dict = field(default_factory=dict)    # id(expr) -> the ast node it was lowered from
 
 
 def walk_body(stmts):

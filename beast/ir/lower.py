@@ -13,14 +13,15 @@ import ast
 import builtins
 
 from ..expr import BinOp, Call, Compare, Const, Not, Select, UnOp, Var
+from ..frontend.functions import is_vocabulary
 from .body import (Append, Assign, Break, Chain, Comp, ConstArr, Continue, Conv, Eager, Eval, Fold,
-                   For, FuncBody, If, In, Index, ListLit, ListOf, PyBool, RangeCall, Return, Unpack,
-                   Untranslatable, While, Yield)
+                   For, FuncBody, Identity, If, In, Index, ListLit, ListOf, PyBool, RangeCall, Return,
+                   SetItem, SetOpCall, Sorted, Unpack, Untranslatable, While, Yield)
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 INTISH = ("int", "bool")
 NUMERIC = ("int", "bool", "float", "num")
-LOCAL_TYPES = ("int", "bool", "float", "num", "list")
+LOCAL_TYPES = ("int", "bool", "float", "num", "list", "str")
 
 AST_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
                ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
@@ -71,7 +72,7 @@ class _Lowerer:
         self.params = list(info.node_args)
         self.ptypes = dict(zip(self.params, param_types))
         self.consts = dict(info.constants)
-        self.positions, self.keep = {}, []
+        self.positions, self.keep, self.origins = {}, [], {}
         self.assigns = []          # (name, expr or ("elem", iterable)) for type inference
         comp_targets = set()
         for node in ast.walk(ast.Module(body=self.fdef.body, type_ignores=[])):
@@ -93,6 +94,7 @@ class _Lowerer:
         if node is not None and getattr(node, "lineno", None) is not None:
             end = node.end_col_offset if getattr(node, "end_lineno", node.lineno) == node.lineno else None
             self.positions[id(expr)] = (self.info.filename, node.lineno, node.col_offset, end)
+            self.origins[id(expr)] = node
             self.keep.append(expr)
         return expr
 
@@ -104,6 +106,7 @@ class _Lowerer:
                     raise Untranslatable(node, "yield")
         body = self.statements(self.fdef.body)
         types = self.infer(self.assigns)
+        untyped = {name for name in self.stored if name not in self.typed}
         local_types = {}
         for name in sorted(self.stored):
             ltype = types[name]
@@ -113,7 +116,7 @@ class _Lowerer:
                 raise Untranslatable(None, f"the local '{name}' (a {ltype})")
             local_types[name] = ltype
         out = FuncBody(self.info, self.kind, self.params, self.ptypes, local_types, body,
-                       self.positions, self.keep)
+                       self.positions, self.keep, untyped, self.origins)
         _check_lists(out)
         return out
 
@@ -140,6 +143,10 @@ class _Lowerer:
                 names = [x.id for x in tgt.elts]
                 self.assigns.extend(zip(names, value.elts))
                 return Unpack(st, names, list(value.elts))
+            if len(targets) == 1 and isinstance(targets[0], ast.Subscript) \
+                    and not isinstance(targets[0].slice, ast.Slice):
+                tgt = targets[0]
+                return SetItem(st, tgt, self.cv(tgt.value), self.cv(tgt.slice), value)
             for tgt in targets:
                 if not isinstance(tgt, ast.Name):
                     raise Untranslatable(tgt, "this assignment target")
@@ -221,6 +228,10 @@ class _Lowerer:
             return ConstArr([int(v) for v in value], isinstance(value, tuple))
         if isinstance(value, range):
             return RangeCall([Const(value.start), Const(value.stop), Const(value.step)])
+        if isinstance(value, (tuple, list)) and all(
+                v is None or type(v) in (bool, int, float, str) for v in value) \
+                and not any(type(v) is int and not INT64_MIN <= v <= INT64_MAX for v in value):
+            return ListLit([Const(v) for v in value], isinstance(value, tuple))
         return None
 
     def cv(self, node):
@@ -265,6 +276,8 @@ class _Lowerer:
         return PyBool("and" if isinstance(node.op, ast.And) else "or", [self.cv(v) for v in node.values])
 
     def cv_Compare(self, node):
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+            return Identity(isinstance(node.ops[0], ast.IsNot), self.cv(node.left), self.cv(node.comparators[0]))
         ops = []
         for op in node.ops:
             if type(op) not in AST_CMPOPS:
@@ -315,6 +328,8 @@ class _Lowerer:
                 or any(isinstance(a, ast.Starred) for a in node.args):
             raise Untranslatable(node, f"the call {ast.unparse(node.func)}()")
         name, args = func.id, node.args
+        if name in self.consts and not is_vocabulary(self.consts[name]):
+            raise Untranslatable(node, f"the call {name}()")
         if name in ("min", "max") and len(args) >= 2:
             return self.mark(Call(name, tuple(self.cv(a) for a in args)), node)
         if name in ("min", "max", "all", "any", "sum", "len") and len(args) == 1:
@@ -338,6 +353,12 @@ class _Lowerer:
             return self.mark(ListOf(self.cv(args[0])), node)
         if name == "list" and not args:
             return ListLit([])
+        if name in ("union", "intersection", "difference") and len(args) == 2:
+            return self.mark(SetOpCall(name, self.cv(args[0]), self.cv(args[1])), node)
+        if name == "sorted" and len(args) == 1:
+            return self.mark(Sorted(self.cv(args[0])), node)
+        if name == "iterator" and len(args) == 1:
+            return self.cv(args[0])
         raise Untranslatable(node, f"the call {name}()")
 
     def infer(self, assigns):
@@ -355,6 +376,7 @@ class _Lowerer:
                     changed = True
             if not changed:
                 break
+        self.typed = set(env)
         for name in self.stored:
             env.setdefault(name, "int")
         return env
@@ -377,7 +399,7 @@ class _Lowerer:
             if e.name in self.params:
                 return self.ptypes[e.name]
             return None
-        if isinstance(e, (Compare, Not, In, Chain)):
+        if isinstance(e, (Compare, Not, In, Chain, Identity)):
             return "bool"
         if isinstance(e, BinOp):
             a, b = t(e.left), t(e.right)
@@ -425,7 +447,7 @@ class _Lowerer:
                     return None
                 out = join_types(out, x)
             return out
-        if isinstance(e, (ListLit, Comp, ListOf, ConstArr)):
+        if isinstance(e, (ListLit, Comp, ListOf, ConstArr, SetOpCall, Sorted)):
             return "list"
         if isinstance(e, RangeCall):
             return "range"
@@ -438,7 +460,7 @@ class _Lowerer:
         raise Untranslatable(e, f"the expression {type(e).__name__}")
 
     def elem_type(self, iterable, env, scopes):
-        if isinstance(iterable, (RangeCall, ListLit, Comp, ListOf, ConstArr)):
+        if isinstance(iterable, (RangeCall, ListLit, Comp, ListOf, ConstArr, SetOpCall, Sorted)):
             return "int"
         if isinstance(iterable, Var):
             t = self.type_of(iterable, env, scopes)
@@ -451,13 +473,8 @@ class _Lowerer:
 
 
 def _check_lists(body: FuncBody):
-    """What lists may not do (each list local is one list of integers, never aliased)."""
+    """``append`` works on local lists only."""
     from .body import walk_body
     for st in walk_body(body.body):
-        if isinstance(st, Assign) and body.locals.get(st.names[0]) == "list":
-            if st.aug:
-                raise Untranslatable(st.node, "'+=' on a list")
-            if isinstance(st.value, Var):
-                raise Untranslatable(None, f"'{st.names[0]} = {st.value.name}' (two names for one list)")
-        elif isinstance(st, Append) and body.locals.get(st.name) != "list":
+        if isinstance(st, Append) and body.locals.get(st.name) != "list":
             raise Untranslatable(st.call, "the method call .append()")
