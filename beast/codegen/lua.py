@@ -49,8 +49,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BeastError
-from ..expr import (CallSeq, Const, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
+from ..expr import (CallSeq, Const, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, Var,
                     free_vars)
+from ..ir.body import Comp, ConstArr, ListLit
+from ..ir.body import Untranslatable as _LoweringRefused
+from ..ir.lower import lower_function
 from .exprs import ATOM, ExprPrinter
 from ..ir import Check, Emit, Let, Loop, Program, pure_nest
 
@@ -574,37 +577,46 @@ class LuaExpr(ExprPrinter, LuaOps):
 @dataclass
 class LocalVar:
     lua: str
-    ty: str | None            # None: not assigned yet (type inference)
+    ty: str
     flag: str | None = None   # Lua name of the "is a float" flag (type 'num')
 
 
+def _where(position):
+    """A lowered position as the Lua error sites keep it (no columns for a multi-line node)."""
+    if position is None:
+        return None
+    filename, lineno, col, end = position
+    return (filename, lineno, None, None) if end is None else position
+
+
 class FunctionTranslator(LuaOps):
-    """Translate one @iterator / @condition function body (Python AST subset) into a Lua function.
+    """Print one lowered @iterator / @condition body (:mod:`beast.ir.lower`) as a Lua function.
 
     Kinds: 'cond' returns a Lua boolean (the truth of the Python result); 'deferred' returns
     ``start, step, count, table, bad``; 'closure' takes a table first, appends the yielded values
-    to it (keeping ``out.n``), and returns ``count, bad``. Local types are inferred by running the
-    translation until the types no longer change (a local is 'int', 'float', 'num', 'bool', 'str'
-    or 'list' of ints); anything else raises :class:`Untranslatable`."""
+    to it (keeping ``out.n``), and returns ``count, bad``. The static types of the locals come
+    from the lowering; what Lua cannot hold raises :class:`Untranslatable` (the function is then
+    called in Python)."""
 
     def __init__(self, info, ctx, param_types):
         self.info = info
         self.ctx = ctx
-        self.kind = "closure" if info.closure else ("deferred" if info.role == "iterator" else "cond")
         self.param_types = param_types
-        self.constants = {**ctx.program.constants, **info.constants}
-        self.types = {}          # local name -> type (joined over all assignments)
+        self.body = lower_function(info, [param_types[a] for a in info.node_args])
+        self.kind = {"closure": "closure", "iterator": "deferred", "condition": "cond"}[self.body.kind]
 
     # -- errors
     def location(self, node):
         if node is None:
             return None
-        lineno = getattr(node, "lineno", None)
-        col = getattr(node, "col_offset", None)
-        end = getattr(node, "end_col_offset", None)
-        if getattr(node, "end_lineno", lineno) != lineno:
-            col = end = None
-        return (self.info.filename, lineno, col, end)
+        if isinstance(node, ast.AST):
+            lineno = getattr(node, "lineno", None)
+            col = getattr(node, "col_offset", None)
+            end = getattr(node, "end_col_offset", None)
+            if getattr(node, "end_lineno", lineno) != lineno:
+                col = end = None
+            return (self.info.filename, lineno, col, end)
+        return _where(self.body.positions.get(id(node)))
 
     def unsupported(self, what):
         return Untranslatable(what)
@@ -634,49 +646,42 @@ class FunctionTranslator(LuaOps):
         self.emit(f"local {t} = {v.code}")
         return V(t, ATOM, v.ty, iv=v.iv)
 
-    # -- driver
-    def translate(self) -> list:
-        for _ in range(12):
-            before = dict(self.types)
-            self.provisional = False
-            lines = self.run()
-            if self.types == before:
-                if self.provisional:
-                    raise Untranslatable("a local variable is read before it is assigned")
-                return lines
-        raise Untranslatable("the types of the local variables do not settle")
+    def hoist_always(self, v: V) -> V:
+        if v.const or v.ty == "range":
+            return v
+        t = self.tmp()
+        if v.ty == "num":
+            self.emit(f"local {t}, {t}f = {v.code}, {v.flag}")
+            return V(t, ATOM, "num", flag=f"{t}f")
+        self.emit(f"local {t} = {v.code}")
+        return V(t, ATOM, v.ty)
 
-    def run(self):
-        fdef = self.info.fdef
+    # -- the function
+    def translate(self) -> list:
+        body = self.body
+        if body.untyped:
+            raise Untranslatable("a local variable is read before it is assigned")
         self.out, self.indent, self.ntmp, self.nlabel = [], 1, 0, 0
-        self.loops = []          # (continue label) of the enclosing Python loops
+        self.loops = []          # continue labels of the enclosing Python loops
         self.scopes = [{}]
         scope = self.scopes[0]
-        params = []
-        entry = []
-        for name in self.info.node_args:
+        params, entry = [], []
+        for name in body.params:
             lua = lua_ident(name)
             pty = self.param_types[name]
             params.append(lua)
             if pty == "num":
                 params.append(f"_b_f_{lua}")
-            ty = self.join(pty, self.types.get(name)) if name in self.types else pty
-            if ty is None:
-                raise Untranslatable(f"parameter '{name}' changes type")
-            self.types[name] = ty
+            ty = body.locals.get(name, pty)
             scope[name] = LocalVar(lua, ty, f"_b_f_{lua}" if ty == "num" else None)
             if ty != pty:
                 if pty == "bool":
                     entry.append(f"{lua} = {lua} and 1 or 0")
                 if ty == "num" and pty != "num":
                     entry.append(f"local _b_f_{lua} = {'true' if pty == 'float' else 'false'}")
-        # as Python runs it (python_backend.function_ast): the parameters are the node arguments;
-        # the user's other parameters (settings, constants) are globals unless the body assigns them
-        locals_ = sorted(_body_bound_names(fdef) - set(self.info.node_args))
         decl = []
-        for name in locals_:
-            lua = lua_ident(name)
-            ty = self.types.get(name)
+        for name in sorted(set(body.locals) - set(body.params)):
+            lua, ty = lua_ident(name), body.locals[name]
             scope[name] = LocalVar(lua, ty, f"_b_f_{lua}" if ty == "num" else None)
             decl.append(lua)
             if ty == "num":
@@ -690,24 +695,10 @@ class FunctionTranslator(LuaOps):
         if self.kind == "closure":
             self.emit("local _b_n = 0")
             self.emit("_b_out.n = 0")
-        ended = self.block(fdef.body)
-        if not ended:
+        if not self.block(body.body):
             self.emit_return(None, None)
         head = f"local function {self.info.ident}({', '.join(params)})"
         return [head] + self.out + ["end"]
-
-    @staticmethod
-    def join(a, b):
-        if a is None:
-            return b
-        if b is None or a == b:
-            return a
-        s = {a, b}
-        if s == {"bool", "int"}:
-            return "int"
-        if s <= {"bool", "int", "float", "num"}:
-            return "num"
-        return None
 
     def lookup(self, name):
         for scope in reversed(self.scopes):
@@ -717,43 +708,26 @@ class FunctionTranslator(LuaOps):
 
     # -- statements
     def block(self, stmts) -> bool:
-        """Translate statements; True when the block ends in return/break/continue."""
+        """Print statements; True when the block ends in return/break/continue."""
         for st in stmts:
-            if self.stmt(st):
+            if getattr(self, "s_" + type(st).__name__)(st):
                 return True
         return False
 
-    def stmt(self, st) -> bool:
-        method = getattr(self, "s_" + type(st).__name__, None)
-        if method is None:
-            raise Untranslatable(f"the statement {type(st).__name__}")
-        return bool(method(st))
-
-    def s_Pass(self, st):
-        return False
-
-    def s_Expr(self, st):
-        e = st.value
-        if isinstance(e, ast.Constant):
-            return False
-        if isinstance(e, ast.Yield):
-            self.yield_(e)
-            return False
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "append" \
-                and len(e.args) == 1 and not e.keywords:
-            lst = self.ex(e.func.value)
-            if lst.ty != "list" or lst.const:
-                raise Untranslatable("append() on something that is not a local list")
-            lst = self.hoist(lst)
-            val = self.num(self.ex(e.args[0]))
-            if val.ty != "int":
-                raise Untranslatable("a list of non-integers")
-            self.emit(f"{lst.code}[#{lst.code} + 1] = {val.code}")
-            return False
-        v = self.ex(e)
+    def s_Eval(self, st):
+        v = self.ex(st.value)
         if not v.const and v.ty != "range":
             self.emit(f"local {self.tmp()} = {v.code}")
-        return False
+
+    def s_Append(self, st):
+        lst = self.ex(Var(st.name))
+        if lst.ty != "list" or lst.const:
+            raise Untranslatable("append() on something that is not a local list")
+        lst = self.hoist(lst)
+        val = self.num(self.ex(st.value))
+        if val.ty != "int":
+            raise Untranslatable("a list of non-integers")
+        self.emit(f"{lst.code}[#{lst.code} + 1] = {val.code}")
 
     def assign_name(self, name, v: V):
         var = self.lookup(name)
@@ -761,94 +735,55 @@ class FunctionTranslator(LuaOps):
             raise Untranslatable(f"assignment to '{name}'")
         if v.ty == "range":
             raise Untranslatable("a range() kept in a variable")
-        if v.ty not in ("int", "float", "num", "bool", "str", "list", "none"):
-            raise Untranslatable(f"a local of type {v.ty}")
         if v.ty == "none":
             raise Untranslatable("a local set to None")
         if v.ty == "list" and v.const:
             raise Untranslatable("a local bound to a module-level list")
-        joined = self.join(self.types.get(name), v.ty)
-        if joined is None:
+        if v.ty not in ("int", "float", "num", "bool", "str", "list"):
+            raise Untranslatable(f"a local of type {v.ty}")
+        if var.ty in ("int", "num", "float"):
+            v = self.num(v)
+        if _join(var.ty, v.ty) != var.ty:
             raise Untranslatable(f"local '{name}' holds values of different types")
-        if joined != self.types.get(name):
-            self.types[name] = joined
-        if var.ty != joined:
-            if var.ty is not None and var.ty != "int" or joined == "num":
-                self.provisional = True     # the declaration is stale: translate again
-            var.ty = joined
-            var.flag = f"_b_f_{var.lua}" if joined == "num" else None
-        ty = var.ty
-        if ty == "int":
-            v = self.num(v)
-        if ty == "num":
-            v = self.num(v)
+        if var.ty == "num":
             self.emit(f"{var.lua}, {var.flag} = {v.code}, {self.flag(v)}")
             return
         self.emit(f"{var.lua} = {v.code}")
 
     def s_Assign(self, st):
-        value = st.value
-        targets = st.targets
-        if len(targets) == 1 and isinstance(targets[0], ast.Name):
-            self.assign_name(targets[0].id, self.ex(value))
+        if st.aug:
+            cur = self.ex(Var(st.names[0]))
+            if cur.ty == "list":
+                rhs = self.ex(st.value.right)
+                if rhs.ty != "list" or st.value.op != "+":
+                    raise Untranslatable(f"operator + on list and {rhs.ty}")
+                self.emit(f"_b_extend({cur.code}, {rhs.code})")
+                return False
+        if len(st.names) == 1:
+            self.assign_name(st.names[0], self.ex(st.value))
             return False
-        if all(isinstance(t, (ast.Tuple, ast.List)) for t in targets) and \
-                isinstance(value, (ast.Tuple, ast.List)) and \
-                all(len(t.elts) == len(value.elts) for t in targets):
-            vals = [self.hoist_always(self.ex(x)) for x in value.elts]
-            for t in targets:
-                for tgt, v in zip(t.elts, vals):
-                    self.assign_target(tgt, v)
-            return False
-        v = self.hoist_always(self.ex(value))
-        for t in targets:
-            self.assign_target(t, v)
+        v = self.hoist_always(self.ex(st.value))
+        for name in st.names:
+            self.assign_name(name, v)
         return False
 
-    def hoist_always(self, v: V) -> V:
-        if v.const or v.ty == "range":
-            return v
-        t = self.tmp()
-        if v.ty == "num":
-            self.emit(f"local {t}, {t}f = {v.code}, {v.flag}")
-            return V(t, ATOM, "num", flag=f"{t}f")
-        self.emit(f"local {t} = {v.code}")
-        return V(t, ATOM, v.ty)
+    def s_Unpack(self, st):
+        vals = [self.hoist_always(self.ex(x)) for x in st.values]
+        for name, v in zip(st.names, vals):
+            self.assign_name(name, v)
 
-    def assign_target(self, t, v: V):
-        if isinstance(t, ast.Name):
-            self.assign_name(t.id, v)
-        elif isinstance(t, ast.Subscript) and not isinstance(t.slice, ast.Slice):
-            lst = self.ex(t.value)
-            if lst.ty != "list" or lst.const:
-                raise Untranslatable("item assignment to something that is not a local list")
-            lst = self.hoist(lst)
-            idx = self.num(self.ex(t.slice))
-            val = self.num(v)
-            if val.ty != "int":
-                raise Untranslatable("a list of non-integers")
-            k = self.site("setindex", None, t)
-            self.emit(f"_b_setidx({lst.code}, {idx.code}, {val.code}, {k}, {self.flag(idx)})")
-        else:
-            raise Untranslatable("this assignment target")
-
-    def s_AnnAssign(self, st):
-        if st.value is None or not isinstance(st.target, ast.Name):
-            raise Untranslatable("annotation without value")
-        self.assign_name(st.target.id, self.ex(st.value))
-
-    def s_AugAssign(self, st):
-        if not isinstance(st.target, ast.Name):
-            raise Untranslatable("augmented assignment to an item")
-        op = _AST_BINOPS.get(type(st.op))
-        if op is None:
-            raise Untranslatable(f"operator {type(st.op).__name__}")
-        cur = self.ex(ast.Name(id=st.target.id, ctx=ast.Load()))
-        rhs = self.ex(st.value)
-        if cur.ty == "list" and op == "+" and rhs.ty == "list":
-            self.emit(f"_b_extend({cur.code}, {rhs.code})")
-            return
-        self.assign_name(st.target.id, self.arith(op, cur, rhs, st))
+    def s_SetItem(self, st):
+        v = self.hoist_always(self.ex(st.value))
+        lst = self.ex(st.container)
+        if lst.ty != "list" or lst.const:
+            raise Untranslatable("item assignment to something that is not a local list")
+        lst = self.hoist(lst)
+        idx = self.num(self.ex(st.index))
+        val = self.num(v)
+        if val.ty != "int":
+            raise Untranslatable("a list of non-integers")
+        k = self.site("setindex", None, st.target)
+        self.emit(f"_b_setidx({lst.code}, {idx.code}, {val.code}, {k}, {self.flag(idx)})")
 
     def s_If(self, st):
         test = self.truth(self.ex(st.test))
@@ -882,40 +817,34 @@ class FunctionTranslator(LuaOps):
         self.emit(f"::{cont}::")
         self.indent -= 1
         self.emit("end")
-        return False
 
     def s_For(self, st):
-        if not isinstance(st.target, ast.Name):
-            raise Untranslatable("a for loop over tuples")
-        it = self.ex(st.iter)
+        it = self.ex(st.iterable)
         cont = self.label()
 
         def body(elem):
-            self.assign_name(st.target.id, elem)
+            self.assign_name(st.name, elem)
             self.loops.append(cont)
             self.block(st.body)
             self.loops.pop()
             self.emit(f"::{cont}::")
 
         self.iterate(it, body)
-        return False
 
     def s_Break(self, st):
-        if not self.loops:
-            raise Untranslatable("break outside a loop")
         self.emit("do break end")
         return True
 
     def s_Continue(self, st):
-        if not self.loops:
-            raise Untranslatable("continue outside a loop")
         self.emit(f"goto {self.loops[-1]}")
         return True
 
     def s_Return(self, st):
-        v = self.ex(st.value) if st.value is not None else None
-        self.emit_return(v, st)
+        self.emit_return(self.ex(st.value) if st.value is not None else None, st.node)
         return True
+
+    def s_Yield(self, st):
+        self.yield_(st.value)
 
     def emit_return(self, v, node):
         if self.kind == "closure":
@@ -950,9 +879,7 @@ class FunctionTranslator(LuaOps):
             raise Untranslatable(f"an @iterator returning a {v.ty}")
 
     def yield_(self, e):
-        if self.kind != "closure" or e.value is None:
-            raise Untranslatable("yield")
-        v = self.num(self.ex(e.value))
+        v = self.num(self.ex(e))
         if v.ty == "int":
             self.emit(f"_b_n = _b_n + 1; _b_out[_b_n] = {v.code}; _b_out.n = _b_n")
         elif v.ty in ("float", "num"):
@@ -964,7 +891,7 @@ class FunctionTranslator(LuaOps):
             raise Untranslatable(f"yield of a {v.ty}")
 
     # -- iteration over a list / range value
-    def iterate(self, it: V, body, elem_name=None):
+    def iterate(self, it: V, body):
         """Emit a loop over ``it`` calling ``body(elem V)`` inside it."""
         if it.ty == "range":
             a, b, c = it.parts
@@ -995,11 +922,11 @@ class FunctionTranslator(LuaOps):
         raise Untranslatable(f"iteration over a {it.ty}")
 
     # -- expressions
-    def ex(self, node) -> V:
-        method = getattr(self, "e_" + type(node).__name__, None)
+    def ex(self, e) -> V:
+        method = getattr(self, "x_" + type(e).__name__, None)
         if method is None:
-            raise Untranslatable(f"the expression {type(node).__name__}")
-        return method(node)
+            raise Untranslatable(f"the expression {type(e).__name__}")
+        return method(e)
 
     def const_v(self, x):
         if x is None:
@@ -1025,67 +952,52 @@ class FunctionTranslator(LuaOps):
             raise Untranslatable("a constant list of other values")
         return V("nil", ATOM, "obj", k=x)
 
-    def e_Constant(self, node):
-        return self.const_v(node.value)
+    def x_Const(self, e):
+        return self.const_v(e.value)
 
-    def e_Name(self, node):
-        var = self.lookup(node.id)
-        if var is not None:
-            if var.ty is None:
-                self.provisional = True
-                return V(var.lua, ATOM, "int")
-            if var.ty == "num":
-                return V(var.lua, ATOM, "num", flag=var.flag)
-            return V(var.lua, ATOM, var.ty)
-        if node.id in self.constants:
-            return self.const_v(self.constants[node.id])
-        raise Untranslatable(f"the name '{node.id}'")
+    def x_ConstArr(self, e):
+        if e.literal and all(abs(v) < LIMIT for v in e.values):     # a fresh table, as Python makes
+            return V("{" + ", ".join(str(v) for v in e.values) + "}", ATOM, "list")
+        return self.const_v(tuple(e.values) if e.is_tuple else list(e.values))
 
-    def e_Attribute(self, node):
-        base = self.ex(node.value)
-        if base.const and not isinstance(base.k, (list, tuple)):
-            try:
-                value = getattr(base.k, node.attr)
-            except AttributeError:
-                raise Untranslatable(f"attribute {node.attr}") from None
-            if callable(value):
-                raise Untranslatable(f"method {node.attr}")
-            return self.const_v(value)
-        raise Untranslatable(f"attribute access .{node.attr}")
+    def x_Var(self, e):
+        var = self.lookup(e.name)
+        if var is None:
+            raise Untranslatable(f"the name '{e.name}'")
+        if var.ty == "num":
+            return V(var.lua, ATOM, "num", flag=var.flag)
+        return V(var.lua, ATOM, var.ty)
 
-    def e_BinOp(self, node):
-        op = _AST_BINOPS.get(type(node.op))
-        if op is None:
-            raise Untranslatable(f"operator {type(node.op).__name__}")
-        a = self.ex(node.left)
+    def x_BinOp(self, e):
+        a = self.ex(e.left)
         if a.ty == "list":
             a = self.hoist(a)
-        b = self.ex(node.right)
-        if a.ty == "list" and b.ty == "list" and op == "+":
+        b = self.ex(e.right)
+        if a.ty == "list" and b.ty == "list" and e.op == "+":
             return V(f"_b_concat({a.code}, {b.code})", ATOM, "list")
+        if e.op in ("&", "|", "^", "<<", ">>"):
+            raise Untranslatable(f"operator {e.op}")
         if a.ty not in NUMERIC + ("bool",) or b.ty not in NUMERIC + ("bool",):
-            raise Untranslatable(f"operator {op} on {a.ty} and {b.ty}")
-        return self.arith(op, a, b, node)
+            raise Untranslatable(f"operator {e.op} on {a.ty} and {b.ty}")
+        return self.arith(e.op, a, b, e)
 
-    def e_UnaryOp(self, node):
-        a = self.ex(node.operand)
-        if isinstance(node.op, ast.USub):
-            return self.neg(a, node)
-        if isinstance(node.op, ast.UAdd):
+    def x_UnOp(self, e):
+        a = self.ex(e.operand)
+        if e.op == "-":
+            return self.neg(a, e)
+        if e.op == "+":
             return self.num(a)
-        if isinstance(node.op, ast.Not):
-            return self.not_(a)
-        if isinstance(node.op, ast.Invert):
-            a = self.num(a)
-            if a.ty != "int":
-                raise Untranslatable("~ of a non-integer")
-            return self.arith("-", self.neg(a, node), self.const_number(1), node)
-        raise Untranslatable("unary operator")
+        a = self.num(a)
+        if a.ty != "int":
+            raise Untranslatable("~ of a non-integer")
+        return self.arith("-", self.neg(a, e), self.const_number(1), e)
 
-    def e_BoolOp(self, node):
+    def x_Not(self, e):
+        return self.not_(self.ex(e.operand))
+
+    def x_PyBool(self, e):
         # Python's and/or: the value is an operand (evaluated lazily)
-        op = "and" if isinstance(node.op, ast.And) else "or"
-        vals = node.values
+        op, vals = e.op, e.values
         first = self.ex(vals[0])
         # all bool and no side statements: a plain Lua expression
         mark = len(self.out)
@@ -1104,14 +1016,9 @@ class FunctionTranslator(LuaOps):
                 out = self.boolop(op, out, v)
             return out
         del self.out[mark:]
-        # general case: a temporary and nested ifs
-        types = [first.ty]
-        # find the joined type (second pass with the real code below)
-        for v in rest:
-            types.append(v.ty)
         ty = None
-        for t in types:
-            ty = self.join(ty, t) if ty is not None else t
+        for t in [first.ty] + [v.ty for v in rest]:
+            ty = _join(ty, t) if ty is not None else t
             if ty is None:
                 raise Untranslatable("and/or over values of different types")
         if ty not in ("int", "float", "num", "bool", "str"):
@@ -1139,22 +1046,40 @@ class FunctionTranslator(LuaOps):
             self.emit("end")
         return result
 
-    def e_Compare(self, node):
-        left = self.ex(node.left)
-        if len(node.ops) == 1:
-            op, comp = node.ops[0], node.comparators[0]
-            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(comp, (ast.Tuple, ast.List, ast.Set)):
-                return self.member_of_literal(op, left, [self.ex(x) for x in comp.elts])
-            return self.compare1(op, left, self.ex(comp), node)
-        # chained: a < b < c evaluates b once and stops at the first false
+    def x_Compare(self, e):
+        return self.compare1(e.op, self.ex(e.left), self.ex(e.right))
+
+    def x_In(self, e):
+        x = self.ex(e.item)
+        if isinstance(e.container, ListLit) and not _all_const(e.container):
+            out = self.member_of_literal(x, [self.ex(y) for y in e.container.elts])
+        elif isinstance(e.container, ConstArr) and e.container.literal:
+            out = self.member_of_literal(x, [self.const_v(y) for y in e.container.values])
+        else:
+            out = self.contains(self.ex(e.container), x)
+        return self.not_(out) if e.negate else out
+
+    def x_Identity(self, e):
+        a, b = self.ex(e.left), self.ex(e.right)
+        if a.ty == "none" or b.ty == "none":
+            same = (a.ty == b.ty) != e.negate
+            return V("true" if same else "false", ATOM, "bool", k=same)
+        raise Untranslatable("'is'")
+
+    def x_Chain(self, e):
+        # a < b < c evaluates b once and stops at the first false
+        left = self.ex(e.operands[0])
         r = self.tmp()
         self.emit(f"local {r} = false")
         depth = 0
-        for i, (op, comp) in enumerate(zip(node.ops, node.comparators)):
+        for i, (op, comp) in enumerate(zip(e.ops, e.operands[1:])):
             right = self.hoist(self.ex(comp))
-            test = self.compare1(op, left, right, node)
-            last = i == len(node.ops) - 1
-            if last:
+            if op in ("in", "not in"):
+                test = self.contains(right, left)
+                test = self.not_(test) if op == "not in" else test
+            else:
+                test = self.compare1(op, left, right)
+            if i == len(e.ops) - 1:
                 self.emit(f"{r} = {test.code}")
             else:
                 self.emit(f"if {self.truth(test)} then")
@@ -1166,33 +1091,23 @@ class FunctionTranslator(LuaOps):
             self.emit("end")
         return V(r, ATOM, "bool")
 
-    def compare1(self, op, a, b, node):
-        if isinstance(op, (ast.In, ast.NotIn)):
-            v = self.contains(b, a, node)
-            return self.not_(v) if isinstance(op, ast.NotIn) else v
-        if isinstance(op, (ast.Is, ast.IsNot)):
-            if a.ty == "none" or b.ty == "none":
-                same = a.ty == b.ty
-                return V("true" if same == isinstance(op, ast.Is) else "false", ATOM, "bool",
-                         k=same == isinstance(op, ast.Is))
-            raise Untranslatable("'is'")
-        sym = _AST_CMPOPS[type(op)]
+    def compare1(self, op, a, b):
         if a.ty in ("list", "range", "obj", "tuple") or b.ty in ("list", "range", "obj", "tuple"):
             raise Untranslatable(f"comparison of {a.ty} and {b.ty}")
-        return self.compare(sym, a, b)
+        return self.compare(op, a, b)
 
-    def member_of_literal(self, op, x: V, elts) -> V:
+    def member_of_literal(self, x: V, elts) -> V:
         """``x in (a, b, ...)``: Python compares with == in order (the elements are evaluated first)."""
         x = self.hoist(x)
-        elts = [self.hoist(e) for e in elts]
+        elts = [self.hoist(y) for y in elts]
         out = V("false", ATOM, "bool", k=False)
-        for e in elts:
-            out = self.boolop("or", out, self.compare("==", x, e))
-        return self.not_(out) if isinstance(op, ast.NotIn) else out
+        for y in elts:
+            out = self.boolop("or", out, self.compare("==", x, y))
+        return out
 
-    def contains(self, container, x, node):
+    def contains(self, container, x):
         if container.ty == "tuple":
-            return self.member_of_literal(ast.In(), x, [self.const_v(e) for e in container.k])
+            return self.member_of_literal(x, [self.const_v(y) for y in container.k])
         x = self.num(x)
         if x.ty not in NUMERIC:
             raise Untranslatable(f"'in' with a {x.ty}")
@@ -1203,24 +1118,24 @@ class FunctionTranslator(LuaOps):
             return V(f"(_b_inrange({x.code}, {a.code}, {b.code}, {c.code}, 0) ~= nil)", ATOM, "bool")
         raise Untranslatable(f"'in' over a {container.ty}")
 
-    def e_IfExp(self, node):
-        c = self.truth(self.ex(node.test))
+    def x_Select(self, e):
+        c = self.truth(self.ex(e.cond))
         if c == "true":
-            return self.ex(node.body)
+            return self.ex(e.then)
         if c == "false":
-            return self.ex(node.orelse)
+            return self.ex(e.orelse)
         t = self.tmp()
         self.emit(f"local {t}, {t}f")
         self.emit(f"if {c} then")
         self.indent += 1
-        a = self.ex(node.body)
+        a = self.ex(e.then)
         mark_a = len(self.out)
         self.indent -= 1
         self.emit("else")
         self.indent += 1
-        b = self.ex(node.orelse)
+        b = self.ex(e.orelse)
         self.indent -= 1
-        ty = self.join(a.ty, b.ty)
+        ty = _join(a.ty, b.ty)
         if ty not in ("int", "float", "num", "bool", "str", "list"):
             raise Untranslatable("a conditional expression over different types")
         # insert the stores at the end of each branch
@@ -1235,49 +1150,53 @@ class FunctionTranslator(LuaOps):
         self.emit("end")
         return V(t, ATOM, ty, flag=f"{t}f" if ty == "num" else None)
 
-    def e_List(self, node):
+    def x_Eager(self, e):
+        c = self.hoist_always(self.truth_v(self.ex(e.args[0])))
+        a = self.hoist_always(self.ex(e.args[1]))
+        b = self.hoist_always(self.ex(e.args[2]))
+        return self.select(c.code, a, b)
+
+    def x_ListLit(self, e):
+        if _all_const(e):
+            return self.const_v(tuple(x.value for x in e.elts) if e.is_tuple else [x.value for x in e.elts])
         vals = []
-        for x in node.elts:
+        for x in e.elts:
             v = self.num(self.ex(x))
             if v.ty != "int":
                 raise Untranslatable("a list of non-integers")
             vals.append(v.code)
         return V("{" + ", ".join(vals) + "}", ATOM, "list")
 
-    e_Tuple = e_List
-
-    def e_ListComp(self, node):
+    def x_Comp(self, e):
         t = self.tmp()
         self.emit(f"local {t} = {{}}")
 
         def elt():
-            v = self.num(self.ex(node.elt))
+            v = self.num(self.ex(e.elt))
             if v.ty != "int":
                 raise Untranslatable("a list of non-integers")
             self.emit(f"{t}[#{t} + 1] = {v.code}")
 
-        self.comprehension(node.generators, elt)
+        self.comprehension(e.gens, elt)
         return V(t, ATOM, "list")
 
-    def comprehension(self, generators, inner, exit_label=None):
+    def comprehension(self, gens, inner):
         """Nested loops of a comprehension's generators (fresh scope), calling ``inner()``."""
         self.scopes.append({})
 
         def level(i):
-            if i == len(generators):
+            if i == len(gens):
                 inner()
                 return
-            gen = generators[i]
-            if not isinstance(gen.target, ast.Name) or gen.is_async:
-                raise Untranslatable("this comprehension")
-            it = self.ex(gen.iter)
+            target, iterable, ifs = gens[i]
+            it = self.ex(iterable)
 
             def body(elem):
-                lua = f"{lua_ident(gen.target.id)}_{self.tmp()}"
-                self.scopes[-1][gen.target.id] = LocalVar(lua, "int")
+                lua = f"{lua_ident(target)}_{self.tmp()}"
+                self.scopes[-1][target] = LocalVar(lua, "int")
                 self.emit(f"local {lua} = {elem.code}")
                 depth = 0
-                for cond in gen.ifs:
+                for cond in ifs:
                     self.emit(f"if {self.truth(self.ex(cond))} then")
                     self.indent += 1
                     depth += 1
@@ -1291,8 +1210,19 @@ class FunctionTranslator(LuaOps):
         level(0)
         self.scopes.pop()
 
-    def reduce_gen(self, fn, node, arg):
-        """all / any / sum / min / max over a generator expression, list or range."""
+    def x_Fold(self, e):
+        fn, arg = e.func, e.iterable
+        if fn == "len":
+            v = self.ex(arg)
+            if v.const and isinstance(v.k, (tuple, list, str, range)):
+                return self.const_number(len(v.k))
+            if v.ty == "list":
+                return V(f"#{wrap(v, UNARY)}", UNARY, "int")
+            if v.ty == "range":
+                a, b, c = v.parts
+                return V(f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('overflow', None, e)})",
+                         ATOM, "int")
+            raise Untranslatable(f"len() of a {v.ty}")
         r = self.tmp()
         done = self.label()
         if fn in ("all", "any"):
@@ -1301,7 +1231,7 @@ class FunctionTranslator(LuaOps):
             self.emit(f"local {r} = 0")
         else:
             self.emit(f"local {r} = nil")
-        kovf = self.site("overflow", None, node)
+        kovf = self.site("overflow", None, e)
 
         def consume(v):
             if fn == "all":
@@ -1319,18 +1249,87 @@ class FunctionTranslator(LuaOps):
                     v = self.hoist(v)
                     self.emit(f"if {r} == nil or {v.code} {cmp} {r} then {r} = {v.code} end")
 
-        if isinstance(arg, ast.GeneratorExp):
-            self.comprehension(arg.generators, lambda: consume(self.ex(arg.elt)))
+        if isinstance(arg, Comp):
+            self.comprehension(arg.gens, lambda: consume(self.ex(arg.elt)))
         else:
-            it = self.ex(arg)
-            self.iterate(it, consume)
+            self.iterate(self.ex(arg), consume)
         self.emit(f"::{done}::")
         if fn in ("min", "max"):
-            k = self.site("empty", fn, node)
+            k = self.site("empty", fn, e)
             self.emit(f"if {r} == nil then _b_fail({k}) end")
         return V(r, ATOM, "bool" if fn in ("all", "any") else "int")
 
-    def materialize(self, v: V, node) -> V:
+    def x_Call(self, e):
+        if e.func == "abs":
+            return self.abs_(self.ex(e.args[0]))
+        out = self.ex(e.args[0])
+        for a in e.args[1:]:
+            if _has_call(out.code):
+                out = self.hoist(out)
+            out = self.minmax(e.func, out, self.ex(a))
+        return out
+
+    def x_RangeCall(self, e):
+        vals = [self.hoist(self.num(self.ex(a))) for a in e.args]
+        kb = None
+        for v in vals:
+            if v.ty in ("float", "num"):
+                kb = kb or self.site("rbound", None, e)
+                test = "true" if v.ty == "float" else v.flag
+                self.emit(f"if {test} then _b_fail({kb}, {v.code}) end")
+            elif v.ty != "int":
+                raise Untranslatable(f"range() of a {v.ty}")
+        step = vals[2]
+        if step.const:
+            if step.k == 0:
+                self.emit(f"_b_fail({self.site('rstep', None, e)})")
+        else:
+            self.emit(f"if {step.code} == 0 then _b_fail({self.site('rstep', None, e)}) end")
+        return V("nil", ATOM, "range", parts=tuple(vals))
+
+    def x_Conv(self, e):
+        if e.to == "bool":
+            return self.truth_v(self.ex(e.value))
+        v = self.num(self.ex(e.value))
+        if e.to == "int":
+            if v.ty == "int":
+                return v
+            if v.ty in ("float", "num"):
+                k = self.site("conv", "int", e)
+                return V(f"_b_toint({v.code}, {self.flag(v)}, {k})", ATOM, "int")
+            raise Untranslatable(f"int() of a {v.ty}")
+        if v.ty in NUMERIC:
+            if v.const:
+                return self.const_number(float(v.k))
+            return V(v.code, v.prec, "float")
+        raise Untranslatable(f"float() of a {v.ty}")
+
+    def x_ListOf(self, e):
+        if isinstance(e.iterable, Comp):
+            return self.x_Comp(e.iterable)
+        v = self.ex(e.iterable)
+        if v.ty == "list":
+            return V(f"_b_copy({v.code})", ATOM, "list")
+        if v.ty == "range":
+            a, b, c = v.parts
+            return V(f"_b_rlist({a.code}, {b.code}, {c.code}, 0)", ATOM, "list")
+        raise Untranslatable(f"list() of a {v.ty}")
+
+    def x_Sorted(self, e):
+        v = self.ex(e.value)
+        if v.ty == "list":
+            return V(f"_b_sorted({v.code})", ATOM, "list")
+        if v.ty == "range":
+            a, b, c = v.parts
+            return V(f"_b_sorted(_b_rlist({a.code}, {b.code}, {c.code}, 0))", ATOM, "list")
+        raise Untranslatable(f"sorted() of a {v.ty}")
+
+    def x_SetOpCall(self, e):
+        a = self.hoist_always(self.materialize(self.ex(e.left)))
+        b = self.materialize(self.ex(e.right))
+        return V(f"_b_setop({SETOP_CODES[e.op]}, {a.code}, {b.code})", ATOM, "list")
+
+    def materialize(self, v: V) -> V:
         """A list V for an operand of union/intersection/difference (Python: list(_b_vals(x)))."""
         if v.ty == "list":
             return v
@@ -1342,118 +1341,9 @@ class FunctionTranslator(LuaOps):
             return V(f"{{{v.code}}}", ATOM, "list")
         raise Untranslatable(f"a set operation on a {v.ty}")
 
-    def e_Call(self, node):
-        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-            raise Untranslatable("keyword arguments")
-        if not isinstance(node.func, ast.Name):
-            raise Untranslatable("a method call")
-        fn = node.func.id
-        if self.lookup(fn) is not None or (fn in self.constants and not _is_vocab(self.constants[fn])):
-            raise Untranslatable(f"a call of '{fn}'")
-        args = node.args
-        n = len(args)
-        if fn == "range" and 1 <= n <= 3:
-            vals = [self.num(self.ex(a)) for a in args]
-            vals = [self.hoist(v) for v in vals]
-            if n == 1:
-                vals = [self.const_number(0), vals[0], self.const_number(1)]
-            elif n == 2:
-                vals = [vals[0], vals[1], self.const_number(1)]
-            kb = None
-            for v in vals:
-                if v.ty in ("float", "num"):
-                    kb = kb or self.site("rbound", None, node)
-                    test = "true" if v.ty == "float" else v.flag
-                    self.emit(f"if {test} then _b_fail({kb}, {v.code}) end")
-                elif v.ty != "int":
-                    raise Untranslatable(f"range() of a {v.ty}")
-            step = vals[2]
-            if step.const:
-                if step.k == 0:
-                    self.emit(f"_b_fail({self.site('rstep', None, node)})")
-            else:
-                self.emit(f"if {step.code} == 0 then _b_fail({self.site('rstep', None, node)}) end")
-            return V("nil", ATOM, "range", parts=tuple(vals))
-        if fn in ("min", "max"):
-            if n == 1:
-                return self.reduce_gen(fn, node, args[0])
-            if n >= 2:
-                out = self.ex(args[0])
-                for a in args[1:]:
-                    if _has_call(out.code):
-                        out = self.hoist(out)
-                    out = self.minmax(fn, out, self.ex(a))
-                return out
-        if fn in ("all", "any", "sum") and n == 1:
-            return self.reduce_gen(fn, node, args[0])
-        if fn == "abs" and n == 1:
-            return self.abs_(self.ex(args[0]))
-        if fn == "len" and n == 1:
-            v = self.ex(args[0])
-            if v.const and isinstance(v.k, (tuple, list, str, range)):
-                return self.const_number(len(v.k))
-            if v.ty == "list":
-                return V(f"#{wrap(v, UNARY)}", UNARY, "int")
-            if v.ty == "range":
-                a, b, c = v.parts
-                return V(f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('overflow', None, node)})",
-                         ATOM, "int")
-            raise Untranslatable(f"len() of a {v.ty}")
-        if fn == "int" and n == 1:
-            v = self.num(self.ex(args[0]))
-            if v.ty == "int":
-                return v
-            if v.ty in ("float", "num"):
-                k = self.site("conv", "int", node)
-                return V(f"_b_toint({v.code}, {self.flag(v)}, {k})", ATOM, "int")
-            raise Untranslatable(f"int() of a {v.ty}")
-        if fn == "float" and n == 1:
-            v = self.num(self.ex(args[0]))
-            if v.ty in NUMERIC:
-                if v.const:
-                    return self.const_number(float(v.k))
-                return V(v.code, v.prec, "float")
-            raise Untranslatable(f"float() of a {v.ty}")
-        if fn == "bool" and n == 1:
-            return self.truth_v(self.ex(args[0]))
-        if fn == "iterator" and n == 1:
-            return self.ex(args[0])
-        if fn == "select" and n == 3:
-            c = self.hoist_always(self.truth_v(self.ex(args[0])))
-            a = self.hoist_always(self.ex(args[1]))
-            b = self.hoist_always(self.ex(args[2]))
-            return self.select(c.code, a, b)
-        if fn in SETOP_CODES and n == 2:
-            a = self.hoist_always(self.materialize(self.ex(args[0]), node))
-            b = self.materialize(self.ex(args[1]), node)
-            return V(f"_b_setop({SETOP_CODES[fn]}, {a.code}, {b.code})", ATOM, "list")
-        if fn == "list" and n <= 1:
-            if n == 0:
-                return V("{}", ATOM, "list")
-            if isinstance(args[0], ast.GeneratorExp):
-                return self.e_ListComp(ast.ListComp(elt=args[0].elt, generators=args[0].generators))
-            v = self.ex(args[0])
-            if v.ty == "list":
-                return V(f"_b_copy({v.code})", ATOM, "list")
-            if v.ty == "range":
-                a, b, c = v.parts
-                return V(f"_b_rlist({a.code}, {b.code}, {c.code}, 0)", ATOM, "list")
-            raise Untranslatable(f"list() of a {v.ty}")
-        if fn == "sorted" and n == 1:
-            v = self.ex(args[0])
-            if v.ty == "list":
-                return V(f"_b_sorted({v.code})", ATOM, "list")
-            if v.ty == "range":
-                a, b, c = v.parts
-                return V(f"_b_sorted(_b_rlist({a.code}, {b.code}, {c.code}, 0))", ATOM, "list")
-            raise Untranslatable(f"sorted() of a {v.ty}")
-        raise Untranslatable(f"a call of {fn}()")
-
-    def e_Subscript(self, node):
-        if isinstance(node.slice, ast.Slice):
-            raise Untranslatable("slices")
-        lst = self.ex(node.value)
-        idx = self.num(self.ex(node.slice))
+    def x_Index(self, e):
+        lst = self.ex(e.container)
+        idx = self.num(self.ex(e.index))
         if lst.const and idx.const and isinstance(lst.k, (list, tuple)):
             try:
                 return self.const_v(lst.k[idx.k])
@@ -1463,22 +1353,25 @@ class FunctionTranslator(LuaOps):
             raise Untranslatable(f"indexing a {lst.ty}")
         if idx.ty not in NUMERIC:
             raise Untranslatable(f"an index of type {idx.ty}")
-        k = self.site("index", None, node)
+        k = self.site("index", None, e)
         return V(f"_b_idx({lst.code}, {idx.code}, {k}, {self.flag(idx)})", ATOM, "int")
 
 
-_AST_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-               ast.Mod: "%", ast.Pow: "**"}
-_AST_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+def _all_const(e) -> bool:
+    return all(isinstance(x, Const) for x in e.elts) and bool(e.elts)
 
 
-def _body_bound_names(fdef) -> set:
-    """Names a function body binds (assignments, loop targets, comprehension targets)."""
-    names = set()
-    for node in ast.walk(ast.Module(body=fdef.body, type_ignores=[])):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-    return names
+def _join(a, b):
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    s = {a, b}
+    if s == {"bool", "int"}:
+        return "int"
+    if s <= {"bool", "int", "float", "num"}:
+        return "num"
+    return None
 
 
 def _has_call(code: str) -> bool:
@@ -1570,7 +1463,7 @@ class LuaPrinter:
             mark = (len(self.sites), dict(self.site_index), dict(self.tables))
             try:
                 self.translated[ident] = FunctionTranslator(info, self, ptypes).translate()
-            except Untranslatable as exc:
+            except (Untranslatable, _LoweringRefused) as exc:
                 del self.sites[mark[0]:]
                 self.site_index, self.tables = mark[1], mark[2]
                 self.fallbacks[ident] = kind

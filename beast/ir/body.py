@@ -84,10 +84,12 @@ class ListLit(BodyExpr):
 
 
 class ConstArr(BodyExpr):
-    __slots__ = ("values", "is_tuple")
+    """Integers known at compile time; ``literal``: written out in the body (a fresh list each time
+    it is evaluated), else a module-level constant (shared: never to be mutated)."""
+    __slots__ = ("values", "is_tuple", "literal")
 
-    def __init__(self, values, is_tuple):
-        self.values, self.is_tuple = tuple(values), is_tuple
+    def __init__(self, values, is_tuple, literal=True):
+        self.values, self.is_tuple, self.literal = tuple(values), is_tuple, literal
 
 
 class Comp(BodyExpr):

@@ -225,7 +225,8 @@ class _Lowerer:
             return Const(value)
         if isinstance(value, (tuple, list)) and all(type(v) in (int, bool) for v in value) \
                 and all(INT64_MIN <= v <= INT64_MAX for v in value):
-            return ConstArr([int(v) for v in value], isinstance(value, tuple))
+            return ConstArr([int(v) for v in value], isinstance(value, tuple),
+                            isinstance(node, (ast.List, ast.Tuple)))
         if isinstance(value, range):
             return RangeCall([Const(value.start), Const(value.stop), Const(value.step)])
         if isinstance(value, (tuple, list)) and all(
