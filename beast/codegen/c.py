@@ -51,7 +51,9 @@ from ..expr import (BINOPS, COMPARES, BoolOp, CallSeq, Compare, Const, DivisorSe
                     ScalarSeq, Select, SetOpSeq, SolveSeq, ValuesSeq, Var)
 from ..ir import Check, Emit, Let, Loop, Program, pure_nest, walk_statements
 from ..ir.body import Comp, ConstArr, ListLit, PyBool, Untranslatable
+from ..ir.lower import join_types as _join
 from ..ir.lower import lower_function
+from ..ir.lower import select_type as _select_type
 from ..ir.sites import LoopValueSite, NodeSite, TableSite, UserSite
 from ..ir.tabulate import MAX_VALUES, Tabulator, Untabulatable, float_bits
 from .exprs import ATOM, ExprPrinter
@@ -122,30 +124,6 @@ def c_comment(text: str) -> str:
 
 def _mangle(name: str) -> str:
     return re.sub(r"[^0-9A-Za-z_]", lambda m: f"_{ord(m.group()):x}_", name)
-
-
-def _join(a, b):
-    """The type of a variable that holds values of types a and b."""
-    if a is None:
-        return b
-    if b is None or a == b:
-        return a
-    if a in INTISH and b in INTISH:
-        return "int"
-    if a in NUMERIC and b in NUMERIC:
-        return "num"
-    raise _Untranslatable(None, f"a variable that holds both {a} and {b} values")
-
-
-def _select_type(a, b):
-    """static_type's rule for select(): int/bool parts give int (bool only if both are bool)."""
-    if a in INTISH and b in INTISH:
-        return "bool" if a == b == "bool" else "int"
-    if a == b == "float":
-        return "float"
-    if a in NUMERIC and b in NUMERIC:
-        return "num"
-    raise _Untranslatable(None, f"a choice between {a} and {b} values")
 
 
 _Untranslatable = Untranslatable
@@ -1495,7 +1473,7 @@ class CPrinter:
             elif isinstance(s, Loop):
                 claim = depth <= self.claim_depth and i == len(stmts) - 1 and self.chain_ok(stmts)
                 if claim:
-                    code(f"if (BN_UNLIKELY(__atomic_load_n(w->cancel, __ATOMIC_RELAXED))) return 2;")
+                    code("if (BN_UNLIKELY(__atomic_load_n(w->cancel, __ATOMIC_RELAXED))) return 2;")
                     code(f"if (w->split == {depth}) {{ int bn_c = bn_claim(w); if (bn_c < 0) return 2; "
                          f"if (bn_c == 0) goto bn_s{depth}; }}")
                 self.loop(s, depth, loops, lets)

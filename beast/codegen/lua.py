@@ -1378,11 +1378,6 @@ def _has_call(code: str) -> bool:
     return "(" in code and "_b_" in code
 
 
-def _is_vocab(value):
-    from ..frontend.functions import is_vocabulary
-    return is_vocabulary(value)
-
-
 # ---------------------------------------------------------------------------------------------
 # The Lua runtime helpers every chunk starts with
 
