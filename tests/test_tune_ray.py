@@ -1,0 +1,181 @@
+"""``beast tune --ray``: the tuning work spread over the GPUs of a Ray cluster (beast.tune.ray_runner).
+
+A local Ray instance with three fake GPUs; in each worker the host simulator stands in for the
+device (tests/ray_hostsim.py: CupyBackend over the stand-in cupy of test_tune_gpu, kernels run on
+CPU threads).  Checked against the JSONL log: every configuration once, none lost, when a worker
+dies mid-run; a run interrupted and resumed; an ask/tell strategy driving the workers."""
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+import beast  # noqa: E402
+from beast.cli import main  # noqa: E402
+from beast.devices import resolve_device  # noqa: E402
+from beast.errors import BeastError  # noqa: E402
+from beast.tune import tune  # noqa: E402
+from beast.tune.hostsim import host_compiler  # noqa: E402
+from beast.tune.log import config_key, read_log  # noqa: E402
+from beast.tune.measure import OK  # noqa: E402
+from beast.tune.ray_runner import format_ray_summary, tune_ray  # noqa: E402
+from beast.tune.runner import candidates  # noqa: E402
+
+from ray_hostsim import HostsimFactory, read_journal  # noqa: E402
+from test_tune_gpu import GEMM, SMALL, make_fake_cupy  # noqa: E402
+
+pytestmark = pytest.mark.skipif(host_compiler() is None, reason="no C++20 host compiler to stand in for the GPU")
+
+TESTS = str(Path(__file__).resolve().parent)
+SIZE = (8, 8, 8)
+GPUS = 3
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One local Ray instance for the module: 2 CPUs, three fake GPUs, workers that can import
+    the test helpers."""
+    if ray.is_initialized():
+        ray.shutdown()
+    path = os.pathsep.join([TESTS] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    ray.init(num_cpus=2, num_gpus=GPUS, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def space():
+    return beast.load(GEMM, device=resolve_device("k40c").replace(**SMALL), settings=dict(precision="single"))
+
+
+def factory(space, tmp_path, **kw):
+    return HostsimFactory(dict(space.settings), SIZE, str(tmp_path / "journal.jsonl"), **kw)
+
+
+def log_keys(path, names):
+    header, records, torn = read_log(str(path))
+    assert header is not None and not torn
+    keys = [config_key(r["config"], names) for r in records if "config" in r]
+    return header, records, keys
+
+
+def first_random(space, n, seed):
+    return {config_key(c, space.iterators) for c in candidates(space, "random", n, {}, seed=seed)}
+
+
+def test_a_killed_worker_loses_nothing_and_nothing_is_measured_twice(cluster, space, tmp_path):
+    log = tmp_path / "r.jsonl"
+    fac = factory(space, tmp_path, die_marker=str(tmp_path / "died"), die_at=2)
+    report = tune_ray(space, SIZE, budget=9, strategy="random", seed=3, log_path=log, backend_factory=fac)
+    names = space.iterators
+    assert os.path.exists(tmp_path / "died")                 # one worker did die mid-measurement
+    assert len(report.workers) == GPUS and len(report.lost_workers) == 1 and report.retried >= 1
+    assert report.complete and report.measured == 9 and report.counts[OK] == 9
+    header, records, keys = log_keys(log, names)
+    assert header["device"]["gpu"] == "Host CPU threads"
+    assert len(keys) == 9 and len(set(keys)) == 9             # nothing logged twice
+    assert set(keys) == first_random(space, 9, 3)             # nothing lost
+    assert sum(1 for r in records if "reference" in r) == 1
+    # every completed measurement happened once, in a worker process, and is the one logged
+    journal = read_journal(fac.journal)
+    measured = [config_key(j["config"], names) for j in journal]
+    assert sorted(measured) == sorted(keys)
+    workers = {r["worker"] for r in records if "config" in r}
+    assert len(workers) >= 2 and len({j["pid"] for j in journal}) >= 2
+    assert sum(report.per_worker.values()) == 9
+    assert "lost 1 worker(s)" in format_ray_summary(report)
+
+
+def test_an_interrupted_run_resumes_from_its_log(cluster, space, tmp_path):
+    log = tmp_path / "r.jsonl"
+    names = space.iterators
+
+    def stop_after_three(done, total, best):
+        if done >= 3:
+            raise KeyboardInterrupt
+
+    first = tune_ray(space, SIZE, budget=7, strategy="random", seed=11, log_path=log,
+                     backend_factory=factory(space, tmp_path), progress=stop_after_three)
+    assert first.interrupted and first.measured == 3
+    _, _, keys = log_keys(log, names)
+    assert len(keys) == 3
+    seen = []
+    second = tune_ray(space, SIZE, budget=7, strategy="random", seed=11, log_path=log,
+                      backend_factory=factory(space, tmp_path), progress=lambda d, t, b: seen.append((d, t)))
+    assert second.complete and second.resumed == 3 and second.measured == 4 and second.tried == 7
+    assert seen[0] == (3, 7) and seen[-1] == (7, 7)
+    _, records, keys = log_keys(log, names)
+    assert len(keys) == 7 and set(keys) == first_random(space, 7, 11)
+    journal = [config_key(j["config"], names) for j in read_journal(str(tmp_path / "journal.jsonl"))]
+    assert len(journal) == len(set(journal))                 # the resumed run measured only new ones
+    assert set(journal) >= set(keys)
+    # the single-process runner reads the same log: nothing left to measure
+    sys.modules["cupy"] = make_fake_cupy()
+    try:
+        from beast.tune.gpu import CupyBackend
+        local = tune(space, SIZE, budget=7, strategy="random", seed=11, log_path=log,
+                     backend=CupyBackend(space.settings, SIZE, max_samples=3, max_seconds=0.1))
+    finally:
+        del sys.modules["cupy"]
+    assert local.resumed == 7 and local.measured == 0
+    assert local.best_result.gflops == second.best_result.gflops
+
+
+class Neighbours:
+    """A toy ask/tell strategy: starts from two survivors, then proposes only survivors that share
+    blk_m with an already measured one -- it has nothing to propose until results come back."""
+
+    def __init__(self, space):
+        self.rows = [dict(c) for c in candidates(space, "exhaustive", None, {})]
+        self.told = []
+        self.asked = 0
+
+    def ask(self, n):
+        if self.asked == 0:
+            self.asked = 2
+            return [self.rows[0], self.rows[-1]]
+        if self.asked >= 6:
+            return None
+        if not self.told:
+            return []
+        blk = {c["blk_m"] for c, _ in self.told}
+        told = {tuple(c.values()) for c, _ in self.told}
+        pick = [r for r in self.rows if r["blk_m"] in blk and tuple(r.values()) not in told][:min(n, 6 - self.asked)]
+        self.asked += len(pick)
+        return pick
+
+    def tell(self, config, measurement):
+        self.told.append((config, measurement))
+
+
+def test_an_ask_tell_strategy_drives_the_workers(cluster, space, tmp_path):
+    strategy = Neighbours(space)
+    report = tune_ray(space, SIZE, budget=5, strategy=strategy, backend_factory=factory(space, tmp_path))
+    assert report.complete and report.measured == 5 and report.strategy == "Neighbours"
+    assert len(strategy.told) == 5 and all(m.status == OK for _, m in strategy.told)
+    assert {tuple(c.values()) for c, _ in strategy.told} == {tuple(r.config.values()) for r in report.results}
+    first = {strategy.rows[0]["blk_m"], strategy.rows[-1]["blk_m"]}
+    assert all(c["blk_m"] in first for c, _ in strategy.told)
+
+
+def test_cli_ray_without_cupy_on_the_workers_says_so(cluster, capsys):
+    try:
+        import cupy  # noqa: F401
+    except Exception:
+        pass
+    else:
+        pytest.skip("CuPy is installed: the workers would use it")
+    code = main(["tune", GEMM, "--size", "8", "8", "8", "--budget", "2", "--ray"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "a Ray worker could not start its backend: no GPU found: CuPy is not installed" in err
+
+
+def test_no_ray_names_the_extra(monkeypatch, space):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(BeastError, match="Ray, which is not installed") as info:
+        tune_ray(space, SIZE, budget=1, backend_factory=lambda: None)
+    assert "beast-autotune[ray]" in info.value.hint
