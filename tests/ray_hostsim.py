@@ -11,14 +11,19 @@ import os
 import sys
 from dataclasses import dataclass
 
+from beast.tune.measure import FatalBackendError
+
 
 class JournalingBackend:
-    """Wraps a backend: appends ``{"pid", "config"}`` to ``journal`` after each completed measurement;
-    the first worker to start its ``die_at``-th measurement (claimed through ``die_marker``) exits."""
+    """Wraps a backend: appends ``{"pid", "config"}`` to ``journal`` after each completed measurement.
 
-    def __init__(self, inner, journal: str, die_marker: str | None, die_at: int | None):
+    The first worker to start its ``fail_at``-th measurement exits (claiming ``die_marker``);
+    the next one to get there raises FatalBackendError (claiming ``fatal_marker``)."""
+
+    def __init__(self, inner, journal: str, die_marker: str | None, fatal_marker: str | None,
+                 fail_at: int | None):
         self.inner, self.journal = inner, journal
-        self.die_marker, self.die_at = die_marker, die_at
+        self.die_marker, self.fatal_marker, self.fail_at = die_marker, fatal_marker, fail_at
         self.device_name = inner.device_name
         self.started = 0
 
@@ -27,13 +32,11 @@ class JournalingBackend:
 
     def measure(self, compiled):
         self.started += 1
-        if self.die_at is not None and self.started == self.die_at:
-            try:
-                os.close(os.open(self.die_marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-            except FileExistsError:
-                pass                               # another worker already died: go on
-            else:
+        if self.fail_at is not None and self.started == self.fail_at:
+            if self.die_marker and claim(self.die_marker):
                 os._exit(1)                        # killed in the middle of a measurement
+            if self.fatal_marker and claim(self.fatal_marker):
+                raise FatalBackendError("the CUDA context is unusable after launch: illegal address (simulated)")
         meas = self.inner.measure(compiled)
         line = json.dumps({"pid": os.getpid(), "config": compiled.config}) + "\n"
         fd = os.open(self.journal, os.O_CREAT | os.O_APPEND | os.O_WRONLY)
@@ -47,6 +50,17 @@ class JournalingBackend:
         return self.inner.reference()
 
 
+def claim(path: str) -> bool:
+    """Create ``path`` holding this process's id; True for the one process that created it."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    return True
+
+
 @dataclass(frozen=True)
 class HostsimFactory:
     """Picklable backend factory for :func:`beast.tune.ray_runner.tune_ray`."""
@@ -55,14 +69,15 @@ class HostsimFactory:
     size: tuple
     journal: str
     die_marker: str | None = None
-    die_at: int | None = None
+    fatal_marker: str | None = None
+    fail_at: int | None = None
 
     def __call__(self):
         from test_tune_gpu import make_fake_cupy
         sys.modules["cupy"] = make_fake_cupy()
         from beast.tune.gpu import CupyBackend
         inner = CupyBackend(self.settings, self.size, max_samples=5, max_seconds=0.2)
-        return JournalingBackend(inner, self.journal, self.die_marker, self.die_at)
+        return JournalingBackend(inner, self.journal, self.die_marker, self.fatal_marker, self.fail_at)
 
 
 def read_journal(path: str) -> list[dict]:

@@ -76,10 +76,11 @@ class _CupyFactory:
 
 @dataclass
 class Outcome:
-    """What a worker sends back for one configuration: its measurement, the worker's name, and
-    the message of a fatal backend error (None when the worker can go on)."""
+    """What a worker sends back for one configuration: its measurement (None when the worker
+    refused it after a fatal error), the worker's name, and the message of a fatal backend
+    error (None when the worker can go on)."""
 
-    measurement: Measurement
+    measurement: Measurement | None
     worker: str
     fatal: str | None = None
 
@@ -95,6 +96,7 @@ class GpuWorker:
 
     def __init__(self, backend_factory: Callable[[], object], compile_workers: int = 1):
         self.error = None
+        self.fatal = None
         self.backend = None
         try:
             self.backend = backend_factory()
@@ -122,7 +124,12 @@ class GpuWorker:
             return Measurement(LAUNCH_ERROR, error=f"cuBLAS reference: {_message(err)}")
 
     def run(self, config: dict) -> Outcome:
-        """Compile (CPU slot) then measure (GPU, one at a time) one configuration."""
+        """Compile (CPU slot) then measure (GPU, one at a time) one configuration.
+
+        After a fatal backend error the worker measures nothing more: it answers with
+        ``measurement`` None, and the driver sends the configuration elsewhere."""
+        if self.fatal is not None:
+            return Outcome(None, self.name)
         with self._compile_slots:
             try:
                 compiled = self.backend.compile(config)
@@ -130,11 +137,13 @@ class GpuWorker:
                 return Outcome(Measurement(COMPILE_ERROR, error=_message(err)), self.name)
         fatal = None
         with self._gpu:
+            if self.fatal is not None:
+                return Outcome(None, self.name)
             try:
                 meas = self.backend.measure(compiled)
             except FatalBackendError as err:
                 meas = Measurement(LAUNCH_ERROR, error=err.message)
-                fatal = str(err)
+                fatal = self.fatal = str(err)
             except Exception as err:  # noqa: BLE001 - recorded as launch_error
                 meas = Measurement(LAUNCH_ERROR, error=_message(err))
         if meas.status not in STATUSES:
@@ -164,6 +173,7 @@ class _Slot:
     name: str
     inflight: int = 0
     alive: bool = True
+    draining: bool = False
 
 
 @dataclass
@@ -226,11 +236,21 @@ class WorkerPool:
     def _start(self):
         return self._remote.remote(self.factory, self.compile_workers)
 
-    def replace(self, slot: _Slot) -> None:
-        """Kill the slot's actor and start a fresh one (its GPU context is lost)."""
+    def replace(self, slot: _Slot) -> bool:
+        """Kill the slot's actor and start a fresh one (its GPU context is lost); False, and the
+        slot given up, when the new one cannot start its backend."""
         self.ray.kill(slot.actor)
         slot.actor = self._start()
-        slot.inflight = 0
+        slot.draining = False
+        try:
+            info = self.ray.get(slot.actor.info.remote())
+        except self.ray.exceptions.RayActorError:
+            info = {"error": "died"}
+        if info["error"]:
+            slot.alive = False
+            self.ray.kill(slot.actor)
+            return False
+        return True
 
     def reference(self):
         """The reference measurement from the first live worker."""
@@ -260,10 +280,15 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
     what to propose from the results told so far; it may yield ``None`` for "nothing to propose
     until the next result comes back".  Configurations whose key (values in ``iterators``
     order) is in ``skip`` (a log's ``done``) or already in flight are not dispatched.  At most
-    ``limit`` outcomes are reported (None: until ``configs`` runs out).  A configuration whose
-    worker dies is dispatched again to another worker; after ``max_attempts`` deaths it is
-    reported as ``launch_error``.  The run stops early when every worker is lost
-    (``stopped`` says so).
+    ``limit`` outcomes are reported (None: until ``configs`` runs out).
+
+    Every call is settled one by one: a result that came back is reported even when its worker
+    died or failed afterwards, so nothing is measured twice.  A configuration whose worker died
+    before answering goes to the front of the queue for another worker; after ``max_attempts``
+    such deaths it is reported as ``launch_error``.  A worker that reported a fatal backend
+    error takes no new work, its queued configurations come back unmeasured and go to the
+    others, and once it is idle it is replaced by a fresh actor.  The run stops early when
+    every worker is lost (``stopped`` says so).
     """
     ray = pool.ray
     names = tuple(iterators)
@@ -296,37 +321,22 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
         return None
 
     def fill():
-        live = [s for s in pool.slots if s.alive]
-        # hand out round-robin, least loaded first, so that every worker starts at once
-        while live:
+        # least loaded first, so that every worker starts at once
+        while True:
             if limit is not None and reported + len(inflight_keys) >= limit:
                 return
-            slot = min(live, key=lambda s: s.inflight)
-            if slot.inflight >= pool.lookahead:
+            ready = [s for s in pool.slots if s.alive and not s.draining and s.inflight < pool.lookahead]
+            if not ready:
                 return
             item = take()
             if item is None:
                 return
+            slot = min(ready, key=lambda s: s.inflight)
             cfg, key = item
             ref = slot.actor.run.remote(cfg)
             pending[ref] = (slot, cfg, key)
             inflight_keys.add(key)
             slot.inflight += 1
-
-    def requeue(slot: _Slot, count_attempt: bool):
-        lost = [(ref, item) for ref, item in pending.items() if item[0] is slot]
-        for ref, (_, cfg, key) in lost:
-            del pending[ref]
-            inflight_keys.discard(key)
-            slot.inflight -= 1
-            if count_attempt:
-                attempts[key] = attempts.get(key, 0) + 1
-                if attempts[key] >= max_attempts:
-                    report(cfg, Measurement(LAUNCH_ERROR, error=f"lost: the Ray worker measuring it died "
-                                                                f"{attempts[key]} times"), slot.name)
-                    continue
-            stats.retried += 1
-            retry.append((cfg, key))
 
     def report(cfg, meas, worker):
         nonlocal reported
@@ -342,7 +352,7 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
         slot.inflight -= 1
         try:
             outcome: Outcome = ray.get(ref)
-        except ray.exceptions.RayActorError:
+        except ray.exceptions.RayActorError:               # died before answering: measure elsewhere
             if slot.alive:
                 slot.alive = False
                 stats.lost_workers.append(slot.name)
@@ -357,19 +367,24 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
             else:
                 stats.retried += 1
                 retry.appendleft((cfg, key))
-            requeue(slot, count_attempt=True)
-            if not any(s.alive for s in pool.slots):
-                stats.stopped = "every Ray worker was lost; rerun the same command to resume from the log"
-                break
-        except ray.exceptions.RayTaskError as err:       # a bug in the backend, not the device
+        except ray.exceptions.RayTaskError as err:         # a bug in the backend, not the device
             report(cfg, Measurement(LAUNCH_ERROR, error=f"Ray worker: {err}"[-2000:]), slot.name)
         else:
-            report(cfg, outcome.measurement, outcome.worker)
-            if outcome.fatal is not None:
-                requeue(slot, count_attempt=False)
-                pool.replace(slot)
+            if outcome.measurement is None:                # refused after a fatal error: not measured
+                retry.appendleft((cfg, key))
+            else:
+                report(cfg, outcome.measurement, outcome.worker)
+                if outcome.fatal is not None:
+                    slot.draining = True
+        if slot.alive and slot.draining and slot.inflight == 0:
+            if pool.replace(slot):
                 stats.replaced_workers += 1
+            else:
+                stats.lost_workers.append(slot.name)
         fill()
+    work_left = bool(retry) or (not exhausted and (limit is None or reported < limit))
+    if work_left and not any(s.alive for s in pool.slots):
+        stats.stopped = "every Ray worker was lost; rerun the same command to resume from the log"
     return stats
 
 
@@ -379,10 +394,12 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
 class RayTuneReport(TuneReport):
     """A :class:`TuneReport` with what the Ray run did: ``workers`` (host/gpu names),
     ``lost_workers``, ``retried`` (configurations dispatched again after their worker died)
-    and ``per_worker`` (configurations measured by each worker in this run)."""
+    ``replaced_workers`` (restarted after a fatal backend error) and ``per_worker``
+    (configurations measured by each worker in this run)."""
 
     workers: list = field(default_factory=list)
     lost_workers: list = field(default_factory=list)
+    replaced_workers: int = 0
     retried: int = 0
     per_worker: dict = field(default_factory=dict)
 
@@ -522,6 +539,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
             report.interrupted = True
         else:
             report.lost_workers = stats.lost_workers
+            report.replaced_workers = stats.replaced_workers
             report.retried = stats.retried
             report.stopped = stats.stopped
         return report
@@ -542,6 +560,8 @@ def format_ray_summary(report: RayTuneReport) -> str:
     if report.lost_workers:
         parts.append(f"lost {len(report.lost_workers)} worker(s) ({', '.join(report.lost_workers)}), "
                      f"{report.retried} configuration(s) retried elsewhere")
+    if report.replaced_workers:
+        parts.append(f"restarted {report.replaced_workers} worker(s) after a fatal device error")
     return "; ".join(parts)
 
 
