@@ -188,6 +188,11 @@ def test_cli_ray_without_cupy_on_the_workers_says_so(cluster, capsys):
     assert "a Ray worker could not start its backend: no GPU found: CuPy is not installed" in err
 
 
+def test_more_workers_than_gpus_is_refused(cluster, space, tmp_path):
+    with pytest.raises(BeastError, match=f"cannot start 4 GPU workers: the Ray cluster has {GPUS} GPU"):
+        tune_ray(space, SIZE, budget=1, num_workers=GPUS + 1, backend_factory=factory(space, tmp_path))
+
+
 def test_no_ray_names_the_extra(monkeypatch, space):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(BeastError, match="Ray, which is not installed") as info:

@@ -191,24 +191,29 @@ class WorkerPool:
     """One :class:`GpuWorker` actor per GPU of the connected Ray cluster.
 
     ``num_workers`` (default: the cluster's GPU count) actors are started, each reserving one
-    GPU and ``cpus_per_worker`` CPUs (default: the cluster's CPUs shared out, possibly 0) and
-    compiling on ``compile_workers`` threads (default: ``max(1, cpus_per_worker)``).
+    GPU and ``cpus_per_worker`` CPUs of its node (default: the fewest CPUs per GPU of the GPU
+    nodes, possibly 0) and compiling on ``compile_workers`` threads (default:
+    ``max(1, cpus_per_worker)``).  Workers that have not started after ``start_timeout``
+    seconds (their GPU busy elsewhere) are given up; none started is an error.
     """
 
     def __init__(self, backend_factory: Callable[[], object], *, num_workers: int | None = None,
                  cpus_per_worker: int | None = None, compile_workers: int | None = None,
-                 lookahead: int | None = None):
+                 lookahead: int | None = None, start_timeout: float = 300.0):
         ray = import_ray()
         self.ray = ray
-        resources = ray.cluster_resources()
-        gpus = int(resources.get("GPU", 0))
-        if num_workers is None:
-            num_workers = gpus
-        if num_workers < 1 or gpus < 1:
+        gpu_nodes = [node["Resources"] for node in ray.nodes()
+                     if node.get("Alive") and node.get("Resources", {}).get("GPU", 0) >= 1]
+        gpus = sum(int(r["GPU"]) for r in gpu_nodes)
+        if gpus < 1:
             raise BeastError("the Ray cluster has no GPU to measure on",
                              hint="start the Ray nodes on GPU machines (ray start --num-gpus N)")
+        if num_workers is None:
+            num_workers = gpus
+        if not 1 <= num_workers <= gpus:
+            raise BeastError(f"cannot start {num_workers} GPU workers: the Ray cluster has {gpus} GPU(s)")
         if cpus_per_worker is None:
-            cpus_per_worker = int(resources.get("CPU", 0)) // num_workers
+            cpus_per_worker = min(int(r.get("CPU", 0)) // int(r["GPU"]) for r in gpu_nodes)
         self.compile_workers = compile_workers or max(1, cpus_per_worker)
         self.lookahead = lookahead or self.compile_workers + 2
         self.factory = backend_factory
@@ -216,7 +221,20 @@ class WorkerPool:
         self._remote = ray.remote(GpuWorker).options(num_gpus=1, num_cpus=cpus_per_worker,
                                                      max_concurrency=self.lookahead + 1)
         actors = [self._start() for _ in range(num_workers)]
-        infos = ray.get([a.info.remote() for a in actors])
+        calls = {a.info.remote(): a for a in actors}
+        started, late = ray.wait(list(calls), num_returns=len(calls), timeout=start_timeout)
+        for ref in late:
+            ray.kill(calls[ref])
+        if not started:
+            raise BeastError(f"no Ray GPU worker started within {start_timeout:g} s",
+                             hint="are the cluster's GPUs taken by other jobs? (ray status)")
+        actors = [calls[ref] for ref in started]
+        try:
+            infos = ray.get(started)
+        except ray.exceptions.RayActorError as err:
+            for a in actors:
+                ray.kill(a)
+            raise BeastError(f"a Ray GPU worker died while starting: {err}") from None
         errors = [i["error"] for i in infos if i["error"]]
         if errors:
             for a in actors:
