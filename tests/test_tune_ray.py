@@ -141,23 +141,22 @@ class Neighbours:
     """A toy ask/tell strategy: starts from two survivors, then proposes only survivors that share
     blk_m with an already measured one -- it has nothing to propose until results come back."""
 
-    def __init__(self, space):
+    def __init__(self, space, limit=6):
         self.rows = [dict(c) for c in candidates(space, "exhaustive", None, {})]
         self.told = []
-        self.asked = 0
+        self.proposed = []
+        self.limit = limit
 
     def ask(self, n):
-        if self.asked == 0:
-            self.asked = 2
-            return [self.rows[0], self.rows[-1]]
-        if self.asked >= 6:
+        if not self.proposed:
+            pick = [self.rows[0], self.rows[-1]]
+        elif len(self.proposed) >= self.limit:
             return None
-        if not self.told:
-            return []
-        blk = {c["blk_m"] for c, _ in self.told}
-        told = {tuple(c.values()) for c, _ in self.told}
-        pick = [r for r in self.rows if r["blk_m"] in blk and tuple(r.values()) not in told][:min(n, 6 - self.asked)]
-        self.asked += len(pick)
+        else:
+            blk = {c["blk_m"] for c, _ in self.told}
+            pick = [r for r in self.rows if r["blk_m"] in blk and r not in self.proposed]
+            pick = pick[:min(n, self.limit - len(self.proposed))]
+        self.proposed += pick
         return pick
 
     def tell(self, config, measurement):

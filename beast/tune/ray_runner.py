@@ -468,11 +468,12 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
     The arguments shared with :func:`~beast.tune.runner.tune` mean the same (``budget``,
     ``log_path`` -- the same resumable log -- ``seed``, ``progress``).  ``strategy``: a name of
     :data:`~beast.tune.runner.STRATEGIES`, or an object with ``ask(n)``/``tell(config,
-    measurement)`` (see :func:`strategy_source`).  ``address``: see :func:`connect` (an already
-    initialized Ray is used as it is).  ``backend_factory``: a picklable callable that makes the
-    backend inside each worker (default: CuPy on the worker's GPU).  ``num_workers``: actors to
-    start (default: one per GPU of the cluster); ``compile_workers``: compile threads per actor;
-    ``lookahead``: configurations in flight per actor.
+    measurement)`` (see :func:`strategy_source`), told the log's resumed results first.
+    ``address``: see :func:`connect` (an already initialized Ray is used as it is).
+    ``backend_factory``: a picklable callable that makes the backend inside each worker
+    (default: CuPy on the worker's GPU).  ``num_workers``: actors to start (default: one per
+    GPU of the cluster); ``compile_workers``: compile threads per actor; ``lookahead``:
+    configurations in flight per actor; ``max_attempts``: see :func:`run_distributed`.
     """
     named = isinstance(strategy, str)
     if named and strategy not in STRATEGIES:
@@ -534,6 +535,8 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
             source = candidates(space, strategy, need, log.done, seed=seed, chunk_size=chunk_size)
         else:
             source, tell = strategy_source(strategy, pool.lookahead * len(pool.slots))
+            for r in report.results:                   # what the log already holds
+                tell(dict(r.config), r.measurement)
 
         def on_result(cfg, meas, worker):
             nonlocal best
