@@ -6,6 +6,7 @@ Each "GPU" is a Ray fake GPU whose backend sleeps: ``BEAST_BENCH_RAY_MEASURE_S``
 overhead rather than its own speed.  ``BEAST_BENCH_RAY_CONFIGS`` configurations (default 48) of the
 K40c GEMM space, random strategy; the single-process :func:`beast.tune.tune` with the same backend
 is the baseline.  Per case: wall time of the whole call (``wall_s``, Ray worker start included)
+until the first progress call (``start_s``: space loaded, Ray workers started, reference taken)
 and from the first to the last result (``steady_s``), as ``extra_info``.
 
     python3 -m pytest bench/bench_ray.py --benchmark-only --benchmark-json=bench/results/ray.json
@@ -88,6 +89,7 @@ def timed(benchmark, run):
         t0 = time.perf_counter()
         report = run(progress)
         benchmark.extra_info["wall_s"] = time.perf_counter() - t0
+        benchmark.extra_info["start_s"] = marks[0] - t0 if marks else None
         benchmark.extra_info["steady_s"] = marks[-1] - marks[1] if len(marks) > 2 else None
         return report
 
