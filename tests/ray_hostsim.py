@@ -18,12 +18,14 @@ class JournalingBackend:
     """Wraps a backend: appends ``{"pid", "config"}`` to ``journal`` after each completed measurement.
 
     The first worker to start its ``fail_at``-th measurement exits (claiming ``die_marker``);
-    the next one to get there raises FatalBackendError (claiming ``fatal_marker``)."""
+    the next one to get there raises FatalBackendError (claiming ``fatal_marker``).  Measuring
+    the ``poison`` configuration kills any worker."""
 
     def __init__(self, inner, journal: str, die_marker: str | None, fatal_marker: str | None,
-                 fail_at: int | None):
+                 fail_at: int | None, poison: dict | None = None):
         self.inner, self.journal = inner, journal
         self.die_marker, self.fatal_marker, self.fail_at = die_marker, fatal_marker, fail_at
+        self.poison = poison
         self.device_name = inner.device_name
         self.started = 0
 
@@ -32,6 +34,8 @@ class JournalingBackend:
 
     def measure(self, compiled):
         self.started += 1
+        if self.poison is not None and compiled.config == self.poison:
+            os._exit(1)                            # this configuration kills every worker
         if self.fail_at is not None and self.started == self.fail_at:
             if self.die_marker and claim(self.die_marker):
                 os._exit(1)                        # killed in the middle of a measurement
@@ -71,13 +75,15 @@ class HostsimFactory:
     die_marker: str | None = None
     fatal_marker: str | None = None
     fail_at: int | None = None
+    poison: dict | None = None
 
     def __call__(self):
         from test_tune_gpu import make_fake_cupy
         sys.modules["cupy"] = make_fake_cupy()
         from beast.tune.gpu import CupyBackend
         inner = CupyBackend(self.settings, self.size, max_samples=5, max_seconds=0.2)
-        return JournalingBackend(inner, self.journal, self.die_marker, self.fatal_marker, self.fail_at)
+        return JournalingBackend(inner, self.journal, self.die_marker, self.fatal_marker, self.fail_at,
+                                self.poison)
 
 
 def read_journal(path: str) -> list[dict]:

@@ -51,8 +51,8 @@ def space():
     return beast.load(GEMM, device=resolve_device("k40c").replace(**SMALL), settings=dict(precision="single"))
 
 
-def factory(space, tmp_path, **kw):
-    return HostsimFactory(dict(space.settings), SIZE, str(tmp_path / "journal.jsonl"), **kw)
+def factory(space, tmp_path, journal="journal.jsonl", **kw):
+    return HostsimFactory(dict(space.settings), SIZE, str(tmp_path / journal), **kw)
 
 
 def log_keys(path, names):
@@ -113,18 +113,19 @@ def test_an_interrupted_run_resumes_from_its_log(cluster, space, tmp_path):
     first = tune_ray(space, SIZE, budget=5, strategy="random", seed=11, log_path=log, num_workers=2,
                      backend_factory=factory(space, tmp_path), progress=stop_after_three)
     assert first.interrupted and first.measured == 3
-    _, _, keys = log_keys(log, names)
-    assert len(keys) == 3
+    _, _, before = log_keys(log, names)
+    assert len(before) == 3
     seen = []
     second = tune_ray(space, SIZE, budget=5, strategy="random", seed=11, log_path=log, num_workers=2,
-                      backend_factory=factory(space, tmp_path), progress=lambda d, t, b: seen.append((d, t)))
+                      backend_factory=factory(space, tmp_path, journal="second.jsonl"),
+                      progress=lambda d, t, b: seen.append((d, t)))
     assert second.complete and second.resumed == 3 and second.measured == 2 and second.tried == 5
     assert seen[0] == (3, 5) and seen[-1] == (5, 5)
     _, records, keys = log_keys(log, names)
     assert len(keys) == 5 and set(keys) == first_random(space, 5, 11)
-    journal = [config_key(j["config"], names) for j in read_journal(str(tmp_path / "journal.jsonl"))]
-    assert len(journal) == len(set(journal))                 # the resumed run measured only new ones
-    assert set(journal) >= set(keys)
+    # the resumed run measured exactly the two configurations the log lacked, once each
+    journal = [config_key(j["config"], names) for j in read_journal(str(tmp_path / "second.jsonl"))]
+    assert sorted(journal) == sorted(set(keys) - set(before))
     # the single-process runner reads the same log: nothing left to measure
     sys.modules["cupy"] = make_fake_cupy()
     try:
@@ -135,6 +136,18 @@ def test_an_interrupted_run_resumes_from_its_log(cluster, space, tmp_path):
         del sys.modules["cupy"]
     assert local.resumed == 5 and local.measured == 0
     assert local.best_result.gflops == second.best_result.gflops
+
+
+def test_a_configuration_that_kills_its_workers_is_logged_as_lost(cluster, space, tmp_path):
+    log = tmp_path / "r.jsonl"
+    poison = next(candidates(space, "exhaustive", 1, {}))
+    report = tune_ray(space, SIZE, budget=3, log_path=log, max_attempts=2,
+                      backend_factory=factory(space, tmp_path, poison=poison))
+    assert report.complete and report.measured == 3 and len(report.lost_workers) == 2
+    _, records, keys = log_keys(log, space.iterators)
+    assert len(keys) == 3 == len(set(keys))
+    rec = next(r for r in records if r.get("config") == poison)
+    assert rec["status"] == LAUNCH_ERROR and "died 2 times" in rec["error"]
 
 
 class Neighbours:
