@@ -141,11 +141,18 @@ def cmd_tune(args):
         lead, end = ("\r", "") if interactive else ("", "\n")
         print(f"{lead}[{done}{of}] {best_text}", end=end, file=sys.stderr, flush=True)
 
-    report = tune(space, tuple(args.size), budget=None if args.all else (args.budget or 100),
-                  strategy=args.strategy, log_path=args.log, seed=args.seed, progress=progress)
+    kwargs = dict(budget=None if args.all else (args.budget or 100), strategy=args.strategy,
+                  log_path=args.log, seed=args.seed, progress=progress)
+    if getattr(args, "ray", None) is not None:          # --ray [ADDRESS]: every GPU of a Ray cluster
+        from .tune.ray_runner import format_ray_summary, tune_ray
+        report = tune_ray(space, tuple(args.size), address=args.ray or None, **kwargs)
+    else:
+        report = tune(space, tuple(args.size), **kwargs)
     if interactive:
         print(file=sys.stderr)
     print(format_report(report, top=args.top))
+    if getattr(args, "ray", None) is not None:
+        print(format_ray_summary(report))
     return 0
 
 
@@ -189,6 +196,9 @@ def build_parser():
     p.add_argument("--seed", type=int, default=0, help="seed of the random strategy")
     p.add_argument("--log", default=None, help="JSONL log: written as it goes, resumed when it exists")
     p.add_argument("--top", type=int, default=10, help="rows in the final table")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="spread the work over every GPU of a Ray cluster: ADDRESS (host:port or 'auto') "
+                        "joins a running one; without it a local one starts (needs beast-autotune[ray])")
     p.set_defaults(func=cmd_tune)
     return parser
 

@@ -6,7 +6,8 @@
 * :mod:`beast.tune.gpu` -- CuPy layer: NVRTC compile, launch, cuBLAS check, event timing;
 * :mod:`beast.tune.measure` -- measurement records and the repeat-until-stable rule;
 * :mod:`beast.tune.log` -- the resumable JSONL log;
-* :mod:`beast.tune.runner` -- :func:`tune` and :func:`format_report`.
+* :mod:`beast.tune.runner` -- :func:`tune` and :func:`format_report`;
+* :mod:`beast.tune.ray_runner` -- the same over every GPU of a Ray cluster (optional, ``[ray]``).
 """
 from .gpu import gpu_available, require_gpu
 from .kernel import KERNEL_NAME, KERNEL_VERSION, GemmKernel, GemmLayout, GemmSettings, generate

@@ -1,0 +1,212 @@
+"""``beast tune --ray``: the tuning work spread over the GPUs of a Ray cluster (beast.tune.ray_runner).
+
+A local Ray instance with three fake GPUs; in each worker the host simulator stands in for the
+device (tests/ray_hostsim.py: CupyBackend over the stand-in cupy of test_tune_gpu, kernels run on
+CPU threads).  Checked against the JSONL log: every configuration once, none lost, when a worker
+dies mid-run; a run interrupted and resumed; an ask/tell strategy driving the workers."""
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+import beast  # noqa: E402
+from beast.cli import main  # noqa: E402
+from beast.devices import resolve_device  # noqa: E402
+from beast.errors import BeastError  # noqa: E402
+from beast.tune import tune  # noqa: E402
+from beast.tune.hostsim import host_compiler  # noqa: E402
+from beast.tune.log import config_key, read_log  # noqa: E402
+from beast.tune.measure import LAUNCH_ERROR, OK  # noqa: E402
+from beast.tune.ray_runner import format_ray_summary, tune_ray  # noqa: E402
+from beast.tune.runner import candidates  # noqa: E402
+
+from ray_hostsim import HostsimFactory, read_journal  # noqa: E402
+from test_tune_gpu import GEMM, SMALL, make_fake_cupy  # noqa: E402
+
+pytestmark = pytest.mark.skipif(host_compiler() is None, reason="no C++20 host compiler to stand in for the GPU")
+
+TESTS = str(Path(__file__).resolve().parent)
+SIZE = (8, 8, 8)
+GPUS = 3
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One local Ray instance for the module: 2 CPUs, three fake GPUs, workers that can import
+    the test helpers."""
+    if ray.is_initialized():
+        ray.shutdown()
+    path = os.pathsep.join([TESTS] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    ray.init(num_cpus=2, num_gpus=GPUS, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def space():
+    return beast.load(GEMM, device=resolve_device("k40c").replace(**SMALL), settings=dict(precision="single"))
+
+
+def factory(space, tmp_path, journal="journal.jsonl", **kw):
+    return HostsimFactory(dict(space.settings), SIZE, str(tmp_path / journal), **kw)
+
+
+def log_keys(path, names):
+    header, records, torn = read_log(str(path))
+    assert header is not None and not torn
+    keys = [config_key(r["config"], names) for r in records if "config" in r]
+    return header, records, keys
+
+
+def first_random(space, n, seed):
+    return {config_key(c, space.iterators) for c in candidates(space, "random", n, {}, seed=seed)}
+
+
+def test_a_killed_worker_loses_nothing_and_nothing_is_measured_twice(cluster, space, tmp_path):
+    """Worker 1 dies in the middle of its second measurement; worker 2's "CUDA context" is poisoned
+    at its second one (FatalBackendError): the first is dropped, the second restarted."""
+    log = tmp_path / "r.jsonl"
+    fac = factory(space, tmp_path, die_marker=str(tmp_path / "died"), fatal_marker=str(tmp_path / "fatal"),
+                  fail_at=2)
+    report = tune_ray(space, SIZE, budget=7, strategy="random", seed=3, log_path=log, backend_factory=fac)
+    names = space.iterators
+    assert os.path.exists(tmp_path / "died") and os.path.exists(tmp_path / "fatal")
+    assert len(report.workers) == GPUS and len(report.lost_workers) == 1 and report.retried >= 1
+    assert report.replaced_workers == 1
+    assert report.complete and report.measured == 7
+    assert report.counts[OK] == 6 and report.counts[LAUNCH_ERROR] == 1
+    failed = next(r for r in report.results if r.status == LAUNCH_ERROR)
+    assert "illegal address (simulated)" in failed.measurement.error
+    header, records, keys = log_keys(log, names)
+    assert header["device"]["gpu"] == "Host CPU threads"
+    assert len(keys) == 7 and len(set(keys)) == 7             # nothing logged twice
+    assert set(keys) == first_random(space, 7, 3)             # nothing lost
+    assert sum(1 for r in records if "reference" in r) == 1
+    # every logged time was measured in a worker; the only repeats possible are results the dead
+    # worker finished but could not deliver before it died
+    journal = read_journal(fac.journal)
+    dead = int((tmp_path / "died").read_text())
+    ok_keys = {config_key(r["config"], names) for r in records if r.get("status") == OK and "config" in r}
+    assert len(ok_keys) == 6
+    assert {config_key(j["config"], names) for j in journal} == ok_keys
+    by_others = [config_key(j["config"], names) for j in journal if j["pid"] != dead]
+    assert len(by_others) == len(set(by_others))
+    workers = {r["worker"] for r in records if "config" in r}
+    assert len(workers) >= 2 and len({j["pid"] for j in journal}) >= 2
+    assert sum(report.per_worker.values()) == 7
+    summary = format_ray_summary(report)
+    assert "lost 1 worker(s)" in summary and "restarted 1 worker(s)" in summary
+
+
+def test_an_interrupted_run_resumes_from_its_log(cluster, space, tmp_path):
+    log = tmp_path / "r.jsonl"
+    names = space.iterators
+
+    def stop_after_three(done, total, best):
+        if done >= 3:
+            raise KeyboardInterrupt
+
+    first = tune_ray(space, SIZE, budget=5, strategy="random", seed=11, log_path=log, num_workers=2,
+                     backend_factory=factory(space, tmp_path), progress=stop_after_three)
+    assert first.interrupted and first.measured == 3
+    _, _, before = log_keys(log, names)
+    assert len(before) == 3
+    seen = []
+    second = tune_ray(space, SIZE, budget=5, strategy="random", seed=11, log_path=log, num_workers=2,
+                      backend_factory=factory(space, tmp_path, journal="second.jsonl"),
+                      progress=lambda d, t, b: seen.append((d, t)))
+    assert second.complete and second.resumed == 3 and second.measured == 2 and second.tried == 5
+    assert seen[0] == (3, 5) and seen[-1] == (5, 5)
+    _, records, keys = log_keys(log, names)
+    assert len(keys) == 5 and set(keys) == first_random(space, 5, 11)
+    # the resumed run measured exactly the two configurations the log lacked, once each
+    journal = [config_key(j["config"], names) for j in read_journal(str(tmp_path / "second.jsonl"))]
+    assert sorted(journal) == sorted(set(keys) - set(before))
+    # the single-process runner reads the same log: nothing left to measure
+    sys.modules["cupy"] = make_fake_cupy()
+    try:
+        from beast.tune.gpu import CupyBackend
+        local = tune(space, SIZE, budget=5, strategy="random", seed=11, log_path=log,
+                     backend=CupyBackend(space.settings, SIZE, max_samples=3, max_seconds=0.1))
+    finally:
+        del sys.modules["cupy"]
+    assert local.resumed == 5 and local.measured == 0
+    assert local.best_result.gflops == second.best_result.gflops
+
+
+def test_a_configuration_that_kills_its_workers_is_logged_as_lost(cluster, space, tmp_path):
+    log = tmp_path / "r.jsonl"
+    poison = next(candidates(space, "exhaustive", 1, {}))
+    report = tune_ray(space, SIZE, budget=3, log_path=log, max_attempts=2,
+                      backend_factory=factory(space, tmp_path, poison=poison))
+    assert report.complete and report.measured == 3 and len(report.lost_workers) == 2
+    _, records, keys = log_keys(log, space.iterators)
+    assert len(keys) == 3 == len(set(keys))
+    rec = next(r for r in records if r.get("config") == poison)
+    assert rec["status"] == LAUNCH_ERROR and "died 2 times" in rec["error"]
+
+
+class Neighbours:
+    """A toy ask/tell strategy: starts from two survivors, then proposes only survivors that share
+    blk_m with an already measured one -- it has nothing to propose until results come back."""
+
+    def __init__(self, space, limit=6):
+        self.rows = [dict(c) for c in candidates(space, "exhaustive", None, {})]
+        self.told = []
+        self.proposed = []
+        self.limit = limit
+
+    def ask(self, n):
+        if not self.proposed:
+            pick = [self.rows[0], self.rows[-1]]
+        elif len(self.proposed) >= self.limit:
+            return None
+        else:
+            blk = {c["blk_m"] for c, _ in self.told}
+            pick = [r for r in self.rows if r["blk_m"] in blk and r not in self.proposed]
+            pick = pick[:min(n, self.limit - len(self.proposed))]
+        self.proposed += pick
+        return pick
+
+    def tell(self, config, measurement):
+        self.told.append((config, measurement))
+
+
+def test_an_ask_tell_strategy_drives_the_workers(cluster, space, tmp_path):
+    strategy = Neighbours(space)
+    report = tune_ray(space, SIZE, budget=4, strategy=strategy, num_workers=2,
+                      backend_factory=factory(space, tmp_path))
+    assert report.complete and report.measured == 4 and report.strategy == "Neighbours"
+    assert len(strategy.told) == 4 and all(m.status == OK for _, m in strategy.told)
+    assert {tuple(c.values()) for c, _ in strategy.told} == {tuple(r.config.values()) for r in report.results}
+    first = {strategy.rows[0]["blk_m"], strategy.rows[-1]["blk_m"]}
+    assert all(c["blk_m"] in first for c, _ in strategy.told)
+
+
+def test_cli_ray_without_cupy_on_the_workers_says_so(cluster, capsys):
+    try:
+        import cupy  # noqa: F401
+    except Exception:
+        pass
+    else:
+        pytest.skip("CuPy is installed: the workers would use it")
+    code = main(["tune", GEMM, "--size", "8", "8", "8", "--budget", "2", "--ray"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "a Ray worker could not start its backend: no GPU found: CuPy is not installed" in err
+
+
+def test_more_workers_than_gpus_is_refused(cluster, space, tmp_path):
+    with pytest.raises(BeastError, match=f"cannot start 4 GPU workers: the Ray cluster has {GPUS} GPU"):
+        tune_ray(space, SIZE, budget=1, num_workers=GPUS + 1, backend_factory=factory(space, tmp_path))
+
+
+def test_no_ray_names_the_extra(monkeypatch, space):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(BeastError, match="Ray, which is not installed") as info:
+        tune_ray(space, SIZE, budget=1, backend_factory=lambda: None)
+    assert "beast-autotune[ray]" in info.value.hint
