@@ -2,6 +2,8 @@
 survivors.  Needs the optional extra: ``pip install 'beast-autotune[tune]'``."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from beast.errors import BeastError
@@ -25,9 +27,11 @@ class ModelGuided(Strategy):
     trees disagree).
 
     * the first ``init`` proposals are random;
-    * then each :meth:`ask` refits the forest and scores the candidates: every free
-      configuration when the pool has at most ``candidates`` of them, otherwise a random
-      ``candidates`` of them plus every free neighbour of the ``top`` best configurations;
+    * then the forest scores the candidates: every configuration when the pool has at most
+      ``candidates``, otherwise a random ``candidates`` of the free ones plus every free
+      neighbour of the ``top`` best configurations; it is refitted after every configuration
+      told up to ``refit_all``, then after every ``1/refit_ratio`` more (6 %), each time on
+      the first p configurations told, so that a resumed run fits the same models;
     * a fraction ``explore`` of proposals stays random;
     * failed configurations are left out of the training set (a failure says where the device
       refuses, not how fast its neighbours run; they are never proposed again), or, with
@@ -38,15 +42,29 @@ class ModelGuided(Strategy):
 
     def __init__(self, pool, seed=0, init: int = 16, kappa: float = 1.0, explore: float = 0.05,
                  trees: int = 48, candidates: int = 20000, top: int = 8,
-                 fail_penalty: float | None = None):
+                 fail_penalty: float | None = None, refit_all: int = 64, refit_ratio: int = 16):
         super().__init__(pool, seed)
+        self.refit_all, self.refit_ratio = int(refit_all), int(refit_ratio)
+        self._cache = None
         self.fail_penalty = None if fail_penalty is None else float(fail_penalty)
         self.init, self.kappa, self.explore = int(init), float(kappa), float(explore)
         self.trees, self.candidates, self.top = int(trees), int(candidates), int(top)
         self._Forest = _sklearn_trees()
 
-    def _training_set(self):
-        idx = np.fromiter(self.costs.keys(), dtype=np.int64, count=len(self.costs))
+    def _fit_point(self, told: int) -> int:
+        """The number of told configurations the model in use was fitted on: every one up to
+        ``refit_all``, then ever sparser (each refit after about 1/``refit_ratio`` more).  A
+        function of ``told`` alone, so a run resumed from its log fits the same models."""
+        p = min(told, self.refit_all)
+        while p < told:
+            nxt = p + max(1, -(-p // self.refit_ratio))
+            if nxt > told:
+                break
+            p = nxt
+        return p
+
+    def _training_set(self, p: int):
+        idx = np.fromiter(itertools.islice(self.costs.keys(), p), dtype=np.int64, count=p)
         costs = [self.costs[i] for i in idx.tolist()]
         ok = [c for c in costs if c is not None and c > 0]
         if not ok:
@@ -60,43 +78,55 @@ class ModelGuided(Strategy):
             y = np.array([np.log(c) if c is not None and c > 0 else fail for c in costs])
         return self.pool.X[idx].astype(np.float64), y
 
-    def _candidate_indices(self, rng, exclude):
-        free = self.free_mask()
-        if exclude:
-            free[np.fromiter(exclude, dtype=np.int64)] = False
-        cand = np.flatnonzero(free)
-        if len(cand) <= self.candidates:
-            return cand
-        near = {k for i in self.ranked()[: self.top] for k in self.pool.neighbours(i)
-                if free[k]}
-        pick = rng.choice(cand, size=self.candidates, replace=False)
-        return np.unique(np.concatenate([pick, np.fromiter(near, dtype=np.int64, count=len(near))]))
-
-    def _propose(self, n, rng):
-        told = len(self.costs) + len(self.pending)
-        data = self._training_set() if told >= self.init else None
+    def _scores(self):
+        """(candidate pool indices, their scores; lower is better) of the model fitted on the
+        first :meth:`_fit_point` told configurations, or None before ``init`` or any success."""
+        told = len(self.costs)
+        if told < self.init:
+            return None
+        p = self._fit_point(told)
+        if self._cache is not None and self._cache[0] == p:
+            return self._cache[1:]
+        data = self._training_set(p)
         if data is None:
-            return self.random_free(n, rng)
-        n_random = int(sum(rng.random() < self.explore for _ in range(n)))
-        out = self._model_picks(n - n_random, rng, data, set())
-        out.extend(self.random_free(n - len(out), rng, exclude=set(out)))
-        return out
-
-    def _model_picks(self, n_model, rng, data, exclude) -> list[int]:
-        """The ``n_model`` free configurations (not in ``exclude``) with the best score."""
-        if n_model <= 0:
-            return []
+            return None
+        rng = np.random.default_rng([self.seed, p, 0x7EE5])
         X, y = data
         forest = self._Forest(n_estimators=self.trees, min_samples_leaf=1, max_features=1.0,
                               random_state=int(rng.integers(2**31 - 1)), n_jobs=1)
         forest.fit(X, y)
-        cand = self._candidate_indices(rng, exclude)
+        cand = np.arange(len(self.pool))
+        if len(cand) > self.candidates:
+            free = self.free_mask()
+            near = {k for i in self.ranked()[: self.top] for k in self.pool.neighbours(i) if free[k]}
+            pick = rng.choice(np.flatnonzero(free), size=min(self.candidates, int(free.sum())), replace=False)
+            cand = np.unique(np.concatenate([pick, np.fromiter(near, dtype=np.int64, count=len(near))]))
         Xc = self.pool.X[cand].astype(np.float64)
-        per_tree = np.stack([t.predict(Xc) for t in forest.estimators_])
+        per_tree = np.stack([tree.predict(Xc) for tree in forest.estimators_])
         score = per_tree.mean(axis=0) - self.kappa * per_tree.std(axis=0)
         score += rng.random(len(score)) * 1e-9                 # ties: random, reproducibly
-        order = np.argsort(score, kind="stable")[:n_model]
-        return [int(i) for i in cand[order]]
+        order = np.argsort(score, kind="stable")
+        self._cache = (p, cand[order], score[order])
+        return self._cache[1:]
+
+    def _model_picks(self, n: int, exclude: set) -> list[int]:
+        """The ``n`` free configurations (not in ``exclude``) the model scores best."""
+        got = self._scores() if n > 0 else None
+        if got is None:
+            return []
+        out = []
+        for i in got[0].tolist():
+            if self.is_free(i) and i not in exclude:
+                out.append(i)
+                if len(out) == n:
+                    break
+        return out
+
+    def _propose(self, n, rng):
+        n_random = int(sum(rng.random() < self.explore for _ in range(n)))
+        out = self._model_picks(n - n_random, set())
+        out.extend(self.random_free(n - len(out), rng, exclude=set(out)))
+        return out
 
 
 class Hybrid(ModelGuided):
@@ -113,13 +143,11 @@ class Hybrid(ModelGuided):
 
     def _propose(self, n, rng):
         from .local import best_first_neighbours
-        told = len(self.costs) + len(self.pending)
-        data = self._training_set() if told >= self.init else None
-        if data is None:
+        if self._scores() is None:
             return self.random_free(n, rng)
         n_local = int(sum(rng.random() < self.local_share for _ in range(n)))
         taken: set[int] = set()
         out = best_first_neighbours(self, n_local, rng, taken)
-        out += self._model_picks(n - len(out), rng, data, taken)
+        out += self._model_picks(n - len(out), taken)
         out.extend(self.random_free(n - len(out), rng, exclude=set(out)))
         return out
