@@ -33,6 +33,8 @@ class ModelGuided(Strategy):
       told up to ``refit_all``, then after every ``1/refit_ratio`` more (6 %), each time on
       the first p configurations told, so that a resumed run fits the same models;
     * a fraction ``explore`` of proposals stays random;
+    * the inputs are the parameter values and (``interactions``) the products of every pair of
+      them, which trees cannot form themselves (threads = block_x x block_y, tile widths, ...);
     * failed configurations are left out of the training set (a failure says where the device
       refuses, not how fast its neighbours run; they are never proposed again), or, with
       ``fail_penalty`` p, learned as worse than the worst time seen (log time + p).
@@ -42,8 +44,10 @@ class ModelGuided(Strategy):
 
     def __init__(self, pool, seed=0, init: int = 16, kappa: float = 1.0, explore: float = 0.05,
                  trees: int = 48, candidates: int = 20000, top: int = 8,
-                 fail_penalty: float | None = None, refit_all: int = 64, refit_ratio: int = 16):
+                 fail_penalty: float | None = None, refit_all: int = 64, refit_ratio: int = 16,
+                 interactions: bool = True):
         super().__init__(pool, seed)
+        self.interactions = bool(interactions)
         self.refit_all, self.refit_ratio = int(refit_all), int(refit_ratio)
         self._cache = None
         self.fail_penalty = None if fail_penalty is None else float(fail_penalty)
@@ -76,7 +80,17 @@ class ModelGuided(Strategy):
         else:
             fail = float(np.log(ok).max()) + self.fail_penalty
             y = np.array([np.log(c) if c is not None and c > 0 else fail for c in costs])
-        return self.pool.X[idx].astype(np.float64), y
+        return self._features(self.pool.X[idx]), y
+
+    def _features(self, X: np.ndarray) -> np.ndarray:
+        """The model's inputs: the parameter values, and with ``interactions`` the product of
+        every pair of parameters that takes more than one value (block x tile sizes, ...)."""
+        X = X.astype(np.float64)
+        if not self.interactions:
+            return X
+        cols = [j for j, v in enumerate(self.pool.values) if len(v) > 1]
+        pairs = [X[:, a] * X[:, b] for a, b in itertools.combinations(cols, 2)]
+        return np.column_stack([X] + pairs) if pairs else X
 
     def _scores(self):
         """(candidate pool indices, their scores; lower is better) of the model fitted on the
@@ -101,7 +115,7 @@ class ModelGuided(Strategy):
             near = {k for i in self.ranked()[: self.top] for k in self.pool.neighbours(i) if free[k]}
             pick = rng.choice(np.flatnonzero(free), size=min(self.candidates, int(free.sum())), replace=False)
             cand = np.unique(np.concatenate([pick, np.fromiter(near, dtype=np.int64, count=len(near))]))
-        Xc = self.pool.X[cand].astype(np.float64)
+        Xc = self._features(self.pool.X[cand])
         per_tree = np.stack([tree.predict(Xc) for tree in forest.estimators_])
         score = per_tree.mean(axis=0) - self.kappa * per_tree.std(axis=0)
         score += rng.random(len(score)) * 1e-9                 # ties: random, reproducibly
