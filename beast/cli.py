@@ -156,6 +156,29 @@ def cmd_tune(args):
     return 0
 
 
+def cmd_replay(args):
+    from .tune.replay import default_checkpoints, format_replay, load_recorded, match_space, replay
+    from .tune.strategies import STRATEGIES
+    if args.strategy not in STRATEGIES:
+        raise BeastError(f"unknown strategy {args.strategy!r}", hint="use one of: " + ", ".join(STRATEGIES))
+    space = _load(args)
+    pool, times = match_space(space, load_recorded(args.data))
+    result = replay(pool, times, args.strategy, args.budget, repeats=args.repeats, seed=args.seed,
+                    batch=args.batch)
+    if args.json:
+        points = args.at or default_checkpoints(result.size, result.budget)
+        print(json.dumps({"space": args.space, "data": args.data, "strategy": args.strategy,
+                          "size": result.size, "optimum_ms": result.optimum, "repeats": args.repeats,
+                          "budgets": {str(b): {"mean": float(result.at(b).mean()), "std": float(result.at(b).std()),
+                                               "min": float(result.at(b).min()), "max": float(result.at(b).max())}
+                                      for b in points},
+                          "evaluations_to_95": [None if e == float("inf") else int(e)
+                                                for e in result.evaluations_to(0.95)]}))
+    else:
+        print(format_replay(result, args.at))
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="beast", description="Declarative search-space compiler for autotuners.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -192,14 +215,30 @@ def build_parser():
     p.add_argument("--size", nargs=3, type=int, required=True, metavar=("M", "N", "K"), help="problem size")
     p.add_argument("--budget", type=int, default=None, help="configurations to measure (default: 100)")
     p.add_argument("--all", action="store_true", help="measure every survivor")
-    p.add_argument("--strategy", choices=("exhaustive", "random"), default="exhaustive")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random strategy")
+    p.add_argument("--strategy", choices=("exhaustive", "random", "local", "model", "hybrid"),
+                   default="exhaustive",
+                   help="exhaustive (enumeration order), random, local (neighbours of the best), "
+                        "model (a surrogate model ranks survivors; needs beast-autotune[tune]), hybrid")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random, local, model and hybrid strategies")
     p.add_argument("--log", default=None, help="JSONL log: written as it goes, resumed when it exists")
     p.add_argument("--top", type=int, default=10, help="rows in the final table")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="spread the work over every GPU of a Ray cluster: ADDRESS (host:port or 'auto') "
                         "joins a running one; without it a local one starts (needs beast-autotune[ray])")
     p.set_defaults(func=cmd_tune)
+
+    p = sub.add_parser("replay", help="play a search strategy against recorded GPU times (no GPU needed)")
+    _space_args(p)
+    p.add_argument("--data", required=True, help="brute-forced times, Kernel Tuner cache format (.json or .json.gz)")
+    p.add_argument("--strategy", default="hybrid", help="random, local, model or hybrid (default: hybrid)")
+    p.add_argument("--budget", type=int, required=True, help="evaluations per repeat")
+    p.add_argument("--repeats", type=int, default=10, help="independent runs, seeds SEED, SEED+1, ... (default: 10)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first repeat")
+    p.add_argument("--batch", type=int, default=1, help="configurations asked at a time (default: 1)")
+    p.add_argument("--at", type=int, nargs="+", default=None, metavar="B",
+                   help="budgets to report (default: 1, 2, 5, 10, 20, 50%% of the space, and --budget)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.set_defaults(func=cmd_replay)
     return parser
 
 

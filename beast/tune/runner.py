@@ -33,9 +33,12 @@ from beast.errors import BeastError
 
 from .kernel import KERNEL_VERSION, GemmLayout, GemmSettings
 from .log import TuneLog, make_header
+from .strategies import make_strategy, strategy_stream
 from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, WRONG, FatalBackendError, Measurement)
 
-STRATEGIES = ("exhaustive", "random")
+#: ``exhaustive`` and ``random`` stream the enumeration here (``random`` goes through
+#: :mod:`beast.tune.strategies` when the space can sample); the others are search strategies.
+STRATEGIES = ("exhaustive", "random", "local", "model", "hybrid")
 
 
 @dataclass
@@ -247,7 +250,7 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
     without a GPU).  Ctrl-C stops the run and returns the report with ``interrupted`` set.
     """
     if strategy not in STRATEGIES:
-        raise BeastError(f"unknown strategy {strategy!r}", hint="use exhaustive or random")
+        raise BeastError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(STRATEGIES))
     if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
         raise BeastError(f"--budget must be a positive integer, got {budget!r}")
     m, n, k = _check_size(size)
@@ -304,7 +307,11 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
         if progress is not None:
             progress(done_count, total, best)
 
-        stream = candidates(space, strategy, need, log.done, seed=seed, chunk_size=chunk_size)
+        search = _search_strategy(space, strategy, seed, budget, log.records)
+        if search is not None:
+            stream = strategy_stream(search, need, batch=lookahead)
+        else:
+            stream = candidates(space, strategy, need, log.done, seed=seed, chunk_size=chunk_size)
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="beast-compile")
         pending: deque = deque()
 
@@ -335,6 +342,8 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
             if meas.status not in STATUSES:
                 meas = Measurement(LAUNCH_ERROR, error=f"backend returned unknown status {meas.status!r}")
             log.append(cfg, meas)
+            if search is not None:
+                search.tell(cfg, meas.ms if meas.status == OK else None)
             r = TuneResult(dict(cfg), meas)
             report.results.append(r)
             report.measured += 1
@@ -355,6 +364,17 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
         if own_backend and hasattr(backend, "close"):
             backend.close()
     return report
+
+
+def _search_strategy(space, strategy: str, seed: int, budget: int | None, records):
+    """The :mod:`beast.tune.strategies` object for ``strategy`` (told what the log holds), or
+    None for the strategies that stream the enumeration (exhaustive; random without
+    ``space.sample``)."""
+    if strategy == "exhaustive" or (strategy == "random" and not hasattr(space, "sample")):
+        return None
+    search = make_strategy(strategy, space, seed=seed, budget=budget)
+    search.resume(records)
+    return search
 
 
 def _probe_config(names) -> dict:

@@ -1,0 +1,209 @@
+"""Replay: play a search strategy against recorded times, without a GPU.
+
+The data is a brute-forced tuning run in Kernel Tuner's cache format (``tune_params``,
+``tune_params_keys``, ``cache``: one entry per configuration with its ``time`` in ms, or an
+error string for a configuration that failed on the device), as in the FAIR Benchmark Hub
+for Auto-Tuning.  A strategy "measures" a configuration by looking its time up; a failed one
+counts as an evaluation that found nothing.  Its quality after b evaluations is the fraction
+of the optimum it reached: best time overall / best time found (1.0 = the optimum, 0 before
+any success).  ``beast replay`` runs this; :func:`replay` is the API.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from beast.errors import BeastError
+
+from .strategies import Pool, make_strategy
+
+
+@dataclass
+class RecordedRun:
+    """A brute-forced tuning run: parameter names, one row of values per configuration
+    (``X``), and its time in ms (NaN: the configuration failed on the device)."""
+
+    names: tuple[str, ...]
+    X: np.ndarray
+    times: np.ndarray
+    path: str | None = None
+    device: str | None = None
+    kernel: str | None = None
+
+    @property
+    def optimum(self) -> float:
+        """The best recorded time (ms)."""
+        ok = self.times[np.isfinite(self.times)]
+        if not len(ok):
+            raise BeastError("no configuration of the data has a time", filename=self.path)
+        return float(ok.min())
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+
+def _time(entry) -> float:
+    t = entry.get("time") if isinstance(entry, dict) else None
+    if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and t < 1e19:
+        return float(t)
+    return math.nan                      # an error string (RuntimeFailedConfig, ...): failed
+
+
+def load_recorded(path: str | os.PathLike) -> RecordedRun:
+    """Read a Kernel Tuner cache file (``.json`` or ``.json.gz``)."""
+    path = os.fspath(path)
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise BeastError("no such data file", filename=path) from None
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise BeastError(f"cannot read the data file: {err}", filename=path) from None
+    if not isinstance(data, dict) or not isinstance(data.get("cache"), dict):
+        raise BeastError("not a Kernel Tuner cache file (no 'cache' object)", filename=path)
+    names = data.get("tune_params_keys") or list(data.get("tune_params", {}))
+    if not names:
+        raise BeastError("the data names no tuning parameters (tune_params_keys)", filename=path)
+    rows, times = [], []
+    for key, entry in data["cache"].items():
+        try:
+            if isinstance(entry, dict) and all(n in entry for n in names):
+                rows.append([int(entry[n]) for n in names])
+            else:
+                rows.append([int(v) for v in key.split(",")])
+        except (TypeError, ValueError):
+            raise BeastError(f"configuration {key!r} of the data is not all integers", filename=path) from None
+        times.append(_time(entry))
+    X = np.array(rows, dtype=np.int64).reshape(-1, len(names))
+    return RecordedRun(tuple(names), X, np.array(times, dtype=np.float64), path,
+                       data.get("device_name"), data.get("kernel_name"))
+
+
+def match_space(space, run: RecordedRun) -> tuple[Pool, np.ndarray]:
+    """The space's survivors as a pool, and the recorded time of each (NaN: failed).
+
+    The space's iterators must be the data's parameters and its survivors exactly the data's
+    configurations; otherwise a BeastError says what differs."""
+    names = tuple(space.iterators)
+    if set(names) != set(run.names):
+        raise BeastError("the space's iterators are not the data's parameters: "
+                         f"only in the space: {sorted(set(names) - set(run.names))}, "
+                         f"only in the data: {sorted(set(run.names) - set(names))}",
+                         filename=run.path)
+    pool = Pool.from_rows(space.enumerate(), complete=True)
+    cols = [run.names.index(n) for n in names]
+    recorded = {tuple(row): t for row, t in zip(run.X[:, cols].tolist(), run.times.tolist())}
+    times = np.full(len(pool), np.nan)
+    missing = []
+    for i, row in enumerate(pool.X.tolist()):
+        t = recorded.pop(tuple(row), None)
+        if t is None:
+            missing.append(row)
+        else:
+            times[i] = t
+    if missing or recorded:
+        example = (f"e.g. {dict(zip(names, missing[0]))} is a survivor the data lacks" if missing
+                   else f"e.g. {dict(zip(names, next(iter(recorded))))} is in the data but not a survivor")
+        raise BeastError(f"the space's survivors are not the data's configurations: {len(missing)} "
+                         f"survivor(s) not in the data, {len(recorded)} configuration(s) of the data "
+                         f"not survivors ({example})", filename=run.path)
+    return pool, times
+
+
+@dataclass
+class ReplayResult:
+    """Best-so-far fraction of the optimum after each evaluation, one row per repeat."""
+
+    strategy: str
+    size: int
+    optimum: float
+    fractions: np.ndarray                    # (repeats, budget)
+    seeds: list[int] = field(default_factory=list)
+
+    @property
+    def budget(self) -> int:
+        return self.fractions.shape[1]
+
+    def at(self, b: int) -> np.ndarray:
+        """The fraction of the optimum of every repeat after ``b`` evaluations."""
+        b = max(1, min(int(b), self.budget))
+        return self.fractions[:, b - 1]
+
+    def evaluations_to(self, target: float) -> np.ndarray:
+        """Per repeat, the evaluations needed to reach ``target`` x optimum (inf: not within
+        the budget)."""
+        hit = self.fractions >= target - 1e-12
+        first = np.where(hit.any(axis=1), hit.argmax(axis=1) + 1, np.inf)
+        return first.astype(np.float64)
+
+
+def replay(pool: Pool, times: np.ndarray, strategy: str, budget: int, repeats: int = 10,
+           seed: int = 0, batch: int = 1, **options) -> ReplayResult:
+    """Play ``strategy`` ``repeats`` times (seeds ``seed``, ``seed+1``, ...) for ``budget``
+    evaluations each, asking ``batch`` configurations at a time, against ``times`` (one per
+    pool configuration, NaN: failed)."""
+    if budget < 1 or repeats < 1 or batch < 1:
+        raise BeastError("budget, repeats and batch must be positive")
+    budget = min(int(budget), len(pool))
+    finite = times[np.isfinite(times)]
+    if not len(finite):
+        raise BeastError("no configuration has a time")
+    optimum = float(finite.min())
+    fractions = np.zeros((repeats, budget))
+    seeds = [seed + r for r in range(repeats)]
+    for r, s in enumerate(seeds):
+        strat = make_strategy(strategy, pool=pool, seed=s, **options)
+        best = math.inf
+        done = 0
+        while done < budget:
+            configs = strat.ask(min(batch, budget - done))
+            if not configs:
+                break
+            for cfg in configs:
+                t = float(times[pool.find(cfg)])
+                ok = math.isfinite(t)
+                strat.tell(cfg, t if ok else None)
+                if ok and t < best:
+                    best = t
+                fractions[r, done] = optimum / best if math.isfinite(best) else 0.0
+                done += 1
+        if done < budget:
+            fractions[r, done:] = fractions[r, done - 1] if done else 0.0
+    return ReplayResult(strategy, len(pool), optimum, fractions, seeds)
+
+
+def default_checkpoints(size: int, budget: int) -> list[int]:
+    """Budgets to report: 1, 2, 5, 10, 20 and 50 % of the space (those within ``budget``)
+    and ``budget`` itself."""
+    points = {max(1, round(size * p / 100)) for p in (1, 2, 5, 10, 20, 50)}
+    return sorted(b for b in points | {budget} if b <= budget)
+
+
+def format_replay(result: ReplayResult, checkpoints: Sequence[int] | None = None,
+                  targets: Sequence[float] = (0.9, 0.95, 0.99, 1.0)) -> str:
+    """A table per budget (fraction of the optimum: mean, std, min, max over repeats) and the
+    evaluations each target took (median over repeats; '>B' when not reached)."""
+    cps = list(checkpoints) if checkpoints else default_checkpoints(result.size, result.budget)
+    reps = result.fractions.shape[0]
+    lines = [f"strategy {result.strategy}: {reps} repeat(s), budget {result.budget} of {result.size} "
+             f"configurations, optimum {result.optimum:.6g} ms",
+             f"{'budget':>8} {'% space':>8} {'mean':>7} {'std':>7} {'min':>7} {'max':>7}"]
+    for b in cps:
+        f = result.at(b)
+        lines.append(f"{b:>8} {100 * b / result.size:>8.2f} {f.mean():>7.4f} {f.std():>7.4f} "
+                     f"{f.min():>7.4f} {f.max():>7.4f}")
+    for t in targets:
+        ev = result.evaluations_to(t)
+        reached = np.isfinite(ev)
+        med = np.median(ev)
+        med_text = f"{med:.0f}" if np.isfinite(med) else f">{result.budget}"
+        lines.append(f"evaluations to {100 * t:g}% of optimum: median {med_text}, "
+                     f"reached in {int(reached.sum())}/{reps} repeat(s)")
+    return "\n".join(lines)

@@ -1,0 +1,68 @@
+"""Search strategies: what to measure next (``beast tune --strategy``, ``beast replay``).
+
+* ``random`` -- uniform random search (:class:`~.random_search.RandomSearch`);
+* ``local`` -- best-first local search over neighbours in the space (:class:`~.local.LocalSearch`);
+* ``model`` -- a surrogate model (scikit-learn trees) ranking unmeasured survivors
+  (:class:`~.model.ModelGuided`; optional extra ``[tune]``);
+* ``hybrid`` -- both: half the proposals from the model, half neighbours of the best
+  (:class:`~.model.Hybrid`; optional extra ``[tune]``).
+
+All share the ask/tell protocol of :class:`~.base.Strategy`; :func:`make_strategy` builds one
+for a space.
+"""
+from __future__ import annotations
+
+from beast.errors import BeastError
+
+from .base import POOL_LIMIT, Pool, Strategy, record_cost, survivors_sample
+from .local import LocalSearch
+from .model import Hybrid, ModelGuided
+from .random_search import RandomSearch
+
+#: the pool of ``random`` over a large space: a uniform sample of this many survivors.
+RANDOM_POOL = 100_000
+
+#: strategy name -> class
+STRATEGIES = {"random": RandomSearch, "local": LocalSearch, "model": ModelGuided, "hybrid": Hybrid}
+
+
+def make_strategy(name: str, space=None, *, seed: int = 0, pool: Pool | None = None,
+                  budget: int | None = None, pool_limit: int = POOL_LIMIT, **options) -> Strategy:
+    """The strategy ``name`` over ``space`` (or over a ready ``pool``).
+
+    The pool holds every survivor when the space has at most ``pool_limit`` of them, otherwise
+    a uniform sample (``space.sample``); ``random`` needs no more than a sample of
+    :data:`RANDOM_POOL` (or twice its ``budget``).  ``options`` go to the strategy's constructor."""
+    cls = STRATEGIES.get(name)
+    if cls is None:
+        raise BeastError(f"unknown strategy {name!r}", hint="use one of: " + ", ".join(STRATEGIES))
+    if pool is None:
+        if space is None:
+            raise BeastError("make_strategy needs a space or a pool")
+        limit = pool_limit
+        if name == "random":                       # a uniform sample is all it needs
+            limit = min(pool_limit, max(2 * int(budget or 0), RANDOM_POOL))
+        pool = Pool.from_space(space, limit=limit, seed=seed)
+    try:
+        return cls(pool, seed=seed, **options)
+    except TypeError as err:
+        raise BeastError(f"bad option for strategy {name!r}: {err}") from None
+
+
+__all__ = ["STRATEGIES", "make_strategy", "Strategy", "Pool", "RandomSearch", "LocalSearch",
+           "ModelGuided", "Hybrid", "record_cost", "survivors_sample", "POOL_LIMIT",
+           "RANDOM_POOL", "strategy_stream"]
+
+
+def strategy_stream(strategy: Strategy, need: int | None, batch: int = 8):
+    """Yield up to ``need`` configurations (all the pool holds when None) from ``strategy``,
+    asking ``batch`` at a time; the caller tells the outcomes as they come, so later batches
+    learn from them."""
+    left = need
+    while left is None or left > 0:
+        got = strategy.ask(batch if left is None else min(batch, left))
+        if not got:
+            return
+        yield from got
+        if left is not None:
+            left -= len(got)

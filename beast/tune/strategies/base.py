@@ -1,0 +1,243 @@
+"""The search-strategy interface and the candidate pool every strategy draws from.
+
+A strategy proposes configurations and learns their costs::
+
+    strategy = make_strategy("model", space, seed=1)
+    strategy.resume(log.records)          # optional: what a log already holds
+    while budget_left:
+        for config in strategy.ask(4):     # distinct survivors never proposed before
+            strategy.tell(config, measure(config))   # cost (lower is better) or None: failed
+
+Costs are times (ms): lower is better; ``None`` is a configuration that failed (compile,
+launch or a wrong result): it counts as evaluated and is never proposed again.
+
+Every proposal is a function of the seed and of what the strategy was told (its random
+generator is re-seeded from ``(seed, told, pending)`` at every ``ask``), so a run resumed
+from its log proposes what the uninterrupted run would have.
+
+:class:`Pool` holds the configurations a strategy can propose: all survivors when the space
+is small enough to enumerate (``limit``), otherwise a uniform sample of ``limit`` of them
+(``space.sample``).  It indexes them for look-up and knows each one's neighbours: the
+configurations that differ in one parameter, moved to the adjacent value of that parameter.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from beast.errors import BeastError
+
+#: a space with at most this many survivors is enumerated whole into the pool.
+POOL_LIMIT = 1_000_000
+
+
+def survivors_sample(space, n: int, seed: int) -> np.ndarray:
+    """``n`` distinct survivors of ``space`` drawn uniformly (all of them when fewer).
+
+    Uses ``space.sample`` when the space has it (no full enumeration); otherwise streams the
+    enumeration and keeps the ``n`` rows with the smallest pseudo-random keys."""
+    if hasattr(space, "sample"):
+        return space.sample(n, seed=seed)
+    rng = np.random.default_rng([int(seed), 0x5A3])
+    kept, keys = None, None
+    for rows in space.iterate(chunk_size=65536):     # keep the n smallest random keys
+        k = rng.random(len(rows))
+        if kept is not None:
+            rows, k = np.concatenate([kept, rows]), np.concatenate([keys, k])
+        if len(rows) > n:
+            sel = np.argpartition(k, n - 1)[:n]
+            rows, k = rows[sel], k[sel]
+        kept, keys = rows, k
+    if kept is None:
+        return np.empty(0, dtype=space.dtype)
+    return kept[np.argsort(keys, kind="stable")]
+
+
+class Pool:
+    """Configurations a strategy may propose, indexed.
+
+    ``names``: the parameter (iterator) names; ``X``: an (N, d) int64 matrix of their values;
+    ``complete``: whether the pool holds every survivor of the space (then neighbours are
+    exact).  ``values[j]`` are the sorted distinct values of parameter j, ``ranks`` the (N, d)
+    position of each value in them.
+    """
+
+    def __init__(self, names: Iterable[str], X: np.ndarray, complete: bool = True):
+        self.names = tuple(names)
+        self.X = np.ascontiguousarray(np.asarray(X, dtype=np.int64).reshape(-1, len(self.names)))
+        self.complete = complete
+        self.index = {tuple(row): i for i, row in enumerate(self.X.tolist())}
+        if len(self.index) != len(self.X):
+            raise BeastError("the pool of configurations holds duplicates",
+                             hint="a space whose iterators repeat values yields the same "
+                                  "configuration twice; strategies need distinct configurations")
+        self.values = [np.unique(self.X[:, j]) for j in range(self.X.shape[1])]
+        self.ranks = np.column_stack([np.searchsorted(v, self.X[:, j]) for j, v in enumerate(self.values)]) \
+            if len(self.names) else np.zeros((len(self.X), 0), dtype=np.int64)
+        self._neighbours: dict[int, list[int]] = {}
+
+    @classmethod
+    def from_rows(cls, rows: np.ndarray, complete: bool = True) -> "Pool":
+        names = rows.dtype.names
+        X = np.column_stack([rows[n] for n in names]) if len(rows) else np.zeros((0, len(names)))
+        return cls(names, X, complete)
+
+    @classmethod
+    def from_space(cls, space, limit: int = POOL_LIMIT, seed: int = 0) -> "Pool":
+        """All survivors of ``space`` when there are at most ``limit``, else a uniform sample."""
+        count = None
+        try:
+            count = int(space.count())
+        except Exception:                          # a space that cannot count: sample it
+            pass
+        if count is not None and count <= limit:
+            return cls.from_rows(space.enumerate(), complete=True)
+        return cls.from_rows(survivors_sample(space, limit, seed), complete=False)
+
+    def __len__(self) -> int:
+        return len(self.X)
+
+    def config(self, i: int) -> dict:
+        """Configuration ``i`` as a dict (parameter -> int)."""
+        return dict(zip(self.names, (int(v) for v in self.X[i])))
+
+    def find(self, config: Mapping) -> int | None:
+        """The pool index of ``config`` (None when it is not in the pool)."""
+        try:
+            return self.index.get(tuple(int(config[n]) for n in self.names))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def neighbours(self, i: int) -> list[int]:
+        """Pool indices of the configurations that differ from ``i`` in exactly one parameter,
+        set to the next smaller or larger value of that parameter (only those in the pool:
+        survivors, when the pool is complete)."""
+        got = self._neighbours.get(i)
+        if got is not None:
+            return got
+        row = self.X[i].tolist()
+        out = []
+        for j, vals in enumerate(self.values):
+            r = int(self.ranks[i, j])
+            for step in (-1, 1):
+                q = r + step
+                if 0 <= q < len(vals):
+                    cand = list(row)
+                    cand[j] = int(vals[q])
+                    k = self.index.get(tuple(cand))
+                    if k is not None:
+                        out.append(k)
+        self._neighbours[i] = out
+        return out
+
+
+class Strategy:
+    """Base class of the search strategies (see the module docstring for the protocol).
+
+    Subclasses implement :meth:`_propose`; the base keeps the bookkeeping: ``costs`` maps a
+    pool index to its cost (None: failed), ``pending`` holds indices proposed but not yet told.
+    """
+
+    name = "base"
+
+    def __init__(self, pool: Pool, seed: int = 0):
+        self.pool = pool
+        self.seed = int(seed)
+        self.costs: dict[int, float | None] = {}
+        self.pending: set[int] = set()
+        self.outside = 0                            # told configurations the pool lacks
+
+    # -- the protocol
+    def ask(self, n: int = 1) -> list[dict]:
+        """Up to ``n`` distinct configurations to evaluate next, none proposed before (fewer
+        only when the pool runs out)."""
+        if n < 1:
+            return []
+        free = len(self.pool) - len(self.costs) - len(self.pending)
+        n = min(n, free)
+        if n <= 0:
+            return []
+        rng = np.random.default_rng([self.seed, len(self.costs), len(self.pending), 0x5EA7])
+        picks = [int(i) for i in self._propose(n, rng)]
+        assert len(set(picks)) == len(picks) and not (set(picks) & self.pending) \
+            and not any(i in self.costs for i in picks), f"{self.name} proposed a repeat"
+        self.pending.update(picks)
+        return [self.pool.config(i) for i in picks]
+
+    def tell(self, config: Mapping, cost: float | None) -> None:
+        """The outcome of ``config``: its cost (lower is better), or None when it failed."""
+        i = self.pool.find(config)
+        if i is None:
+            self.outside += 1
+            return
+        self.pending.discard(i)
+        if cost is not None:
+            cost = float(cost)
+            if not np.isfinite(cost):
+                cost = None
+        self.costs[i] = cost
+
+    def resume(self, records: Iterable[Mapping]) -> int:
+        """Tell every configuration of a tuning log's records (``{"config":..., "status":...,
+        "ms":...}``); returns how many were told."""
+        n = 0
+        for rec in records:
+            if "config" not in rec:
+                continue
+            self.tell(rec["config"], record_cost(rec))
+            n += 1
+        return n
+
+    # -- helpers for subclasses
+    def is_free(self, i: int) -> bool:
+        return i not in self.costs and i not in self.pending
+
+    def free_mask(self) -> np.ndarray:
+        mask = np.ones(len(self.pool), dtype=bool)
+        if self.costs:
+            mask[np.fromiter(self.costs.keys(), dtype=np.int64)] = False
+        if self.pending:
+            mask[np.fromiter(self.pending, dtype=np.int64)] = False
+        return mask
+
+    def random_free(self, n: int, rng: np.random.Generator, exclude: set | None = None) -> list[int]:
+        """``n`` free pool indices drawn uniformly (not in ``exclude``)."""
+        taken = set(exclude or ())
+        out: list[int] = []
+        N = len(self.pool)
+        tries = 0
+        while len(out) < n and tries < 8 * n + 64:     # rejection while most of the pool is free
+            i = int(rng.integers(N))
+            tries += 1
+            if self.is_free(i) and i not in taken:
+                taken.add(i)
+                out.append(i)
+        if len(out) < n:                               # dense: draw from the free list
+            free = np.flatnonzero(self.free_mask())
+            free = np.array([i for i in free.tolist() if i not in taken], dtype=np.int64)
+            out.extend(rng.choice(free, size=min(n - len(out), len(free)), replace=False).tolist())
+        return out
+
+    def ranked(self) -> list[int]:
+        """Evaluated pool indices that succeeded, best (lowest cost) first."""
+        ok = [(c, i) for i, c in self.costs.items() if c is not None]
+        ok.sort()
+        return [i for _, i in ok]
+
+    @property
+    def best(self) -> tuple[dict, float] | None:
+        """The best configuration told so far and its cost (None before any success)."""
+        r = self.ranked()
+        return (self.pool.config(r[0]), self.costs[r[0]]) if r else None
+
+    def _propose(self, n: int, rng: np.random.Generator) -> list[int]:
+        raise NotImplementedError
+
+
+def record_cost(rec: Mapping) -> float | None:
+    """The cost of a log record: its time in ms when it verified and was timed, else None."""
+    if rec.get("status", "ok") != "ok":
+        return None
+    ms = rec.get("ms")
+    return float(ms) if isinstance(ms, (int, float)) else None

@@ -1,0 +1,48 @@
+"""``local``: best-first local search over neighbours in the space."""
+from __future__ import annotations
+
+from .base import Strategy
+
+
+class LocalSearch(Strategy):
+    """Best-first search over the neighbour graph of the survivors.
+
+    A neighbour of a configuration changes one parameter to the adjacent value of that
+    parameter and is still a survivor (:meth:`Pool.neighbours`).  After ``init`` random
+    configurations, each proposal is an unevaluated neighbour of the best configuration that
+    still has one (the best-ranked first: a hill climb that, at a local optimum, widens the
+    region around the best points instead of stopping); with probability ``restart``, or when
+    no evaluated configuration has a free neighbour, a random configuration instead.  Its state
+    is a function of what it was told, so it resumes exactly from a log.
+    """
+
+    name = "local"
+
+    def __init__(self, pool, seed=0, init: int = 10, restart: float = 0.05):
+        super().__init__(pool, seed)
+        self.init = int(init)
+        self.restart = float(restart)
+
+    def _propose(self, n, rng):
+        taken: set[int] = set()
+        told = len(self.costs) + len(self.pending)
+        n_random = max(0, min(n, self.init - told))
+        n_random += int(sum(rng.random() < self.restart for _ in range(n - n_random)))
+        out = best_first_neighbours(self, n - n_random, rng, taken)
+        out.extend(self.random_free(n - len(out), rng, exclude=taken))
+        return out
+
+
+def best_first_neighbours(strategy, n: int, rng, taken: set) -> list[int]:
+    """Up to ``n`` free neighbours (not in ``taken``, which grows) of the best-ranked
+    configurations of ``strategy``, taking the best configuration's first (in random order)."""
+    out: list[int] = []
+    for i in strategy.ranked():
+        if len(out) >= n:
+            break
+        free = [k for k in strategy.pool.neighbours(i) if strategy.is_free(k) and k not in taken]
+        rng.shuffle(free)
+        for k in free[: n - len(out)]:
+            taken.add(k)
+            out.append(k)
+    return out

@@ -1,0 +1,167 @@
+"""``model``: a surrogate model (scikit-learn's extremely randomized trees) ranks unmeasured
+survivors.  Needs the optional extra: ``pip install 'beast-autotune[tune]'``."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from beast.errors import BeastError
+
+from .base import Strategy
+
+
+def _sklearn_trees():
+    try:
+        from sklearn.ensemble import ExtraTreesRegressor
+    except ImportError:
+        raise BeastError("the model-guided strategy needs scikit-learn",
+                         hint="pip install 'beast-autotune[tune]'") from None
+    return ExtraTreesRegressor
+
+
+class ModelGuided(Strategy):
+    """Model-guided search: a forest of extremely randomized trees (scikit-learn) learns
+    log(time) from the configurations measured so far and ranks the unmeasured ones by a
+    lower confidence bound, mean - ``kappa`` x spread over the trees (optimistic where the
+    trees disagree).
+
+    * the first ``init`` proposals are random;
+    * then the forest scores the candidates: every configuration when the pool has at most
+      ``candidates``, otherwise a random ``candidates`` of the free ones plus every free
+      neighbour of the ``top`` best configurations; it is refitted after every configuration
+      told up to ``refit_all``, then after every ``1/refit_ratio`` more (6 %), each time on
+      the first p configurations told, so that a resumed run fits the same models;
+    * a fraction ``explore`` of proposals stays random;
+    * the inputs are the parameter values and (``interactions``) the products of every pair of
+      them, which trees cannot form themselves (threads = block_x x block_y, tile widths, ...);
+    * failed configurations are left out of the training set (a failure says where the device
+      refuses, not how fast its neighbours run; they are never proposed again), or, with
+      ``fail_penalty`` p, learned as worse than the worst time seen (log time + p).
+    """
+
+    name = "model"
+
+    def __init__(self, pool, seed=0, init: int = 16, kappa: float = 1.0, explore: float = 0.05,
+                 trees: int = 48, candidates: int = 20000, top: int = 8,
+                 fail_penalty: float | None = None, refit_all: int = 64, refit_ratio: int = 16,
+                 interactions: bool = True):
+        super().__init__(pool, seed)
+        self.interactions = bool(interactions)
+        self.refit_all, self.refit_ratio = int(refit_all), int(refit_ratio)
+        self._cache = None
+        self.fail_penalty = None if fail_penalty is None else float(fail_penalty)
+        self.init, self.kappa, self.explore = int(init), float(kappa), float(explore)
+        self.trees, self.candidates, self.top = int(trees), int(candidates), int(top)
+        self._Forest = _sklearn_trees()
+
+    def _fit_point(self, told: int) -> int:
+        """The number of told configurations the model in use was fitted on: every one up to
+        ``refit_all``, then ever sparser (each refit after about 1/``refit_ratio`` more).  A
+        function of ``told`` alone, so a run resumed from its log fits the same models."""
+        p = min(told, self.refit_all)
+        while p < told:
+            nxt = p + max(1, -(-p // self.refit_ratio))
+            if nxt > told:
+                break
+            p = nxt
+        return p
+
+    def _training_set(self, p: int):
+        idx = np.fromiter(itertools.islice(self.costs.keys(), p), dtype=np.int64, count=p)
+        costs = [self.costs[i] for i in idx.tolist()]
+        ok = [c for c in costs if c is not None and c > 0]
+        if not ok:
+            return None
+        if self.fail_penalty is None:               # learn from the timed ones only
+            keep = np.array([c is not None and c > 0 for c in costs])
+            idx = idx[keep]
+            y = np.log(np.array(ok))
+        else:
+            fail = float(np.log(ok).max()) + self.fail_penalty
+            y = np.array([np.log(c) if c is not None and c > 0 else fail for c in costs])
+        return self._features(self.pool.X[idx]), y
+
+    def _features(self, X: np.ndarray) -> np.ndarray:
+        """The model's inputs: the parameter values, and with ``interactions`` the product of
+        every pair of parameters that takes more than one value (block x tile sizes, ...)."""
+        X = X.astype(np.float64)
+        if not self.interactions:
+            return X
+        cols = [j for j, v in enumerate(self.pool.values) if len(v) > 1]
+        pairs = [X[:, a] * X[:, b] for a, b in itertools.combinations(cols, 2)]
+        return np.column_stack([X] + pairs) if pairs else X
+
+    def _scores(self):
+        """(candidate pool indices, their scores; lower is better) of the model fitted on the
+        first :meth:`_fit_point` told configurations, or None before ``init`` or any success."""
+        told = len(self.costs)
+        if told < self.init:
+            return None
+        p = self._fit_point(told)
+        if self._cache is not None and self._cache[0] == p:
+            return self._cache[1:]
+        data = self._training_set(p)
+        if data is None:
+            return None
+        rng = np.random.default_rng([self.seed, p, 0x7EE5])
+        X, y = data
+        forest = self._Forest(n_estimators=self.trees, min_samples_leaf=1, max_features=1.0,
+                              random_state=int(rng.integers(2**31 - 1)), n_jobs=1)
+        forest.fit(X, y)
+        cand = np.arange(len(self.pool))
+        if len(cand) > self.candidates:
+            free = self.free_mask()
+            near = {k for i in self.ranked()[: self.top] for k in self.pool.neighbours(i) if free[k]}
+            pick = rng.choice(np.flatnonzero(free), size=min(self.candidates, int(free.sum())), replace=False)
+            cand = np.unique(np.concatenate([pick, np.fromiter(near, dtype=np.int64, count=len(near))]))
+        Xc = self._features(self.pool.X[cand])
+        per_tree = np.stack([tree.predict(Xc) for tree in forest.estimators_])
+        score = per_tree.mean(axis=0) - self.kappa * per_tree.std(axis=0)
+        score += rng.random(len(score)) * 1e-9                 # ties: random, reproducibly
+        order = np.argsort(score, kind="stable")
+        self._cache = (p, cand[order], score[order])
+        return self._cache[1:]
+
+    def _model_picks(self, n: int, exclude: set) -> list[int]:
+        """The ``n`` free configurations (not in ``exclude``) the model scores best."""
+        got = self._scores() if n > 0 else None
+        if got is None:
+            return []
+        out = []
+        for i in got[0].tolist():
+            if self.is_free(i) and i not in exclude:
+                out.append(i)
+                if len(out) == n:
+                    break
+        return out
+
+    def _propose(self, n, rng):
+        n_random = int(sum(rng.random() < self.explore for _ in range(n)))
+        out = self._model_picks(n - n_random, set())
+        out.extend(self.random_free(n - len(out), rng, exclude=set(out)))
+        return out
+
+
+class Hybrid(ModelGuided):
+    """Model-guided and local search together: each proposal is, with probability
+    ``local_share``, a free neighbour of the best configurations (as ``local`` proposes it)
+    and otherwise the model's best-scored configuration (as ``model``).  The model looks
+    everywhere, the neighbour walk refines the best region even where the model is wrong."""
+
+    name = "hybrid"
+
+    def __init__(self, pool, seed=0, init: int = 10, local_share: float = 0.5, **options):
+        super().__init__(pool, seed, init=init, **options)
+        self.local_share = float(local_share)
+
+    def _propose(self, n, rng):
+        from .local import best_first_neighbours
+        if self._scores() is None:
+            return self.random_free(n, rng)
+        n_local = int(sum(rng.random() < self.local_share for _ in range(n)))
+        taken: set[int] = set()
+        out = best_first_neighbours(self, n_local, rng, taken)
+        out += self._model_picks(n - len(out), taken)
+        out.extend(self.random_free(n - len(out), rng, exclude=set(out)))
+        return out

@@ -1,0 +1,90 @@
+"""Replaying strategies on recorded GPU times: reproducible, failures count, the CLI."""
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import beast
+from beast.cli import main
+from beast.errors import BeastError
+from beast.tune.replay import (default_checkpoints, format_replay, load_recorded, match_space,
+                               replay)
+from beast.tune.strategies import Pool, make_strategy
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data" / "benchmark_hub"
+CONV_SPACE = str(ROOT / "spaces" / "real" / "convolution.py")
+CONV_DATA = str(DATA / "convolution_A4000.json.gz")
+
+
+@pytest.fixture(scope="module")
+def conv():
+    return match_space(beast.load(CONV_SPACE), load_recorded(CONV_DATA))
+
+
+def test_recorded_data_keeps_failures_as_nan():
+    run = load_recorded(CONV_DATA)
+    assert run.names[:2] == ("block_size_x", "block_size_y") and len(run) == 4362
+    assert (~np.isfinite(run.times)).sum() == 161          # 155 runtime + 6 compilation failures
+    assert run.optimum == pytest.approx(1.021172, rel=1e-6)
+
+
+@pytest.mark.parametrize("name", ["random", "local", "hybrid"])
+def test_replay_is_reproducible_and_monotone(conv, name):
+    pool, times = conv
+    a = replay(pool, times, name, 30, repeats=2, seed=5, batch=5)
+    b = replay(pool, times, name, 30, repeats=2, seed=5, batch=5)
+    assert np.array_equal(a.fractions, b.fractions) and a.fractions.shape == (2, 30)
+    assert (np.diff(a.fractions, axis=1) >= 0).all() and (a.fractions <= 1.0).all()
+    assert not np.array_equal(a.fractions[0], a.fractions[1])   # the repeats use different seeds
+    assert a.optimum == pytest.approx(float(np.nanmin(times)))
+
+
+def test_failed_configurations_are_evaluations_that_find_nothing():
+    X = np.arange(20).reshape(-1, 1)
+    times = np.full(20, np.nan)
+    times[7] = 2.0
+    times[13] = 1.0
+    pool = Pool(("p",), X)
+    res = replay(pool, times, "random", 20, repeats=1, seed=9)
+    order = [c["p"] for c in make_strategy("random", pool=pool, seed=9).ask(20)]
+    curve = res.fractions[0]
+    first = min(order.index(7), order.index(13))
+    assert (curve[:first] == 0).all() and curve[first] > 0
+    assert res.evaluations_to(1.0)[0] == order.index(13) + 1
+    assert curve[-1] == 1.0
+
+
+def test_whole_budget_always_finds_the_optimum_and_the_table(conv):
+    pool, times = conv
+    res = replay(pool, times, "random", len(pool), repeats=1, seed=0)
+    assert res.fractions[0, -1] == 1.0
+    text = format_replay(res)
+    assert "evaluations to 95% of optimum" in text and "  4362 " in text.replace("\n", " ")
+    assert default_checkpoints(4362, 100) == [44, 87, 100]
+
+
+def test_space_that_does_not_match_the_data_is_refused():
+    dedisp = beast.load(str(ROOT / "spaces" / "real" / "dedispersion.py"))
+    with pytest.raises(BeastError, match="not the data's parameters"):
+        match_space(dedisp, load_recorded(CONV_DATA))
+    run = load_recorded(CONV_DATA)
+    run.X = run.X[1:]
+    run.times = run.times[1:]
+    with pytest.raises(BeastError, match="1 survivor"):
+        match_space(beast.load(CONV_SPACE), run)
+
+
+def test_cli_replay_json(capsys, tmp_path):
+    rc = main(["replay", CONV_SPACE, "--data", CONV_DATA, "--strategy", "local", "--budget", "50",
+               "--repeats", "2", "--at", "10", "50", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["size"] == 4362 and set(out["budgets"]) == {"10", "50"}
+    assert 0 < out["budgets"]["50"]["mean"] <= 1 and len(out["evaluations_to_95"]) == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert main(["replay", CONV_SPACE, "--data", str(bad), "--budget", "5"]) == 2
+    assert "not a Kernel Tuner cache file" in capsys.readouterr().err

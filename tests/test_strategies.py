@@ -1,0 +1,147 @@
+"""The ask/tell contract of every search strategy, its pool and neighbours, and beast tune
+with a search strategy (fake GPU backend)."""
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import beast
+from beast.errors import BeastError
+from beast.tune import tune
+from beast.tune.log import read_log
+from beast.tune.replay import load_recorded, match_space
+from beast.tune.strategies import STRATEGIES, Pool, make_strategy, record_cost, survivors_sample
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data" / "benchmark_hub"
+NAMES = sorted(STRATEGIES)
+
+
+@pytest.fixture(scope="module")
+def conv():
+    space = beast.load(str(ROOT / "spaces" / "real" / "convolution.py"))
+    pool, times = match_space(space, load_recorded(DATA / "convolution_A4000.json.gz"))
+    return space, pool, times
+
+
+def run(strategy, pool, times, budget, batch):
+    """Ask/tell ``budget`` evaluations; returns the proposals in order and log-like records."""
+    asked, records = [], []
+    while len(asked) < budget:
+        got = strategy.ask(min(batch, budget - len(asked)))
+        assert got, "the strategy ran dry with the pool far from exhausted"
+        for cfg in got:
+            t = float(times[pool.find(cfg)])
+            cost = t if math.isfinite(t) else None
+            strategy.tell(cfg, cost)
+            asked.append(tuple(cfg.values()))
+            records.append({"config": cfg, "status": "ok" if cost is not None else "launch_error",
+                            **({"ms": cost} if cost is not None else {})})
+    return asked, records
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_proposals_are_distinct_survivors_and_deterministic_by_seed(conv, name):
+    space, pool, times = conv
+    survivors = {tuple(r) for r in space.enumerate().tolist()}
+    a, _ = run(make_strategy(name, pool=pool, seed=3), pool, times, 36, batch=4)
+    b, _ = run(make_strategy(name, pool=pool, seed=3), pool, times, 36, batch=4)
+    c, _ = run(make_strategy(name, pool=pool, seed=4), pool, times, 36, batch=4)
+    assert len(set(a)) == len(a) == 36
+    assert set(a) <= survivors
+    assert a == b and a != c
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_resumes_from_a_log_as_if_never_interrupted(conv, name):
+    space, pool, times = conv
+    whole, records = run(make_strategy(name, pool=pool, seed=7), pool, times, 30, batch=1)
+    resumed = make_strategy(name, pool=pool, seed=7)
+    assert resumed.resume(records[:20] + [{"reference": "cublas", "status": "ok"}]) == 20
+    rest, _ = run(resumed, pool, times, 10, batch=1)
+    assert whole[20:] == rest
+    assert not set(rest) & set(whole[:20])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_failures_count_as_evaluated_and_the_pool_runs_out_cleanly(name):
+    X = np.array(list(itertools.product(range(4), range(3))))
+    pool = Pool(("a", "b"), X)
+    strategy = make_strategy(name, pool=pool, seed=0, **({"init": 3} if name != "random" else {}))
+    seen = []
+    while True:
+        got = strategy.ask(5)
+        if not got:
+            break
+        for cfg in got:                                   # b == 1 fails, else cost a + b
+            strategy.tell(cfg, None if cfg["b"] == 1 else float(cfg["a"] + cfg["b"] + 1))
+            seen.append((cfg["a"], cfg["b"]))
+    assert sorted(seen) == sorted(map(tuple, X.tolist()))
+    assert strategy.best == ({"a": 0, "b": 0}, 1.0)
+    assert sum(c is None for c in strategy.costs.values()) == 4
+
+
+def test_local_search_climbs_to_the_optimum_of_a_smooth_space():
+    X = np.array(list(itertools.product(range(12), range(12), range(3))))
+    pool = Pool(("x", "y", "z"), X)
+    cost = lambda c: 1.0 + (c["x"] - 9) ** 2 + (c["y"] - 2) ** 2 + c["z"]
+    strategy = make_strategy("local", pool=pool, seed=1, init=3, restart=0.0)
+    for _ in range(60):
+        for cfg in strategy.ask(1):
+            strategy.tell(cfg, cost(cfg))
+    assert strategy.best == ({"x": 9, "y": 2, "z": 0}, 1.0)   # 60 of 432 evaluations
+
+
+def test_neighbours_change_one_parameter_to_an_adjacent_surviving_value(conv):
+    space, pool, _ = conv
+    survivors = {tuple(r) for r in space.enumerate().tolist()}
+    rng = np.random.default_rng(0)
+    for i in rng.choice(len(pool), 40, replace=False).tolist():
+        row = pool.X[i]
+        expect = set()
+        for j, vals in enumerate(pool.values):
+            r = int(np.searchsorted(vals, row[j]))
+            for q in (r - 1, r + 1):
+                if 0 <= q < len(vals):
+                    cand = row.copy()
+                    cand[j] = vals[q]
+                    if tuple(cand.tolist()) in survivors:
+                        expect.add(tuple(cand.tolist()))
+        got = {tuple(pool.X[k].tolist()) for k in pool.neighbours(i)}
+        assert got == expect
+
+
+def test_sampled_pool_for_a_large_space_and_unknown_names(conv):
+    space, _, _ = conv
+    pool = Pool.from_space(space, limit=500, seed=2)
+    assert len(pool) == 500 and not pool.complete
+    assert {tuple(r) for r in pool.X.tolist()} <= {tuple(r) for r in space.enumerate().tolist()}
+    rows = survivors_sample(space, 500, seed=2)
+    assert len({tuple(r) for r in rows.tolist()}) == 500
+    with pytest.raises(BeastError, match="unknown strategy"):
+        make_strategy("annealing", space)
+    assert record_cost({"status": "ok", "ms": 2.5}) == 2.5
+    assert record_cost({"status": "compile_error"}) is None
+
+
+def test_tune_with_a_search_strategy_resumes_from_its_log(tmp_path):
+    from test_tune_log import FakeBackend, keys, small_space
+    space = small_space()
+    log = tmp_path / "r.jsonl"
+    first = FakeBackend(interrupt_after=15)
+    report = tune(space, (64, 64, 64), budget=40, strategy="local", seed=2, log_path=log,
+                  backend=first, compile_workers=1, lookahead=3)
+    assert report.interrupted and report.tried == 15
+    second = FakeBackend()
+    report = tune(space, (64, 64, 64), budget=40, strategy="local", seed=2, log_path=log,
+                  backend=second, compile_workers=1, lookahead=3)
+    assert report.complete and report.resumed == 15 and report.tried == 40
+    names = space.iterators
+    done = keys(first.measured[:15], names)
+    assert not set(done) & set(keys(second.compiled, names))
+    _, records, _ = read_log(str(log))
+    configs = [tuple(r["config"].values()) for r in records if "config" in r]
+    assert len(configs) == len(set(configs)) == 40
+    assert set(configs) <= {tuple(r) for r in space.enumerate().tolist()}
