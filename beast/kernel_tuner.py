@@ -187,8 +187,16 @@ class _Membership:
         self.names = tuple(names)
         self.configs = frozenset(configs)
 
-    def __call__(self, params):
-        return tuple(params[n] for n in self.names) in self.configs
+    def __call__(self, *args, **kwargs):
+        # Kernel Tuner calls a restriction with the parameter dict, with keyword arguments, or
+        # (python-constraint) positionally with every parameter's value
+        if len(args) == 1 and isinstance(args[0], dict):
+            config = tuple(args[0][n] for n in self.names)
+        elif args:
+            config = tuple(args)
+        else:
+            config = tuple(kwargs[n] for n in self.names)
+        return config in self.configs
 
 
 def _beast_searchspace_class(Searchspace, fixed_configs, block_size_names):

@@ -133,14 +133,15 @@ def make_params(tune_params) -> list:
     for i, (name, values) in enumerate(tune_params.items()):
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
             raise SpaceError(f"tune_params[{name!r}] must be a list of values, got {values!r}")
-        values = _dedupe(list(values))
+        # NumPy scalars become the Python values they stand for (equal, and writable as literals)
+        values = _dedupe([v.item() if isinstance(v, np.generic) else v for v in values])
         ident = name if isinstance(name, str) and name.isidentifier() and name not in _RESERVED \
             and not name.startswith(("_kt_", "_b_", "kt_restriction")) else f"kt_param_{i}"
         while ident in taken:
             ident = f"kt_param_{i}_{len(taken)}"
         taken.add(ident)
         if all(_is_int(v) for v in values):
-            values = [int(v) for v in values] if all(type(v) is int for v in values) else values
+            values = [int(v) for v in values]
             params.append(Param(name, ident, values, "int", np.int64, None, True))
             continue
         if values and all(_is_float(v) for v in values):

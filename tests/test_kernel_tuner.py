@@ -218,6 +218,13 @@ def test_plain_integer_space_keeps_int64_columns():
     assert space.enumerate().tolist() == [(1, 5), (2, 3), (2, 5), (4, 3), (4, 5)]
 
 
+def test_numpy_values():
+    tune_params = {"a": np.arange(1, 5), "f": np.array([0.5, 1.5]), "s": np.array(["u", "v"])}
+    got = beast_list(tune_params, ["a * f > 1", "s == 'u'"])
+    assert set(got) == brute_force({k: v.tolist() for k, v in tune_params.items()},
+                                   lambda p: p["a"] * p["f"] > 1 and p["s"] == "u")
+
+
 def test_restrictions_are_hoisted_conditions():
     space = beast.from_kernel_tuner({"a": list(range(8)), "b": list(range(8)), "c": list(range(8))},
                                     ["a % 2 == 0", "b > a"])
@@ -349,3 +356,12 @@ def test_tune_kernel_simulation_mode(tmp_path):
                              strategy_options={"max_fevals": 5})
     assert 0 < len(results) <= 5
     assert all(tuple(r[k] for k in tune_params) in set(configs) for r in results)
+
+
+def test_membership_restriction_answers_every_calling_convention():
+    from kernel_tuner.util import check_restrictions
+    from beast.kernel_tuner import _Membership
+    keep = _Membership(["a", "b"], [(1, 2), (3, 4)])
+    assert keep({"a": 1, "b": 2}) and keep(a=3, b=4) and keep(1, 2) and not keep({"a": 2, "b": 1})
+    assert check_restrictions([keep], {"a": 3, "b": 4}, False)          # Kernel Tuner's own check
+    assert not check_restrictions([keep], {"a": 3, "b": 3}, False)
