@@ -18,3 +18,11 @@ def load(path, device=None, settings=None):
     DeviceProfile) with ``settings`` overrides; returns a :class:`beast.space.Space`."""
     from .space import load as _load
     return _load(path, device=device, settings=settings)
+
+
+def from_kernel_tuner(tune_params, restrictions=None, max_threads=1024, block_size_names=None,
+                      device=None):
+    """A space with exactly the configurations Kernel Tuner's ``Searchspace(tune_params,
+    restrictions, max_threads, block_size_names)`` keeps; see :mod:`beast.kernel_tuner`."""
+    from .kernel_tuner import from_kernel_tuner as _from_kernel_tuner
+    return _from_kernel_tuner(tune_params, restrictions, max_threads, block_size_names, device)

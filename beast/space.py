@@ -92,6 +92,12 @@ class Space:
             return np.empty(0, dtype=self.dtype)
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
+    def to_kernel_tuner(self, backend: str | None = None, threads: int | None = None):
+        """``(tune_params, list_of_tuples)`` for Kernel Tuner: each iterator's values that occur
+        in a survivor, and the survivors as tuples of Python values (see beast.kernel_tuner)."""
+        from .kernel_tuner import to_kernel_tuner
+        return to_kernel_tuner(self, backend=backend, threads=threads)
+
     def __repr__(self):
         return f"<beast.Space {self.name}: {len(self.iterators)} iterators, {len(self.conditions)} conditions>"
 

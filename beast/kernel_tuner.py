@@ -1,0 +1,278 @@
+"""Kernel Tuner in and out.
+
+*In*: :func:`from_kernel_tuner` takes Kernel Tuner's ``tune_params`` and ``restrictions`` (every
+form Kernel Tuner 1.5 accepts: strings, lambdas, functions with named parameters, functions of
+the parameter dict, ``(function, [names])`` tuples and python-constraint ``Constraint`` objects)
+and returns a :class:`KernelTunerSpace`, a :class:`beast.space.Space` with exactly the
+configurations that Kernel Tuner's ``Searchspace(tune_params, restrictions, max_threads,
+block_size_names)`` keeps. The space is written as an ordinary beast space file (one iterator per
+parameter, one ``@condition`` per restriction, see :mod:`beast.kernel_tuner_source`), so its
+restrictions are hoisted and compiled like any other condition. A restriction that cannot be
+translated is still honoured exactly: it is evaluated in Python on what the others let through,
+with a warning that names it.
+
+*Out*: :meth:`beast.space.Space.to_kernel_tuner` gives ``(tune_params, list_of_tuples)``, and
+:func:`tune_kernel` runs ``kernel_tuner.tune_kernel`` with beast's configurations as its search
+space, so that every Kernel Tuner strategy, backend and cache works unchanged.
+
+Kernel Tuner itself is needed only by :func:`tune_kernel` (``pip install 'beast-autotune[kt]'``).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+
+import numpy as np
+
+from .errors import BeastError
+from .kernel_tuner_source import DEFAULT_BLOCK_SIZE_NAMES, generate_source
+from .space import Space
+
+__all__ = ["from_kernel_tuner", "KernelTunerSpace", "tune_kernel", "to_kernel_tuner",
+           "DEFAULT_BLOCK_SIZE_NAMES"]
+
+
+class KernelTunerSpace(Space):
+    """A space built from Kernel Tuner's ``tune_params`` and ``restrictions``.
+
+    Columns are the tunable parameters with the user's values: int64 for parameters whose values
+    are all integers, float64 for all-float parameters, ``object`` for the rest (strings,
+    booleans, mixed types). Restrictions that beast could not compile are applied in Python to
+    every chunk (listed in :attr:`python_restrictions`)."""
+
+    def __init__(self, path, params, checks, kernel_tuner_args, device=None):
+        super().__init__(path, device=device)
+        self._params = params
+        self._checks = checks
+        self.kernel_tuner_args = kernel_tuner_args
+
+    @property
+    def iterators(self) -> tuple:
+        """The tunable parameters' names, in ``tune_params`` order (the output columns)."""
+        return tuple(p.name for p in self._params)
+
+    @property
+    def tune_params(self) -> dict:
+        """The tunable parameters and their values, as given (duplicates dropped)."""
+        return {p.name: list(p.values) for p in self._params}
+
+    @property
+    def python_restrictions(self) -> tuple:
+        """Labels of the restrictions evaluated in Python (not compiled into the enumerator)."""
+        return tuple(c.label for c in self._checks)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype([(p.name, p.dtype) for p in self._params])
+
+    def _decode(self, raw: np.ndarray) -> np.ndarray:
+        out = np.empty(len(raw), dtype=self.dtype)
+        for p in self._params:
+            column = raw[p.ident]
+            out[p.name] = column if p.kind == "int" else p.table[column]
+        return out
+
+    def _keep(self, rows: np.ndarray) -> np.ndarray:
+        names = [p.name for p in self._params]
+        mask = np.ones(len(rows), dtype=bool)
+        for i, row in enumerate(rows.tolist()):
+            config = dict(zip(names, row))
+            mask[i] = all(check(config) for check in self._checks)
+        return rows[mask]
+
+    def iterate(self, chunk_size: int = 65536, backend: str | None = None, threads: int | None = None):
+        """Yield the survivors, with the user's values, as NumPy structured arrays of at most
+        ``chunk_size`` rows, in order."""
+        for raw in super().iterate(chunk_size, backend=backend, threads=threads):
+            rows = self._decode(raw)
+            if self._checks:
+                rows = self._keep(rows)
+            if len(rows):
+                yield rows
+
+    def count(self, backend: str | None = None, threads: int | None = None) -> int:
+        """How many configurations Kernel Tuner's ``Searchspace`` would keep."""
+        if not self._checks:
+            return super().count(backend=backend, threads=threads)
+        return sum(len(rows) for rows in self.iterate(1 << 16, backend=backend, threads=threads))
+
+    def to_kernel_tuner(self, backend: str | None = None, threads: int | None = None):
+        """``(tune_params, list_of_tuples)``: the declared ``tune_params`` and the survivors."""
+        return self.tune_params, _tuples(self.enumerate(backend=backend, threads=threads))
+
+    def __repr__(self):
+        return (f"<beast.KernelTunerSpace {len(self._params)} parameters, "
+                f"{len(self.conditions)} compiled restrictions, {len(self._checks)} in Python>")
+
+
+def from_kernel_tuner(tune_params: dict, restrictions=None, max_threads: int = 1024,
+                      block_size_names=None, device=None) -> KernelTunerSpace:
+    """A beast space with exactly the configurations that Kernel Tuner 1.5's
+    ``Searchspace(tune_params, restrictions, max_threads, block_size_names=...)`` keeps.
+
+    ``tune_params``: parameter name -> list of values (integers, floats, strings, booleans, ...).
+    ``restrictions``: a string, a callable, or a list of strings, lambdas, functions with named
+    parameters, functions taking the parameter dict, ``(function, [names])`` tuples and
+    python-constraint ``Constraint`` objects. ``block_size_names`` (default ``block_size_x/y/z``)
+    name the thread-block dimensions whose product must not exceed ``max_threads``.
+
+    A restriction beast cannot compile is evaluated in Python on the configurations the others
+    keep, and a warning names it. Returns a :class:`KernelTunerSpace`; ``count()``,
+    ``enumerate()`` and ``iterate()`` give the user's values."""
+    from .runtime.cache import atomic_write_bytes, cache_dir, key
+
+    generated = generate_source(tune_params, restrictions, max_threads, block_size_names)
+    for label, reason in generated.untranslated:
+        warnings.warn(f"beast.from_kernel_tuner: restriction {label} cannot be compiled ({reason}); "
+                      "it is evaluated in Python on the configurations the other restrictions keep",
+                      stacklevel=_user_stacklevel())
+    digest = key("kernel_tuner", generated.source)[:20]
+    path = os.path.join(cache_dir("kernel_tuner"), f"kernel_tuner_{digest}.py")
+    if not os.path.exists(path):
+        atomic_write_bytes(path, generated.source.encode("utf-8"))
+    args = {"tune_params": tune_params, "restrictions": restrictions, "max_threads": max_threads,
+            "block_size_names": block_size_names}
+    try:
+        return KernelTunerSpace(path, generated.params, generated.checks, args, device=device)
+    except BeastError as err:
+        raise err.with_traceback(None) from None
+
+
+def _user_stacklevel() -> int:
+    """The stack level of the first caller outside beast (for warnings)."""
+    import sys
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def _tuples(rows: np.ndarray) -> list:
+    """Rows of a structured array as tuples of plain Python values (what Kernel Tuner keys on)."""
+    return [tuple(row) for row in rows.tolist()]
+
+
+def to_kernel_tuner(space: Space, backend: str | None = None, threads: int | None = None):
+    """``(tune_params, list_of_tuples)`` of any beast space: each iterator's values that occur in
+    a survivor (sorted), and the survivors in enumeration order."""
+    if isinstance(space, KernelTunerSpace):
+        return space.to_kernel_tuner(backend=backend, threads=threads)
+    rows = space.enumerate(backend=backend, threads=threads)
+    tune_params = {name: sorted(set(rows[name].tolist())) for name in space.iterators}
+    return tune_params, _tuples(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernel Tuner out: its tune_kernel on beast's configurations
+
+def _require_kernel_tuner():
+    try:
+        import kernel_tuner  # noqa: F401
+        from kernel_tuner import interface
+        from kernel_tuner.searchspace import Searchspace
+    except ImportError:
+        raise BeastError("Kernel Tuner is not installed",
+                         hint="pip install 'beast-autotune[kt]'") from None
+    return interface, Searchspace
+
+
+class _Membership:
+    """A monolithic Kernel Tuner restriction (a function of the parameter dict): True for the
+    configurations of a beast space. Kernel Tuner's simulation runner and strategies that check
+    restrictions get exactly beast's answer."""
+
+    def __init__(self, names, configs):
+        self.names = tuple(names)
+        self.configs = frozenset(configs)
+
+    def __call__(self, *args, **kwargs):
+        # Kernel Tuner calls a restriction with the parameter dict, with keyword arguments, or
+        # (python-constraint) positionally with every parameter's value
+        if len(args) == 1 and isinstance(args[0], dict):
+            config = tuple(args[0][n] for n in self.names)
+        elif args:
+            config = tuple(args)
+        else:
+            config = tuple(kwargs[n] for n in self.names)
+        return config in self.configs
+
+
+def _beast_searchspace_class(Searchspace, fixed_configs, block_size_names):
+    """A Searchspace whose list comes from beast instead of Kernel Tuner's solver."""
+
+    class BeastSearchspace(Searchspace):
+        def __init__(self, tune_params, restrictions, max_threads, block_size_names=None, **options):
+            if fixed_configs is not None:
+                configs = fixed_configs
+            else:
+                space = from_kernel_tuner(tune_params, restrictions, max_threads,
+                                          block_size_names=block_size_names or _block_names)
+                configs = space.to_kernel_tuner()[1]
+            names = list(tune_params)
+            cache = {i: dict(zip(names, config)) for i, config in enumerate(configs)}
+            super().__init__(None, None, None, from_cache={"tune_params": tune_params, "cache": cache},
+                             **options)
+            self.max_threads = max_threads
+            self.block_size_names = block_size_names or _block_names
+            kept = restrictions if isinstance(restrictions, list) else \
+                ([] if restrictions is None else [restrictions])
+            self.restrictions = list(kept)
+            self.original_restrictions = list(kept)
+            # as Kernel Tuner records it, for its runners' check_restrictions
+            block = [n for n in self.block_size_names if n in tune_params]
+            self._modified_restrictions = list(kept) + \
+                ([f"{' * '.join(block)} <= {max_threads}"] if block and fixed_configs is None else [])
+
+    _block_names = block_size_names
+    return BeastSearchspace
+
+
+def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params=None, space=None,
+                restrictions=None, **kwargs):
+    """Run ``kernel_tuner.tune_kernel`` with beast's configurations as its search space.
+
+    Either give ``tune_params`` (and optionally ``restrictions``), as to Kernel Tuner: beast
+    builds the search space in place of Kernel Tuner's solver (with the device's ``max_threads``
+    and ``block_size_names`` as Kernel Tuner would use them); or give ``space``, any beast
+    :class:`~beast.space.Space`: its survivors are the search space, and ``tune_params`` (if not
+    given) are their values per parameter. Every other keyword argument goes to Kernel Tuner
+    unchanged (``strategy``, ``cache``, ``simulation_mode``, ``lang``, ...). Returns what
+    ``kernel_tuner.tune_kernel`` returns: ``(results, env)``."""
+    interface, Searchspace = _require_kernel_tuner()
+    if space is None and tune_params is None:
+        raise BeastError("tune_kernel needs tune_params or a beast space")
+    block_size_names = kwargs.get("block_size_names")
+    if space is not None:
+        if restrictions is not None:
+            raise BeastError("give restrictions as conditions of the beast space, not to tune_kernel")
+        space_params, configs = to_kernel_tuner(space)
+        if tune_params is None:
+            tune_params = space_params
+        elif list(tune_params) != list(space_params):
+            raise BeastError(f"tune_params names {list(tune_params)} differ from the space's "
+                             f"parameters {list(space_params)}")
+        restrictions = [_Membership(list(tune_params), configs)]
+        fixed = configs
+    else:
+        fixed = None
+    names = list(block_size_names) if block_size_names else list(DEFAULT_BLOCK_SIZE_NAMES)
+    for i, default in enumerate(DEFAULT_BLOCK_SIZE_NAMES):   # as Kernel Tuner appends them
+        if len(names) < i + 1:
+            names.append(default)
+    cls = _beast_searchspace_class(Searchspace, fixed, names)
+    with _patched(interface, "Searchspace", cls):
+        return interface.tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params,
+                                     restrictions=restrictions, **kwargs)
+
+
+@contextlib.contextmanager
+def _patched(module, name, value):
+    old = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, old)
+
