@@ -470,10 +470,39 @@ def _get_ffi():
             import cffi
         except ImportError:   # pragma: no cover - cffi is a dependency
             raise BeastError("the C backend needs the 'cffi' package", hint="pip install cffi") from None
-        ffi = cffi.FFI()
-        ffi.cdef(_CDEF)
+        ffi = _stored_ffi(cffi)
+        if ffi is None:
+            ffi = cffi.FFI()
+            ffi.cdef(_CDEF)
         _ffi = ffi
     return _ffi
+
+
+def _stored_ffi(cffi):
+    """The FFI of :data:`_CDEF` from cffi's out-of-line ABI module, kept in the cache: parsing the
+    declarations in-line imports pycparser and takes tens of milliseconds in every process, the
+    stored module loads in well under one. None when it cannot be written or loaded."""
+    import importlib.util
+    name = "_beast_ffi_" + cache.key("beast ffi", _CDEF, cffi.__version__)[:24]
+    try:
+        path = os.path.join(cache.cache_dir("ffi"), name + ".py")
+        if not os.path.exists(path):
+            builder = cffi.FFI()
+            builder.cdef(_CDEF)
+            builder.set_source(name, None)
+            with cache.private_dir(os.path.dirname(path)) as tmp:
+                out = os.path.join(tmp, name + ".py")
+                import contextlib
+                import io
+                with contextlib.redirect_stdout(io.StringIO()):     # cffi says "generating ..."
+                    builder.emit_python_code(out)
+                cache.install(out, path)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.ffi
+    except Exception:  # noqa: BLE001 - an unusable cache: parse in-line instead
+        return None
 
 
 def compiler():
