@@ -1,7 +1,6 @@
 """The Python API: ``beast.load(path, device=..., settings=...)`` and :class:`Space`."""
 from __future__ import annotations
 
-import hashlib
 import os
 
 from .codegen.ir import build_program
@@ -55,6 +54,7 @@ class Space:
 
     @property
     def source_hash(self) -> str:
+        import hashlib
         return hashlib.sha256(self.module.source.encode()).hexdigest()
 
     @property
