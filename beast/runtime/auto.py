@@ -159,12 +159,11 @@ def choose(program):
             raise BeastError(f"BEAST_AUTO_BACKEND={forced!r} is not a backend",
                              hint="use c, lua or python, or unset it")
         return forced, "forced by BEAST_AUTO_BACKEND", None
-    fallback = "lua" if _available("lua") else "python"
     work = estimate_work(program)
     reason = f"estimated work {work:.3g}"
     if work < BACKGROUND_C_WORK:
         # LuaJIT finishes before a C compiler has started: no C at all, not even a cache look-up
-        return fallback, reason, None
+        return _fallback(), reason, None
     c_ok = _available("c")
     source = None
     if c_ok:
@@ -174,7 +173,7 @@ def choose(program):
         except BeastError:      # no C compiler on this machine
             c_ok = False
     if not c_ok:
-        return fallback, reason + "; no C compiler", None
+        return _fallback(), reason + "; no C compiler", None
     if c_backend.cached_library(source) is not None:
         return "c", reason + "; the C enumerator is in the cache", source
     if work >= FOREGROUND_C_WORK:
@@ -182,7 +181,13 @@ def choose(program):
     if os.environ.get("BEAST_BACKGROUND_BUILD", "1") != "0":
         c_backend.build_in_background(source)
         reason += "; C is being built in the background for the next run"
-    return fallback, reason, None
+    return _fallback(), reason, None
+
+
+def _fallback() -> str:
+    """The backend that runs when C does not: LuaJIT, else Python (looked up only when needed:
+    importing the Lua backend costs a few milliseconds that a cached C run need not pay)."""
+    return "lua" if _available("lua") else "python"
 
 
 def _limit_error(err, backend) -> bool:
@@ -211,14 +216,14 @@ class AutoEnumerator:
                 self.inner = c_backend.build(program, source=source)
             except BeastError:
                 # a compiler that fails on this machine: the others give the same answer
-                self.backend = "lua" if _available("lua") else "python"
+                self.backend = _fallback()
                 self.reason += f"; the C build failed, using {self.backend}"
                 self.inner = _build(self.backend, program)
         else:
             self.inner = _build(self.backend, program)
         self._reference = None
 
-    def _fallback(self):
+    def _reference_enumerator(self):
         if self._reference is None:
             self._reference = _build("python", self.program)
         return self._reference
@@ -230,7 +235,7 @@ class AutoEnumerator:
         except EvaluationError as err:
             if not _limit_error(err, self.backend):
                 raise
-        return self._fallback().count(threads=threads)
+        return self._reference_enumerator().count(threads=threads)
 
     def chunks(self, chunk_size=65536, threads=None):
         """The survivors in order, as NumPy structured arrays of at most ``chunk_size`` rows."""
@@ -244,7 +249,7 @@ class AutoEnumerator:
             if not _limit_error(err, self.backend):
                 raise
         skip = done
-        for chunk in self._fallback().chunks(chunk_size, threads=threads):
+        for chunk in self._reference_enumerator().chunks(chunk_size, threads=threads):
             if skip >= len(chunk):
                 skip -= len(chunk)
                 continue
