@@ -37,8 +37,8 @@ def _space_args(p):
 
 
 def _backend_args(p, default=None):
-    from .runtime import BACKENDS, DEFAULT_BACKEND
-    p.add_argument("--backend", choices=list(BACKENDS), default=default or DEFAULT_BACKEND,
+    from .runtime import CHOICES, DEFAULT_BACKEND
+    p.add_argument("--backend", choices=list(CHOICES), default=default or DEFAULT_BACKEND,
                    help=f"enumerator backend (default: {default or DEFAULT_BACKEND})")
     p.add_argument("--threads", type=int, default=None, help="threads for the C backend (default: all cores)")
 
@@ -51,6 +51,7 @@ def cmd_count(args):
     if args.json:
         print(json.dumps({"space": args.space, "survivors": n, "iterators": list(space.iterators),
                           "conditions": list(space.conditions), "backend": args.backend,
+                          "backend_used": getattr(space.enumerator(args.backend), "backend", args.backend),
                           "threads": args.threads, "device": space.device.name,
                           "settings": space.settings, "seconds": round(seconds, 6)}))
     else:

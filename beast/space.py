@@ -1,16 +1,15 @@
 """The Python API: ``beast.load(path, device=..., settings=...)`` and :class:`Space`."""
 from __future__ import annotations
 
-import hashlib
 import os
-
-import numpy as np
 
 from .ir import build_program
 from .errors import BeastError
 from .frontend import build_space_model, load_module, make_plan
-from .frontend.report import render_dag
 from .runtime import DEFAULT_BACKEND, get_backend
+
+# NumPy (about 20 ms to import) and the backends are imported when a space is first run, not
+# when it is loaded: ``beast.load`` stays a few milliseconds (see bench/bench_cold.py).
 
 
 class Space:
@@ -55,10 +54,13 @@ class Space:
 
     @property
     def source_hash(self) -> str:
+        import hashlib
         return hashlib.sha256(self.module.source.encode()).hexdigest()
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self):
+        """The NumPy structured dtype of the rows: one int64 field per iterator."""
+        import numpy as np
         return np.dtype([(c, np.int64) for c in self.iterators])
 
     @property
@@ -69,7 +71,9 @@ class Space:
 
     # -- enumeration
     def enumerator(self, backend: str | None = None):
-        """The (cached) enumerator of ``backend``: 'python', 'c' or 'lua'."""
+        """The (cached) enumerator of ``backend``: 'auto' (the default: see
+        :mod:`beast.runtime.auto`; ``enumerator().backend`` says which it chose), 'python', 'c'
+        or 'lua'."""
         backend = backend or DEFAULT_BACKEND
         if backend not in self._enumerators:
             self._enumerators[backend] = get_backend(backend).build(self.program)
@@ -87,6 +91,7 @@ class Space:
 
     def enumerate(self, backend: str | None = None, threads: int | None = None) -> np.ndarray:
         """All survivors as one NumPy structured array (fields: the iterators, int64)."""
+        import numpy as np
         parts = list(self.iterate(1 << 20, backend=backend, threads=threads))
         if not parts:
             return np.empty(0, dtype=self.dtype)
@@ -115,6 +120,7 @@ class DagView:
         self.deps = {name: list(node.deps) for name, node in plan.model.nodes.items()}
 
     def __call__(self, fmt: str = "text") -> str:
+        from .frontend.report import render_dag
         return render_dag(self._plan, fmt)
 
     def __str__(self):

@@ -54,7 +54,8 @@ def test_count_json():
     assert {"survivors", "iterators", "backend", "seconds"} <= set(out)
     assert out["survivors"] == 56
     assert out["iterators"] == ["r", "fibonacci"]
-    assert out["backend"] == "c"          # the default backend
+    assert out["backend"] == "auto"       # the default backend
+    assert out["backend_used"] in ("c", "lua", "python")
     assert isinstance(out["seconds"], (int, float)) and out["seconds"] >= 0
 
 

@@ -1,5 +1,5 @@
 """The benchmark-hub spaces of spaces/real/ (dedispersion, convolution) against the brute-forced data
-KERNEL_TUNER form against their beast form."""
+they come from, and their KERNEL_TUNER form against their beast form."""
 import itertools
 from pathlib import Path
 

@@ -52,14 +52,34 @@ def is_vocabulary(value) -> bool:
     return module in ("beast.lang", "builtins")
 
 
+_INDEX: list = [None]      # (the last tree indexed, its index)
+
+
+def tree_index(tree: ast.Module) -> dict:
+    """The tree's FunctionDefs by name and its assignments (``"="``), each in ``ast.walk``
+    order; computed once per tree (a space's model looks up every function and binding in the
+    same tree, and a walk per look-up was most of ``beast.load`` on a 15-parameter space)."""
+    last = _INDEX[0]
+    if last is not None and last[0] is tree:
+        return last[1]
+    funcs, assigns = {}, []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            funcs.setdefault(node.name, []).append(node)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            assigns.append(node)
+    index = {"def": funcs, "=": assigns}
+    _INDEX[0] = (tree, index)       # one tuple: a thread never sees one tree with another's index
+    return index
+
+
 def find_function_def(tree: ast.Module, func) -> ast.FunctionDef | None:
     """The module-level (possibly inside if/else) FunctionDef that defined ``func``."""
     first = func.__code__.co_firstlineno
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == func.__name__:
-            starts = [node.lineno] + [d.lineno for d in node.decorator_list]
-            if first in starts:
-                return node
+    for node in tree_index(tree)["def"].get(func.__name__, ()):
+        starts = [node.lineno] + [d.lineno for d in node.decorator_list]
+        if first in starts:
+            return node
     return None
 
 

@@ -10,7 +10,7 @@ from ..expr import (BinOp, BoolOp, Call, CallSeq, Compare, Const, Expr, FuncCall
                     ScalarSeq, Select, SetOpSeq, UnOp, ValuesSeq, Var, free_vars, static_type)
 from ..lang import (Condition, FunctionSource, Iterator, RangeSource, ScalarSource, SetOpSource,
                     ValuesSource)
-from .functions import FuncInfo, analyze_function
+from .functions import FuncInfo, analyze_function, tree_index
 from .inline import inline_condition, inline_iterator
 from .loader import LoadedModule
 
@@ -273,12 +273,11 @@ def _assign_line(tree, name):
     """The line of the last module-level assignment to ``name`` (the binding that counts)."""
     import ast
     line = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-                if line is None or node.lineno > line:
-                    line = node.lineno
+    for node in tree_index(tree)["="]:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            if line is None or node.lineno > line:
+                line = node.lineno
     return line
 
 

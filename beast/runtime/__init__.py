@@ -10,13 +10,20 @@ from ..errors import BeastError
 
 BACKENDS = {"python": "beast.runtime.python_backend", "c": "beast.runtime.c_backend",
             "lua": "beast.runtime.lua_backend"}
-DEFAULT_BACKEND = "c"
+#: ``auto`` (:mod:`beast.runtime.auto`) picks one of BACKENDS per program: C when its build is
+#: cached or the work is large, else LuaJIT (Python without it) while C builds in the background.
+AUTO = "auto"
+CHOICES = (AUTO,) + tuple(BACKENDS)
+DEFAULT_BACKEND = AUTO
 
 
 def get_backend(name: str):
-    """The backend module for ``name`` ('python', 'c' or 'lua')."""
+    """The backend module for ``name`` ('auto', 'python', 'c' or 'lua')."""
+    if name == AUTO:
+        from . import auto
+        return auto
     if name not in BACKENDS:
-        raise BeastError(f"unknown backend '{name}'", hint=f"choose one of: {', '.join(BACKENDS)}")
+        raise BeastError(f"unknown backend '{name}'", hint=f"choose one of: {', '.join(CHOICES)}")
     try:
         return importlib.import_module(BACKENDS[name])
     except ModuleNotFoundError as exc:

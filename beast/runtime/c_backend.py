@@ -472,14 +472,46 @@ def _get_ffi():
             import cffi
         except ImportError:   # pragma: no cover - cffi is a dependency
             raise BeastError("the C backend needs the 'cffi' package", hint="pip install cffi") from None
-        ffi = cffi.FFI()
-        ffi.cdef(_CDEF)
+        ffi = _stored_ffi(cffi)
+        if ffi is None:
+            ffi = cffi.FFI()
+            ffi.cdef(_CDEF)
         _ffi = ffi
     return _ffi
 
 
+def _stored_ffi(cffi):
+    """The FFI of :data:`_CDEF` from cffi's out-of-line ABI module, kept in the cache: parsing the
+    declarations in-line imports pycparser and takes tens of milliseconds in every process, the
+    stored module loads in well under one. None when it cannot be written or loaded."""
+    import importlib.util
+    name = "_beast_ffi_" + cache.key("beast ffi", _CDEF, cffi.__version__)[:24]
+    try:
+        path = os.path.join(cache.cache_dir("ffi"), name + ".py")
+        if not os.path.exists(path):
+            builder = cffi.FFI()
+            builder.cdef(_CDEF)
+            builder.set_source(name, None)
+            with cache.private_dir(os.path.dirname(path)) as tmp:
+                out = os.path.join(tmp, name + ".py")
+                import contextlib
+                import io
+                with contextlib.redirect_stdout(io.StringIO()):     # cffi says "generating ..."
+                    builder.emit_python_code(out)
+                cache.install(out, path)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.ffi
+    except Exception:  # noqa: BLE001 - an unusable cache: parse in-line instead
+        return None
+
+
 def compiler():
-    """(argv of the C compiler, an identity string for the cache key: path and version)."""
+    """(argv of the C compiler, an identity string for the cache key: path and version).
+
+    ``cc --version`` costs a process start (several ms), so its first line is kept in the cache,
+    keyed by the compiler's path, size and modification time."""
     argv = shlex.split(os.environ.get("CC") or "cc")
     path = shutil.which(argv[0]) if argv else None
     if path is None:
@@ -487,15 +519,38 @@ def compiler():
                          hint="install gcc or clang, set CC, or use --backend python")
     ident = _compiler_id.get(tuple(argv))
     if ident is None:
-        try:
-            version = subprocess.run(argv + ["--version"], capture_output=True, text=True,
-                                     timeout=60).stdout.splitlines()[:1]
-        except (OSError, subprocess.SubprocessError):
-            version = []
         st = os.stat(path)
-        ident = f"{' '.join(argv)}|{path}|{st.st_size}|{int(st.st_mtime)}|{''.join(version)}"
+        stamp = f"{' '.join(argv)}|{path}|{st.st_size}|{int(st.st_mtime)}"
+        version = _stored_version(stamp)
+        if version is None:
+            try:
+                version = "".join(subprocess.run(argv + ["--version"], capture_output=True, text=True,
+                                                 timeout=60).stdout.splitlines()[:1])
+            except (OSError, subprocess.SubprocessError):
+                version = ""
+            _store_version(stamp, version)
+        ident = f"{stamp}|{version}"
         _compiler_id[tuple(argv)] = ident
     return [path] + argv[1:], ident
+
+
+def _version_file(stamp):
+    return os.path.join(cache.cache_dir("compilers", create=False), cache.key("cc --version", stamp)[:32])
+
+
+def _stored_version(stamp):
+    try:
+        with open(_version_file(stamp), encoding="utf-8") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _store_version(stamp, version):
+    try:
+        cache.atomic_write_text(_version_file(stamp), version)
+    except OSError:
+        pass    # an unwritable cache: ask the compiler again next time
 
 
 def run_compiler(argv):
@@ -513,17 +568,23 @@ def _fallback_dir():
     return path
 
 
-def library_path(text: str, name: str) -> str:
-    """Compile ``text`` (unless an identical build is cached); the path of the shared object."""
+def _entry(text: str, name: str):
+    """(compiler argv, cache entry name) of the build of ``text``."""
     argv, ident = compiler()
     digest = cache.key("beast C enumerator", ABI_VERSION, __version__, ident, " ".join(CFLAGS + LIBS), text)
     stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)[:40] or "space"
+    return argv, f"{stem}-{digest[:32]}", stem
+
+
+def library_path(text: str, name: str) -> str:
+    """Compile ``text`` (unless an identical build is cached); the path of the shared object."""
+    argv, entry, stem = _entry(text, name)
     try:
-        return _build(argv, text, cache.cache_dir("c"), f"{stem}-{digest[:32]}", stem)
+        return _build(argv, text, cache.cache_dir("c"), entry, stem)
     except OSError:
         # an unusable cache directory (read-only, full): build in a private temporary one
         try:
-            return _build(argv, text, _fallback_dir(), f"{stem}-{digest[:32]}", stem)
+            return _build(argv, text, _fallback_dir(), entry, stem)
         except OSError as exc:
             raise BeastError(f"cannot write the compiled enumerator: {exc}",
                              hint=f"set {cache.ENV_VAR} to a writable directory") from None
@@ -542,6 +603,123 @@ def _build(argv, text, directory, entry, stem):
         cache.install(c_path, so_path[:-3] + ".c")
         cache.install(out, so_path)
     return so_path
+
+
+# ---------------------------------------------------------------------------------------------
+# Printed once, looked up without compiling, built in the background (the ``auto`` backend)
+
+class Prepared:
+    """A program printed as C: the :class:`~beast.codegen.c.CSource`, the whole file, and the
+    cache entry its shared object has (or will have)."""
+
+    def __init__(self, program):
+        self.program = program
+        check_integer_width(program, 64, "C")
+        self.source = print_c(program, _python_functions(program))
+        self.text = self.source.text + driver_text()
+        self.argv, self.entry, self.stem = _entry(self.text, program.name)
+
+
+def prepare(program) -> Prepared:
+    """Print ``program`` as C and find its cache entry (nothing is compiled)."""
+    return Prepared(program)
+
+
+def cached_library(prepared: Prepared):
+    """The path of ``prepared``'s shared object when the cache already holds it, else None."""
+    for directory in (cache.cache_dir("c", create=False), os.path.join(
+            tempfile.gettempdir(), f"beast-cache-{os.getuid()}", "c")):
+        path = os.path.join(directory, prepared.entry + ".so")
+        if os.path.exists(path):
+            return path
+    return None
+
+
+STALE_SECONDS = 3600        # a private build directory this old belongs to a build that died
+_background = {}            # entry -> BackgroundBuild started by this process
+
+
+class BackgroundBuild:
+    """A compile of one enumerator running in a detached process.
+
+    The parent writes the C file into a private directory of the cache and starts the compiler
+    through a small Python process in its own session, which installs the ``.c`` and then the
+    ``.so`` by atomic rename and removes the directory. The build goes on if this interpreter
+    exits (the next run finds the entry); if the build dies, only its private ``.tmp-*``
+    directory is left, which a later build removes once it is :data:`STALE_SECONDS` old. Readers
+    see no entry or a whole one, never a part."""
+
+    def __init__(self, prepared: Prepared, directory: str):
+        self.path = os.path.join(directory, prepared.entry + ".so")
+        tmp = tempfile.mkdtemp(prefix=".tmp-", dir=directory)
+        c_path = os.path.join(tmp, f"{prepared.stem}.c")
+        with open(c_path, "w", encoding="utf-8") as fh:
+            fh.write(prepared.text)
+        argv = prepared.argv + list(CFLAGS) + ["-o", os.path.join(tmp, f"{prepared.stem}.so"), c_path] \
+            + list(LIBS)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _BACKGROUND_SCRIPT, tmp, prepared.stem, self.path, *argv],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True)
+        # reap the process when it ends, without holding up the interpreter's exit
+        threading.Thread(target=self.process.wait, name="beast-c-build", daemon=True).start()
+
+    def wait(self, timeout=None) -> bool:
+        """Wait for the build; True when the shared object is in the cache."""
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return os.path.exists(self.path)
+
+
+_BACKGROUND_SCRIPT = r"""
+import os, shutil, subprocess, sys
+tmp, stem, so_path, argv = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+try:
+    if not os.path.exists(so_path) and subprocess.run(argv, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+        os.replace(os.path.join(tmp, stem + ".c"), so_path[:-3] + ".c")
+        os.replace(os.path.join(tmp, stem + ".so"), so_path)
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+"""
+
+
+def _remove_stale(directory):
+    import time
+    now = time.time()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            if name.startswith(".tmp-") and now - os.stat(path).st_mtime > STALE_SECONDS:
+                shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            pass
+
+
+def build_in_background(prepared: Prepared):
+    """Start compiling ``prepared`` into the cache in a detached process (at most once per entry
+    and process); the :class:`BackgroundBuild`, or None when the entry exists or the cache
+    cannot be written."""
+    if cached_library(prepared) is not None:
+        return None
+    with _lock:
+        running = _background.get(prepared.entry)
+        if running is not None:
+            return running
+        try:
+            directory = cache.cache_dir("c")
+            _remove_stale(directory)
+            running = BackgroundBuild(prepared, directory)
+        except OSError:
+            return None
+        _background[prepared.entry] = running
+    return running
 
 
 def load_library(text: str, name: str):
@@ -773,17 +951,12 @@ def _python_functions(program):
     return lambda: compile_functions(program)
 
 
-def _print(program):
-    check_integer_width(program, 64, "C")
-    return print_c(program, _python_functions(program))
-
-
-def build(program, threads=None) -> CEnumerator:
-    """Print, compile (or find in the cache) and load the C enumerator of ``program``."""
-    source = _print(program)
-    text = source.text + driver_text()
-    lib, path = load_library(text, program.name)
-    return CEnumerator(program, source, text, lib, path)
+def build(program, threads=None, source: Prepared | None = None) -> CEnumerator:
+    """Print, compile (or find in the cache) and load the C enumerator of ``program``
+    (``source``: the program already printed by :func:`prepare`)."""
+    prepared = source if source is not None else prepare(program)
+    lib, path = load_library(prepared.text, program.name)
+    return CEnumerator(program, prepared.source, prepared.text, lib, path)
 
 
 def render(program) -> dict:
@@ -792,6 +965,7 @@ def render(program) -> dict:
     return {f"{program.name}_enumerator.c": source.text + driver_text()}
 
 
-__all__ = ["build", "render", "CEnumerator", "compiler", "library_path", "driver_text", "CFLAGS"]
+__all__ = ["build", "render", "CEnumerator", "compiler", "library_path", "driver_text", "CFLAGS",
+           "prepare", "cached_library", "build_in_background", "BackgroundBuild"]
 if sys.platform == "win32":   # pragma: no cover
     raise ImportError("the C backend needs POSIX threads")

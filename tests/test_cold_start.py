@@ -1,0 +1,317 @@
+"""The ``auto`` backend (the default) and what makes a first run cheap: the work estimate, the
+choice, the fallback at a backend's own limits, the C build in the background, the cache keys."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import beast
+from beast.errors import BeastError, EvaluationError
+from beast.runtime import CHOICES, DEFAULT_BACKEND, auto, c_backend
+from conftest import ROOT, SPACES, available_backends, rows, run_beast, write_space
+
+
+def _have_cc():
+    try:
+        c_backend.compiler()
+        return True
+    except BeastError:
+        return False
+
+
+needs_cc = pytest.mark.skipif(not _have_cc(), reason="no C compiler")
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache(tmp_path, monkeypatch):
+    """Each test gets an empty cache and the default rules (no forced choice)."""
+    path = tmp_path / "cache"
+    monkeypatch.setenv("BEAST_CACHE_DIR", str(path))
+    monkeypatch.delenv("BEAST_AUTO_BACKEND", raising=False)
+    monkeypatch.delenv("BEAST_BACKGROUND_BUILD", raising=False)
+    return path
+
+
+def outcome(space, backend, chunk_size=1 << 20):
+    """('ok', rows, count) or ('error', message, file, line, col, config, hint)."""
+    try:
+        parts = list(space.iterate(chunk_size, backend=backend))
+        arr = np.concatenate(parts) if parts else np.empty(0, dtype=space.dtype)
+    except EvaluationError as err:
+        return ("error", err.message, err.filename, err.lineno, err.col, dict(err.config), err.hint)
+    return ("ok", rows(arr), space.count(backend=backend))
+
+
+def _wait_for(path_glob, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = list(path_glob())
+        if found:
+            return found
+        time.sleep(0.05)
+    return []
+
+
+# ---------------------------------------------------------------------------------------------
+# The default and the choices
+
+def test_auto_is_the_default_and_explicit_choices_stay():
+    assert DEFAULT_BACKEND == "auto"
+    assert set(CHOICES) == {"auto", "c", "lua", "python"}
+    space = beast.load(os.path.join(SPACES, "fig01_iterators.py"))
+    enumerator = space.enumerator()
+    assert enumerator.backend in ("lua", "python")         # a tiny space: no compiler
+    assert "estimated work" in enumerator.reason
+    for backend in available_backends():                   # an explicit choice is that backend
+        assert not hasattr(space.enumerator(backend), "reason")
+
+
+def test_estimate_is_the_cartesian_size_when_bounds_are_constants(space_file):
+    space = beast.load(space_file("""
+        from beast import *
+        a = range(10)
+        b = iterator([1, 2, 3])
+        c = range(2, 9, 3)
+        condition(a + b > 100)
+    """))
+    assert auto.estimate_work(space.program) == 10 * 3 * 3
+
+
+def test_estimate_bounds_dependent_loops(space_file):
+    space = beast.load(space_file("""
+        from beast import *
+        a = range(1, 33)
+        b = range(a, 65, a)
+        c = range(b)
+    """))
+    work = auto.estimate_work(space.program)
+    assert work >= space.count(backend="python")
+    assert work <= 32 * 64 * 64
+
+
+def test_choice_by_estimated_work(space_file, monkeypatch):
+    space = beast.load(space_file("from beast import *\na = range(50)\nb = range(60)\n"))
+    backend, reason, _ = auto.choose(space.program)
+    assert backend in ("lua", "python") and "3e+03" in reason
+    monkeypatch.setenv("BEAST_AUTO_BACKEND", "python")
+    assert auto.choose(space.program)[0] == "python"
+    monkeypatch.setenv("BEAST_AUTO_BACKEND", "fortran")
+    with pytest.raises(BeastError, match="not a backend"):
+        auto.choose(space.program)
+
+
+@needs_cc
+def test_large_work_compiles_c_now_and_a_cached_build_is_used(space_file, monkeypatch, fresh_cache):
+    path = space_file("from beast import *\na = range(400)\nb = range(400)\ncondition((a + b) % 7 == 0)\n")
+    monkeypatch.setenv("BEAST_BACKGROUND_BUILD", "0")
+    space = beast.load(path)
+    assert space.enumerator().backend == ("lua" if "lua" in available_backends() else "python")
+    assert not list(fresh_cache.glob("c/*.so"))          # nothing compiled, nothing started
+    monkeypatch.setattr(auto, "FOREGROUND_C_WORK", 1000)
+    space = beast.load(path)
+    assert space.enumerator().backend == "c"
+    expected = beast.load(path).count(backend="python")
+    assert space.count() == expected
+    monkeypatch.setattr(auto, "FOREGROUND_C_WORK", 10 ** 18)
+    again = beast.load(path).enumerator()
+    assert again.backend == "c" and "in the cache" in again.reason
+
+
+# ---------------------------------------------------------------------------------------------
+# Same rows, order and errors as every explicit backend
+
+CASES = {
+    "deferred_and_closures": """
+        from beast import *
+        a = range(1, 6)
+        @iterator
+        def b(a):
+            return range(a, 12, a)
+        @iterator
+        def c(b):
+            n = 1
+            while n <= b:
+                yield n
+                n *= 2
+        s = a * b + c
+        condition(s % 3 == 0)
+    """,
+    "set_operations": """
+        from beast import *
+        a = range(1, 8)
+        b = union(range(a), iterator([9, 3, 1]))
+        condition((a + b) % 4 == 1)
+    """,
+    "division_by_zero": """
+        from beast import *
+        a = range(4)
+        b = range(3)
+        q = 10 // (a - b)
+        condition(q > 4)
+    """,
+    "non_integer": """
+        from beast import *
+        a = range(1, 4)
+        @iterator
+        def b(a):
+            return a / 2
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_auto_agrees_with_every_backend(space_file, name):
+    space = beast.load(space_file(CASES[name], f"{name}.py"))
+    expected = outcome(space, "python")
+    assert outcome(space, "auto") == expected
+    assert outcome(space, "auto", chunk_size=3) == expected
+    for backend in available_backends():
+        assert outcome(space, backend) == expected, backend
+
+
+@pytest.mark.parametrize("name", ["fig01_iterators.py", "fig02_deferred.py", "fig03_primes.py",
+                                  "fig06_fibonacci.py", "features.py"])
+def test_auto_agrees_on_the_example_spaces(name):
+    space = beast.load(os.path.join(SPACES, name))
+    assert outcome(space, "auto") == outcome(space, "python")
+
+
+@pytest.mark.skipif("lua" not in available_backends(), reason="no LuaJIT")
+def test_lua_limit_falls_back_to_python_mid_stream(space_file, monkeypatch):
+    # values beyond 2**53 are exact in Python and C, and an error in Lua: auto must not differ
+    space = beast.load(space_file("""
+        from beast import *
+        a = range(12)
+        b = range(2)
+        big = select(a > 6, a * 2 ** 55, a)
+        condition(big % 3 == 1)
+    """))
+    with pytest.raises(EvaluationError):
+        space.count(backend="lua")
+    monkeypatch.setenv("BEAST_AUTO_BACKEND", "lua")
+    expected = outcome(space, "python")
+    assert expected[0] == "ok"
+    fresh = beast.load(space.path)
+    assert fresh.enumerator().backend == "lua"
+    assert outcome(fresh, "auto", chunk_size=2) == expected
+    assert beast.load(space.path).count() == expected[2]
+
+
+# ---------------------------------------------------------------------------------------------
+# The background build
+
+@needs_cc
+def test_background_build_lands_a_whole_entry(space_file, fresh_cache):
+    space = beast.load(space_file("from beast import *\na = range(30)\nb = range(a, 40)\n"))
+    prepared = c_backend.prepare(space.program)
+    assert c_backend.cached_library(prepared) is None
+    build = c_backend.build_in_background(prepared)
+    assert c_backend.build_in_background(prepared) is build        # once per entry and process
+    assert build.wait(timeout=120)
+    path = c_backend.cached_library(prepared)
+    assert path is not None and path.endswith(".so")
+    assert os.path.exists(path[:-3] + ".c")
+    assert not list((fresh_cache / "c").glob(".tmp-*"))
+    assert c_backend.build_in_background(prepared) is None          # already there
+    enumerator = c_backend.build(space.program, source=prepared)
+    assert enumerator.path == path
+    assert enumerator.count() == space.count(backend="python")
+
+
+@needs_cc
+def test_a_killed_build_leaves_no_entry_and_is_cleaned_later(space_file, fresh_cache):
+    space = beast.load(space_file("from beast import *\na = range(31)\nb = range(a, 41)\n"))
+    prepared = c_backend.prepare(space.program)
+    build = c_backend.BackgroundBuild(prepared, c_backend.cache.cache_dir("c"))
+    os.killpg(build.process.pid, 9)          # the build dies (its own session: the compiler too)
+    build.process.wait()
+    assert c_backend.cached_library(prepared) is None
+    leftovers = list((fresh_cache / "c").glob(".tmp-*"))
+    assert leftovers                          # only its private directory is left
+    old = time.time() - 2 * c_backend.STALE_SECONDS
+    for path in leftovers:
+        os.utime(path, (old, old))
+    again = c_backend.build_in_background(prepared)
+    assert again is not None and again.wait(timeout=120)
+    assert not [p for p in (fresh_cache / "c").glob(".tmp-*") if p in leftovers]
+    assert c_backend.build(space.program, source=prepared).count() == space.count(backend="python")
+
+
+@needs_cc
+def test_a_short_process_leaves_c_for_the_next_one(tmp_path, fresh_cache):
+    path = write_space(tmp_path, "from beast import *\na = range(100)\nb = range(100)\nc = range(30)\n"
+                                 "condition((a * b + c) % 11 != 0)\n")
+    code = (f"import beast; e = beast.load({path!r}).enumerator(); "
+            "print(e.backend, beast.load({path!r}).count())".replace("{path!r}", repr(path)))
+    env = dict(os.environ, BEAST_CACHE_DIR=str(fresh_cache), PYTHONPATH=ROOT)
+    env.pop("BEAST_AUTO_BACKEND", None)
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert first.returncode == 0, first.stderr
+    used, count = first.stdout.split()
+    assert used in ("lua", "python")       # it did not wait for the compiler
+    assert _wait_for(lambda: (fresh_cache / "c").glob("*.so"))
+    assert _wait_for(lambda: [True] if not list((fresh_cache / "c").glob(".tmp-*")) else [])
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == ["c", count]
+
+
+# ---------------------------------------------------------------------------------------------
+# Cache keys: a change of source, settings or device is a miss, the same program a hit
+
+@needs_cc
+def test_cache_hit_and_miss(space_file, fresh_cache):
+    text = """
+        from beast import *
+        dev = device()
+        width = setting("width", 8, choices=[8, 16])
+        a = range(1, width + 1)
+        b = range(1, dev.warp_size + 1)
+        condition(a * b > dev.max_threads_per_block // 8)
+    """
+    path = space_file(text)
+    base = beast.load(path, device="k40c")
+    prepared = c_backend.prepare(base.program)
+    c_backend.build(base.program, source=prepared)
+    assert c_backend.cached_library(c_backend.prepare(beast.load(path, device="k40c").program))
+    changed = {
+        "settings": beast.load(path, device="k40c", settings={"width": 16}),
+        "device": beast.load(path, device="h100"),
+        "source": beast.load(space_file(text.replace("// 8", "// 4"), "other.py"), device="k40c"),
+    }
+    for what, space in changed.items():
+        other = c_backend.prepare(space.program)
+        if other.text == prepared.text:      # a device change that the program does not read
+            continue
+        assert c_backend.cached_library(other) is None, what
+        assert other.entry != prepared.entry, what
+
+
+def test_compiler_version_is_kept(fresh_cache):
+    if not _have_cc():
+        pytest.skip("no C compiler")
+    c_backend._compiler_id.clear()
+    _, ident = c_backend.compiler()
+    assert list((fresh_cache / "compilers").iterdir())
+    c_backend._compiler_id.clear()
+    assert c_backend.compiler()[1] == ident
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line
+
+def test_cli_backend_auto_and_explicit(tmp_path):
+    path = write_space(tmp_path, "from beast import *\na = range(5)\nb = range(a)\n")
+    for backend in ("auto", *available_backends()):
+        out = run_beast("count", path, "--backend", backend)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "10"
+    bad = run_beast("count", path, "--backend", "fortran")
+    assert bad.returncode != 0 and "auto" in bad.stderr
