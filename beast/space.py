@@ -92,6 +92,15 @@ class Space:
             return np.empty(0, dtype=self.dtype)
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
+    # -- statistics (beast stats)
+    def stats(self, backend: str | None = None, threads: int | None = None, values: bool = True):
+        """How the space is pruned: a :class:`beast.stats.Stats` (``cartesian``, per loop level
+        ``tried``/``passed``, per condition ``depth``/``evaluated``/``rejected``, ``survivors``;
+        with ``values``, how many survivors have each value of each iterator). It runs a separate,
+        instrumented build of the untightened loop nest (see :mod:`beast.stats`)."""
+        from .stats import collect
+        return collect(self, backend=backend, threads=threads, with_values=values)
+
     def __repr__(self):
         return f"<beast.Space {self.name}: {len(self.iterators)} iterators, {len(self.conditions)} conditions>"
 

@@ -53,7 +53,7 @@ from ..expr import (BINOPS, COMPARES, BinOp, BoolOp, Call, CallSeq, Compare, Con
                     Not, RangeSeq, ScalarSeq, Select, SetOpSeq, SolveSeq, UnOp, ValuesSeq, Var,
                     evaluate, free_vars)
 from .exprs import ATOM, ExprPrinter
-from ..ir import Check, Emit, Let, Loop, Program, pure_nest, walk_statements
+from ..ir import Check, Emit, Let, Loop, Program, Tally, pure_nest, walk_statements
 from .python import PyExpr
 
 # ---------------------------------------------------------------------------------------------
@@ -622,6 +622,7 @@ typedef struct bn_w {
     int site, kind, nbound;     /* the error: where, what, how many loops were bound */
     bn_num bad;                 /* non-integer value */
     int64_t cfg[BN_NCOLS + 1];  /* bound loop values (loop order) */
+    int64_t tally[BN_NTALLY + 1];   /* beast stats: the Tally counters of this worker */
     bn_seq seqs[BN_NSEQ + 1];   /* scratch sequences, one per loop over a function or set */
     void *drv;                  /* the runtime's per-worker state */
     const int *cancel;          /* set by the runtime to stop the walk (read at claim points) */
@@ -640,10 +641,10 @@ BN_INLINE void bn_w_free(bn_w *w) {
 """
 
 
-def _prelude(ncols, nseq):
+def _prelude(ncols, nseq, ntally=0):
     kinds = "enum {\n" + "".join(f"    BN_K_{k.upper()} = {KIND[k]},\n" for k in KINDS) + "};"
     text = _PRELUDE.replace("@KINDS@", kinds).replace("@MAX_VALUES@", str(MAX_VALUES))
-    return f"#define BN_NCOLS {ncols}\n#define BN_NSEQ {nseq}\n" + text
+    return f"#define BN_NCOLS {ncols}\n#define BN_NSEQ {nseq}\n#define BN_NTALLY {ntally}\n" + text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2528,7 +2529,7 @@ def claim_depths(program: Program) -> int:
     depth, block = -1, program.body
     d = 0
     while d <= MAX_CLAIM_DEPTH and block and isinstance(block[-1], Loop) \
-            and all(isinstance(s, (Let, Check)) for s in block[:-1]):
+            and all(isinstance(s, (Let, Check, Tally)) for s in block[:-1]):
         depth = d
         block = block[-1].body
         d += 1
@@ -2632,6 +2633,8 @@ class CPrinter:
                 if claim:
                     code(f"if (w->split == {depth} && bn_end(w) < 0) return 2;")
                     code(f"bn_s{depth}:;")
+            elif isinstance(s, Tally):
+                code(f"w->tally[{s.slot}]++;")
             elif isinstance(s, Emit):
                 code("if (w->rows) {")
                 code("    int64_t *bn_r = bn_row(w);")
@@ -2647,7 +2650,7 @@ class CPrinter:
 
     @staticmethod
     def chain_ok(stmts):
-        return all(isinstance(s, (Let, Check)) for s in stmts[:-1])
+        return all(isinstance(s, (Let, Check, Tally)) for s in stmts[:-1])
 
     # -- pure counting (as the Python backend's count mode does it)
     def pure_nest(self, loop):
@@ -2928,7 +2931,7 @@ class CPrinter:
         out = [f"/* beast enumerator for space {p.name!r}: generated code, do not edit */",
                c_comment(f"loop order: {', '.join(p.loop_order) or '(no loops)'}"),
                c_comment(f"columns: {', '.join(p.columns) or '(none)'}"),
-               _prelude(ncols, self.unit.nseq),
+               _prelude(ncols, self.unit.nseq, len(p.tallies)),
                f"#define BN_CLAIM_DEPTH {self.claim_depth}", ""]
         out += self.unit.statics
         out.append("")

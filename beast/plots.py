@@ -1,0 +1,95 @@
+"""Pictures of a space's pruning (``beast stats --plot``), drawn with matplotlib (the optional
+``[plot]`` extra): the pruning funnel, the rejections per condition, and the distribution of each
+iterator's values among the survivors."""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+
+from .errors import BeastError
+
+PLOT_FORMATS = ("png", "svg")
+HINT = "pip install 'beast-autotune[plot]'"
+
+
+def _pyplot():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise BeastError("plots need matplotlib, which is not installed", hint=HINT) from None
+    return plt
+
+
+def plot_stats(stats, path: str, title: str | None = None) -> str:
+    """Draw ``stats`` (a :class:`beast.stats.Stats`) into ``path`` (.png or .svg); returns it.
+    Written to a temporary file first, then renamed."""
+    fmt = os.path.splitext(path)[1].lstrip(".").lower()
+    if fmt not in PLOT_FORMATS:
+        raise BeastError(f"cannot tell the picture format of {path!r}", hint="use a .png or .svg file name")
+    plt = _pyplot()
+    names = [n for n, d in stats.values.items() if d]
+    ncols = 5
+    nrows = 2 + math.ceil(len(names) / ncols) if names else 2
+    fig = plt.figure(figsize=(15, 4.2 + 2.1 * (nrows - 2) + 3.6), constrained_layout=True)
+    grid = fig.add_gridspec(nrows, ncols, height_ratios=[2, 1.7] + [1] * (nrows - 2))
+    fig.suptitle(title or f"beast stats: {stats.space} ({stats.survivors:,} survivors)", fontsize=13)
+
+    # the funnel: cartesian -> each level tried/passed -> survivors, log scale
+    ax = fig.add_subplot(grid[0, :])
+    funnel = stats.funnel()
+    labels = [label for label, _ in funnel]
+    counts = [max(n, 0) for _, n in funnel]
+    colors = ["#888888" if label == "cartesian" else "#4477aa" if label.endswith("tried")
+              else "#228833" if label == "survivors" else "#66ccee" for label in labels]
+    ax.bar(range(len(counts)), [max(c, 0.8) for c in counts], color=colors)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
+    ax.set_ylabel("partial configurations")
+    ax.set_title("pruning funnel: values tried and passed at each loop level (log scale)", fontsize=10)
+    for i, c in enumerate(counts):
+        ax.text(i, max(c, 0.8), f"{c:.3g}", ha="center", va="bottom", fontsize=6)
+
+    # rejections per condition
+    ax = fig.add_subplot(grid[1, :])
+    conds = list(stats.conditions.items())
+    kind_color = {"hard": "#cc3311", "soft": "#ee7733", "correctness": "#aa3377"}
+    ax.barh(range(len(conds)), [max(c.rejected, 0.8) for _, c in conds],
+            color=[kind_color.get(c.kind, "#777777") for _, c in conds])
+    ax.set_yticks(range(len(conds)))
+    ax.set_yticklabels([f"{n} (depth {c.depth}, {c.kind or 'condition'})" for n, c in conds], fontsize=8)
+    ax.invert_yaxis()
+    if any(c.rejected > 0 for _, c in conds):
+        ax.set_xscale("log")
+    ax.set_xlabel("partial configurations rejected")
+    ax.set_title("rejections per condition (each cuts one partial configuration at its depth)", fontsize=10)
+
+    # each iterator's values among the survivors
+    for i, name in enumerate(names):
+        ax = fig.add_subplot(grid[2 + i // ncols, i % ncols])
+        d = stats.values[name]
+        xs, ns = list(d), list(d.values())
+        if len(xs) <= 24:
+            ax.bar(range(len(xs)), ns, color="#228833")
+            ax.set_xticks(range(len(xs)))
+            ax.set_xticklabels([str(x) for x in xs], fontsize=6, rotation=90 if len(xs) > 8 else 0)
+        else:
+            ax.bar(xs, ns, width=max(1, (max(xs) - min(xs)) / 200), color="#228833")
+            ax.tick_params(labelsize=6)
+        ax.set_title(name, fontsize=9)
+        ax.tick_params(axis="y", labelsize=6)
+
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".beast-", suffix="." + fmt, dir=directory)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format=fmt, dpi=80)
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
