@@ -16,12 +16,17 @@ from .expr import Const, RangeSeq, ValuesSeq
 OUTER_LOOPS = 3          # loops whose position makes the estimate
 
 
-def _constant_values(seq):
+def _positions(seq):
+    """(value -> its index or None, length) for a sequence known before the run, else None."""
     if isinstance(seq, ValuesSeq):
-        return list(seq.values)
-    if isinstance(seq, RangeSeq) and all(isinstance(x, Const) and type(x.value) is int for x in seq.exprs()):
-        if seq.step.value != 0:
-            return list(range(seq.start.value, seq.stop.value, seq.step.value))
+        pos = {}
+        for i, v in enumerate(seq.values):
+            pos.setdefault(v, i)
+        return pos.get, len(seq.values)
+    if isinstance(seq, RangeSeq) and all(isinstance(x, Const) and type(x.value) is int for x in seq.exprs()) \
+            and seq.step.value != 0:
+        r = range(seq.start.value, seq.stop.value, seq.step.value)
+        return (lambda v: r.index(v) if v in r else None), len(r)
     return None
 
 
@@ -33,13 +38,10 @@ def loop_fraction(program):
     block = program.body
     while len(index) < OUTER_LOOPS:
         loop = next((s for s in block if isinstance(s, Loop)), None)
-        values = _constant_values(loop.seq) if loop is not None else None
-        if not values:
+        known = _positions(loop.seq) if loop is not None else None
+        if not known or not known[1]:
             break
-        pos = {}
-        for i, v in enumerate(values):
-            pos.setdefault(v, i)
-        index.append((loop.var, pos, len(values)))
+        index.append((loop.var, known[0], known[1]))
         block = loop.body
     if not index:
         return None
@@ -50,7 +52,7 @@ def loop_fraction(program):
         row = chunk[-1]
         done, scale = 0.0, 1.0
         for var, pos, n in index:
-            i = pos.get(int(row[var]))
+            i = pos(int(row[var]))
             if i is None:
                 break
             scale /= n
