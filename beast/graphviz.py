@@ -35,6 +35,8 @@ def draw(dot_text: str, path: str, fmt: str) -> str:
                               text=True, timeout=120)
         if proc.returncode != 0:
             raise BeastError(f"Graphviz's dot failed: {(proc.stderr or proc.stdout).strip()[-2000:]}")
+        from .plots import _readable
+        _readable(tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -23,6 +23,13 @@ def _pyplot():
     return plt
 
 
+def _readable(path):
+    """mkstemp makes a private file: give it the permissions a new file gets."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
 def plot_stats(stats, path: str, title: str | None = None) -> str:
     """Draw ``stats`` (a :class:`beast.stats.Stats`) into ``path`` (.png or .svg); returns it.
     Written to a temporary file first, then renamed."""
@@ -37,21 +44,27 @@ def plot_stats(stats, path: str, title: str | None = None) -> str:
     grid = fig.add_gridspec(nrows, ncols, height_ratios=[2, 1.7] + [1] * (nrows - 2))
     fig.suptitle(title or f"beast stats: {stats.space} ({stats.survivors:,} survivors)", fontsize=13)
 
-    # the funnel: cartesian -> each level tried/passed -> survivors, log scale
+    # the funnel: cartesian -> per level the values tried and passed -> survivors, log scale
     ax = fig.add_subplot(grid[0, :])
-    funnel = stats.funnel()
-    labels = [label for label, _ in funnel]
-    counts = [max(n, 0) for _, n in funnel]
-    colors = ["#888888" if label == "cartesian" else "#4477aa" if label.endswith("tried")
-              else "#228833" if label == "survivors" else "#66ccee" for label in labels]
-    ax.bar(range(len(counts)), [max(c, 0.8) for c in counts], color=colors)
+    labels = (["cartesian"] if stats.cartesian is not None else []) + \
+        [f"{lv.iterator}\n(depth {lv.depth})" for lv in stats.levels] + ["survivors"]
+    xs = list(range(len(labels)))
+    first = 1 if stats.cartesian is not None else 0
+    if stats.cartesian is not None:
+        ax.bar([0], [max(stats.cartesian, 0.8)], color="#888888", width=0.8)
+    lx = [x for x in xs[first:first + len(stats.levels)]]
+    ax.bar([x - 0.2 for x in lx], [max(lv.tried, 0.8) for lv in stats.levels], width=0.4,
+           color="#4477aa", label="tried (values the loop bound)")
+    ax.bar([x + 0.2 for x in lx], [max(lv.passed, 0.8) for lv in stats.levels], width=0.4,
+           color="#66ccee", label="passed (went on past the checks at that depth)")
+    ax.bar([xs[-1]], [max(stats.survivors, 0.8)], color="#228833", width=0.8)
     ax.set_yscale("log")
-    ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
+    ax.set_xticks(xs)
+    ax.set_xticklabels(labels, fontsize=8, rotation=30, ha="right")
     ax.set_ylabel("partial configurations")
-    ax.set_title("pruning funnel: values tried and passed at each loop level (log scale)", fontsize=10)
-    for i, c in enumerate(counts):
-        ax.text(i, max(c, 0.8), f"{c:.3g}", ha="center", va="bottom", fontsize=6)
+    ax.legend(fontsize=8, loc="upper left")
+    note = "" if stats.cartesian is not None else " (cartesian size too large to count exactly)"
+    ax.set_title("pruning funnel: values tried and passed at each loop level, log scale" + note, fontsize=10)
 
     # rejections per condition
     ax = fig.add_subplot(grid[1, :])
@@ -79,7 +92,7 @@ def plot_stats(stats, path: str, title: str | None = None) -> str:
         else:
             ax.bar(xs, ns, width=max(1, (max(xs) - min(xs)) / 200), color="#228833")
             ax.tick_params(labelsize=6)
-        ax.set_title(name, fontsize=9)
+        ax.set_title(f"{name}: survivors per value", fontsize=9)
         ax.tick_params(axis="y", labelsize=6)
 
     directory = os.path.dirname(os.path.abspath(path))
@@ -87,6 +100,7 @@ def plot_stats(stats, path: str, title: str | None = None) -> str:
     os.close(fd)
     try:
         fig.savefig(tmp, format=fmt, dpi=80)
+        _readable(tmp)
         os.replace(tmp, path)
     finally:
         plt.close(fig)
