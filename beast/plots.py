@@ -51,7 +51,7 @@ def plot_stats(stats, path: str, title: str | None = None) -> str:
     xs = list(range(len(labels)))
     first = 1 if stats.cartesian is not None else 0
     if stats.cartesian is not None:
-        ax.bar([0], [max(stats.cartesian, 0.8)], color="#888888", width=0.8)
+        ax.bar([0], [float(max(stats.cartesian, 0.8))], color="#888888", width=0.8)
     lx = [x for x in xs[first:first + len(stats.levels)]]
     ax.bar([x - 0.2 for x in lx], [max(lv.tried, 0.8) for lv in stats.levels], width=0.4,
            color="#4477aa", label="tried (values the loop bound)")
@@ -62,7 +62,7 @@ def plot_stats(stats, path: str, title: str | None = None) -> str:
     ax.set_xticks(xs)
     ax.set_xticklabels(labels, fontsize=8, rotation=30, ha="right")
     ax.set_ylabel("partial configurations")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="upper right")
     note = "" if stats.cartesian is not None else " (cartesian size too large to count exactly)"
     ax.set_title("pruning funnel: values tried and passed at each loop level, log scale" + note, fontsize=10)
 

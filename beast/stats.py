@@ -65,14 +65,15 @@ class Stats:
 
     def __str__(self):
         width = max([len(lv.iterator) for lv in self.levels] + [len(c) for c in self.conditions] + [10])
-        lines = [f"space {self.space}: {self.survivors} survivors",
-                 f"cartesian (no condition): {self.cartesian if self.cartesian is not None else 'too large to count'}",
+        cart = f"{self.cartesian:,}" if self.cartesian is not None else "too large to count"
+        lines = [f"space {self.space}: {self.survivors:,} survivors",
+                 f"cartesian (the loop nest with no condition): {cart}",
                  "", f"{'level':<{width}}  {'tried':>16}  {'passed':>16}"]
         for lv in self.levels:
-            lines.append(f"{lv.iterator:<{width}}  {lv.tried:>16}  {lv.passed:>16}")
+            lines.append(f"{lv.iterator:<{width}}  {lv.tried:>16,}  {lv.passed:>16,}")
         lines += ["", f"{'condition':<{width}}  {'depth':>5}  {'evaluated':>16}  {'rejected':>16}"]
         for name, c in self.conditions.items():
-            lines.append(f"{name:<{width}}  {c.depth:>5}  {c.evaluated:>16}  {c.rejected:>16}")
+            lines.append(f"{name:<{width}}  {c.depth:>5}  {c.evaluated:>16,}  {c.rejected:>16,}")
         return "\n".join(lines)
 
 
