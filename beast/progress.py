@@ -119,7 +119,7 @@ class Progress:
             return
         if self.bar is not None:
             self.bar.close()
-        else:
+        elif self.last:                     # a line was drawn: clear it
             self.stream.write("\r\x1b[K")
             self.stream.flush()
         self.enabled = False

@@ -113,3 +113,33 @@ def test_dag_drawn_by_graphviz(tmp_path, fmt):
     assert proc.returncode == 0, proc.stderr
     data = path.read_bytes()
     assert data.startswith(b"\x89PNG") if fmt == "png" else b"<svg" in data
+
+
+def test_tune_progress_hook_draws_a_bar_on_a_terminal_only(monkeypatch, capsys):
+    """`beast tune` hands its progress callback to the bar (a fake tune, no GPU needed)."""
+    import beast.tune as tune_pkg
+    from beast import cli
+    calls = []
+
+    def fake_tune(space, size, budget, strategy, log_path, seed, progress):
+        for done in range(1, 4):
+            progress(done, 3, None)
+        calls.append(size)
+        return "report"
+
+    monkeypatch.setattr(tune_pkg, "tune", fake_tune)
+    monkeypatch.setattr(tune_pkg, "format_report", lambda report, top: f"{report} top={top}")
+    monkeypatch.setattr("beast.progress.Progress.update", _recording_update)
+    _recording_update.seen = []
+    tty = _Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    assert cli.main(["tune", os.path.join(SPACES, "features.py"), "--size", "8", "8", "8"]) == 0
+    assert calls == [(8, 8, 8)] and _recording_update.seen == [(1 / 3, 1), (2 / 3, 2), (1.0, 3)]
+    _recording_update.seen = []
+    assert cli.main(["tune", os.path.join(SPACES, "features.py"), "--size", "8", "8", "8", "--quiet"]) == 0
+    assert _recording_update.seen == [] and tty.getvalue() == ""
+    assert capsys.readouterr().out.count("report top=10") == 2
+
+
+def _recording_update(self, fraction=None, items=None):
+    _recording_update.seen.append((fraction, items))
