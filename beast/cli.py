@@ -252,18 +252,29 @@ def build_parser():
     return parser
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that partial output files are removed on the way out."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
 def main(argv=None) -> int:
     """Entry point of the ``beast`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if argv is None:
+            import signal
+            signal.signal(signal.SIGTERM, _on_sigterm)
         return args.func(args)
     except BeastError as err:
         print(str(err), file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("beast: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print("beast: terminated" if isinstance(exc, _Terminated) else "beast: interrupted", file=sys.stderr)
+        return 143 if isinstance(exc, _Terminated) else 130
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - a bug in beast: say so briefly, traceback on request

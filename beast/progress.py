@@ -80,7 +80,7 @@ class Progress:
                 tqdm = None
             if tqdm is not None:
                 self.bar = tqdm(total=1000, desc=desc, file=self.stream, leave=False,
-                                bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]")
+                                bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]")
 
     def update(self, fraction=None, items=None):
         """Say how far the work is (``fraction`` of 1) and how many ``items`` are done."""
