@@ -80,14 +80,16 @@ def cmd_enumerate(args):
                          hint=f"use a .csv, .npy or .jsonl file name, or --format {'|'.join(OUTPUT_FORMATS)}")
     space = _load(args)
     names = space.iterators
+    progress = _progress_chunks(space, args)
 
     def write(fh):
         if fmt == "npy":
-            np.save(fh, space.enumerate(backend=args.backend, threads=args.threads))
+            parts = list(progress(space.iterate(1 << 20, backend=args.backend, threads=args.threads)))
+            np.save(fh, np.concatenate(parts) if parts else np.empty(0, dtype=space.dtype))
             return
         if fmt == "csv":
             fh.write((",".join(names) + "\n").encode())
-        for chunk in space.iterate(backend=args.backend, threads=args.threads):
+        for chunk in progress(space.iterate(backend=args.backend, threads=args.threads)):
             table = np.column_stack([chunk[n] for n in names]) if len(chunk) else None
             if table is None:
                 continue
@@ -102,7 +104,48 @@ def cmd_enumerate(args):
 
 
 def cmd_dag(args):
-    print(_load(args).dag(args.format))
+    space = _load(args)
+    if args.format in ("png", "svg"):
+        from .graphviz import draw
+        stem = os.path.splitext(os.path.basename(args.space))[0]
+        print(draw(space.dag("dot"), args.output or f"{stem}_dag.{args.format}", args.format))
+        return 0
+    print(space.dag(args.format))
+    return 0
+
+
+# -- progress (beast enumerate, beast tune) and statistics (beast stats)
+
+def _progress_chunks(space, args):
+    """A wrapper of a chunk iterator that shows a progress bar (a terminal, not --quiet)."""
+    from .progress import Progress, loop_fraction
+    fraction = loop_fraction(space.program)
+
+    def wrap(chunks):
+        rows = 0
+        with Progress("enumerate", quiet=args.quiet) as bar:
+            for chunk in chunks:
+                rows += len(chunk)
+                bar.update(fraction(chunk) if fraction else None, rows)
+                yield chunk
+    return wrap
+
+
+def cmd_stats(args):
+    space = _load(args)
+    stats = space.stats(backend=args.backend, threads=args.threads, values=bool(args.plot))
+    if args.plot:
+        from .plots import plot_stats
+        plot_stats(stats, args.plot)
+    if args.json:
+        data = stats.to_dict()
+        if not args.plot:
+            data.pop("values", None)
+        print(json.dumps({**data, "device": space.device.name, "settings": space.settings}))
+    else:
+        print(stats)
+        if args.plot:
+            print(f"\nplot: {args.plot}")
     return 0
 
 
@@ -129,28 +172,32 @@ def cmd_tune(args):
     if args.budget is not None and args.all:
         raise BeastError("give --budget N or --all, not both")
     space = _load(args)
-    interactive = sys.stderr.isatty()
+    interactive = sys.stderr.isatty() and not args.quiet
     last = [0.0]
+    from .progress import Progress
+    bar = Progress("tune", unit="configs", quiet=args.quiet)
 
     def progress(done, total, best):
         now = time.monotonic()
-        if not interactive and now - last[0] < 10 and done != total:
+        if interactive:
+            bar.desc = f"tune ({best.gflops:.1f} GFLOP/s best)" if best is not None and best.gflops else "tune"
+            bar.update(done / total if total else None, done)
+            return
+        if args.quiet or (now - last[0] < 10 and done != total):
             return
         last[0] = now
         best_text = f"best {best.gflops:.1f} GFLOP/s" if best is not None and best.gflops else "best: none yet"
         of = f"/{total}" if total else ""
-        lead, end = ("\r", "") if interactive else ("", "\n")
-        print(f"{lead}[{done}{of}] {best_text}", end=end, file=sys.stderr, flush=True)
+        print(f"[{done}{of}] {best_text}", file=sys.stderr, flush=True)
 
     kwargs = dict(budget=None if args.all else (args.budget or 100), strategy=args.strategy,
                   log_path=args.log, seed=args.seed, progress=progress)
-    if getattr(args, "ray", None) is not None:          # --ray [ADDRESS]: every GPU of a Ray cluster
-        from .tune.ray_runner import format_ray_summary, tune_ray
-        report = tune_ray(space, tuple(args.size), address=args.ray or None, **kwargs)
-    else:
-        report = tune(space, tuple(args.size), **kwargs)
-    if interactive:
-        print(file=sys.stderr)
+    with bar:
+        if getattr(args, "ray", None) is not None:          # --ray [ADDRESS]: every GPU of a Ray cluster
+            from .tune.ray_runner import format_ray_summary, tune_ray
+            report = tune_ray(space, tuple(args.size), address=args.ray or None, **kwargs)
+        else:
+            report = tune(space, tuple(args.size), **kwargs)
     print(format_report(report, top=args.top))
     if getattr(args, "ray", None) is not None:
         print(format_ray_summary(report))
@@ -195,12 +242,23 @@ def build_parser():
     _backend_args(p)
     p.add_argument("-o", "--output", required=True, help="output file (.csv, .npy or .jsonl)")
     p.add_argument("--format", choices=OUTPUT_FORMATS, help="output format (default: from the file name)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_enumerate)
 
     p = sub.add_parser("dag", help="show the level sets and where each condition and derived variable is evaluated")
     _space_args(p)
-    p.add_argument("--format", choices=("text", "dot", "json"), default="text")
+    p.add_argument("--format", choices=("text", "dot", "json", "png", "svg"), default="text",
+                   help="png and svg are drawn by Graphviz's dot program")
+    p.add_argument("-o", "--output", default=None, help="the picture (png, svg; default: SPACE_dag.FORMAT)")
     p.set_defaults(func=cmd_dag)
+
+    p = sub.add_parser("stats", help="how the space is pruned: values tried per loop level, rejections per condition")
+    _space_args(p)
+    _backend_args(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--plot", metavar="FILE", default=None,
+                   help="draw the funnel, the rejections and the survivors' values (.png or .svg; needs matplotlib)")
+    p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("compile", help="write the generated enumerator source for a person to read")
     _space_args(p)
@@ -226,6 +284,7 @@ def build_parser():
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="spread the work over every GPU of a Ray cluster: ADDRESS (host:port or 'auto') "
                         "joins a running one; without it a local one starts (needs beast-autotune[ray])")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_tune)
 
     p = sub.add_parser("replay", help="play a search strategy against recorded GPU times (no GPU needed)")
@@ -243,18 +302,29 @@ def build_parser():
     return parser
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that partial output files are removed on the way out."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
 def main(argv=None) -> int:
     """Entry point of the ``beast`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if argv is None:
+            import signal
+            signal.signal(signal.SIGTERM, _on_sigterm)
         return args.func(args)
     except BeastError as err:
         print(str(err), file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print("beast: terminated" if isinstance(exc, _Terminated) else "beast: interrupted", file=sys.stderr)
+        return 143 if isinstance(exc, _Terminated) else 130
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - a bug in beast: say so briefly, traceback on request

@@ -89,7 +89,7 @@ class Space:
             raise BeastError("chunk_size must be at least 1")
         yield from self.enumerator(backend).chunks(chunk_size, threads=threads)
 
-    def enumerate(self, backend: str | None = None, threads: int | None = None) -> np.ndarray:
+    def enumerate(self, backend: str | None = None, threads: int | None = None) -> "numpy.ndarray":
         """All survivors as one NumPy structured array (fields: the iterators, int64)."""
         import numpy as np
         parts = list(self.iterate(1 << 20, backend=backend, threads=threads))
@@ -102,6 +102,15 @@ class Space:
         in a survivor, and the survivors as tuples of Python values (see beast.kernel_tuner)."""
         from .kernel_tuner import to_kernel_tuner
         return to_kernel_tuner(self, backend=backend, threads=threads)
+
+    # -- statistics (beast stats)
+    def stats(self, backend: str | None = None, threads: int | None = None, values: bool = True):
+        """How the space is pruned: a :class:`beast.stats.Stats` (``cartesian``, per loop level
+        ``tried``/``passed``, per condition ``depth``/``evaluated``/``rejected``, ``survivors``;
+        with ``values``, how many survivors have each value of each iterator). It runs a separate,
+        instrumented build of the untightened loop nest (see :mod:`beast.stats`)."""
+        from .stats import collect
+        return collect(self, backend=backend, threads=threads, with_values=values)
 
     def __repr__(self):
         return f"<beast.Space {self.name}: {len(self.iterators)} iterators, {len(self.conditions)} conditions>"

@@ -49,7 +49,7 @@ from pathlib import Path
 from ..errors import BeastError, SpaceError
 from ..expr import (BINOPS, COMPARES, BoolOp, CallSeq, Compare, Const, DivisorSeq, Not, RangeSeq,
                     ScalarSeq, Select, SetOpSeq, SolveSeq, ValuesSeq, Var)
-from ..ir import Check, Emit, Let, Loop, Program, pure_nest, walk_statements
+from ..ir import Check, Emit, Let, Loop, Program, Tally, pure_nest, walk_statements
 from ..ir.body import Comp, ConstArr, ListLit, PyBool, Untranslatable
 from ..ir.lower import join_types as _join
 from ..ir.lower import lower_function
@@ -137,10 +137,10 @@ _Untranslatable = Untranslatable
 _PRELUDE = (Path(__file__).with_name("c_prelude.h")).read_text(encoding="utf-8")
 
 
-def _prelude(ncols, nseq):
+def _prelude(ncols, nseq, ntally=0):
     kinds = "enum {\n" + "".join(f"    BN_K_{k.upper()} = {KIND[k]},\n" for k in KINDS) + "};"
     text = _PRELUDE.replace("@KINDS@", kinds).replace("@MAX_VALUES@", str(MAX_VALUES))
-    return f"#define BN_NCOLS {ncols}\n#define BN_NSEQ {nseq}\n" + text
+    return f"#define BN_NCOLS {ncols}\n#define BN_NSEQ {nseq}\n#define BN_NTALLY {ntally}\n" + text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1376,7 +1376,7 @@ def claim_depths(program: Program) -> int:
     depth, block = -1, program.body
     d = 0
     while d <= MAX_CLAIM_DEPTH and block and isinstance(block[-1], Loop) \
-            and all(isinstance(s, (Let, Check)) for s in block[:-1]):
+            and all(isinstance(s, (Let, Check, Tally)) for s in block[:-1]):
         depth = d
         block = block[-1].body
         d += 1
@@ -1480,6 +1480,8 @@ class CPrinter:
                 if claim:
                     code(f"if (w->split == {depth} && bn_end(w) < 0) return 2;")
                     code(f"bn_s{depth}:;")
+            elif isinstance(s, Tally):
+                code(f"w->tally[{s.slot}]++;")
             elif isinstance(s, Emit):
                 code("if (w->rows) {")
                 code("    int64_t *bn_r = bn_row(w);")
@@ -1495,7 +1497,7 @@ class CPrinter:
 
     @staticmethod
     def chain_ok(stmts):
-        return all(isinstance(s, (Let, Check)) for s in stmts[:-1])
+        return all(isinstance(s, (Let, Check, Tally)) for s in stmts[:-1])
 
     # -- pure counting (as the Python backend's count mode does it)
     def pure_nest(self, loop):
@@ -1776,7 +1778,7 @@ class CPrinter:
         out = [f"/* beast enumerator for space {p.name!r}: generated code, do not edit */",
                c_comment(f"loop order: {', '.join(p.loop_order) or '(no loops)'}"),
                c_comment(f"columns: {', '.join(p.columns) or '(none)'}"),
-               _prelude(ncols, self.unit.nseq),
+               _prelude(ncols, self.unit.nseq, len(p.tallies)),
                f"#define BN_CLAIM_DEPTH {self.claim_depth}", ""]
         out += self.unit.statics
         out.append("")

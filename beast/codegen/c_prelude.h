@@ -410,6 +410,7 @@ typedef struct bn_w {
     int site, kind, nbound;     /* the error: where, what, how many loops were bound */
     bn_num bad;                 /* non-integer value */
     int64_t cfg[BN_NCOLS + 1];  /* bound loop values (loop order) */
+    int64_t tally[BN_NTALLY + 1];   /* beast stats: the Tally counters of this worker */
     bn_seq seqs[BN_NSEQ + 1];   /* scratch sequences, one per loop over a function or set */
     void *drv;                  /* the runtime's per-worker state */
     const int *cancel;          /* set by the runtime to stop the walk (read at claim points) */

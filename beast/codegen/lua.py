@@ -55,7 +55,7 @@ from ..ir.body import Comp, ConstArr, ListLit
 from ..ir.body import Untranslatable as _LoweringRefused
 from ..ir.lower import lower_function
 from .exprs import ATOM, ExprPrinter
-from ..ir import Check, Emit, Let, Loop, Program, pure_nest
+from ..ir import Check, Emit, Let, Loop, Program, Tally, pure_nest
 
 LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
 SAFE = LIMIT - 1
@@ -1667,6 +1667,8 @@ class LuaPrinter:
                                   s.node, nloops)
                         continue
                 self.loop(s, depth, mode, nloops)
+            elif isinstance(s, Tally):
+                self.emit(depth, f"_b_T[{s.slot + 1}] = _b_T[{s.slot + 1}] + 1")   # beast stats
             elif isinstance(s, Emit):
                 if mode == "count":
                     self.emit(depth, "_b_n = _b_n + 1")
@@ -1912,6 +1914,8 @@ class LuaPrinter:
             target = f"_b_KT[{name[4:]}]" if many else f"local {name}"
             head.append(f"{target} = {{{', '.join(str(v) for v in values)}}}")
         head += self.function_texts()
+        if p.tallies:
+            head.append("local _b_T = _b_R.tally")      # beast stats: the runtime's counters
         head.append("local _b_P = {}")
         lines = [(text, None) for text in head]
         for part in self.parts:

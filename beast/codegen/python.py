@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..expr import (CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
                     static_type)
 from .exprs import ATOM, ExprPrinter
-from ..ir import Check, Emit, Let, Loop, Program, pure_nest
+from ..ir import Check, Emit, Let, Loop, Program, Tally, pure_nest
 
 HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
            "_b_setop", "_b_overflow", "_b_divisors")
@@ -141,6 +141,8 @@ class PythonPrinter:
                     self.emit(depth + 1, f"if {s.var}.__class__ is not int:", s.node, nloops + 1)
                     self.emit(depth + 2, f"{s.var} = _b_int({s.var}, {s.var!r})", s.node, nloops + 1)
                 self.block(s.body, depth + 1, mode, True, nloops + 1, scope + [s.var])
+            elif isinstance(s, Tally):
+                self.emit(depth, f"_b_T[{s.slot}] += 1")    # a global list (beast stats)
             elif isinstance(s, Emit):
                 if mode == "count":
                     self.emit(depth, "_b_n += 1")

@@ -3,13 +3,14 @@
 - :mod:`beast.ir.nest`: the loop-nest IR (``Loop``, ``Let``, ``Check``, ``Emit``, ``Program``), data only;
 - :mod:`beast.ir.build`: the program built from the front end's plan;
 - :mod:`beast.ir.tighten`: tighter loops where provably safe (solved loops, divisor loops, breaks);
-- :mod:`beast.ir.counting`: pure counting nests (a product of lengths instead of a loop).
+- :mod:`beast.ir.counting`: pure counting nests (a product of lengths instead of a loop);
+- :mod:`beast.ir.instrument`: the program ``beast stats`` runs (counters of tried values and rejections).
 
 Data flows one way: front end -> ir -> codegen (printers) -> runtime.
 """
 from .build import build_program
 from .counting import pure_nest, safe_seq
-from .nest import Check, Emit, Let, Loop, Program, walk_statements
+from .nest import Check, Emit, Let, Loop, Program, Tally, walk_statements
 
-__all__ = ["build_program", "pure_nest", "safe_seq", "Check", "Emit", "Let", "Loop", "Program",
+__all__ = ["build_program", "pure_nest", "safe_seq", "Check", "Emit", "Let", "Loop", "Program", "Tally",
            "walk_statements"]

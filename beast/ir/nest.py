@@ -6,7 +6,9 @@ A program is a tree of statements:
 - ``Let(var, expr)``: compute a derived variable;
 - ``Check(name, expr)``: if ``expr`` is true the configuration is rejected: skip to the next
   iteration of the innermost enclosing loop (before any loop: the space is empty);
-- ``Emit(columns)``: a surviving configuration, the iterator values in declaration order.
+- ``Emit(columns)``: a surviving configuration, the iterator values in declaration order;
+- ``Tally(slot)``: add one to counter ``slot`` (only in the instrumented programs of
+  :mod:`beast.ir.instrument`, for ``beast stats``).
 
 It is built once from the front end's :class:`~beast.frontend.plan.Plan`; every printer walks the
 same tree, so the three backends evaluate the same things in the same order.
@@ -51,6 +53,14 @@ class Emit:
 
 
 @dataclass
+class Tally:
+    """Add one to the run's counter ``slot`` (summed over threads by the runtime). ``depth``: the
+    number of loops around it (the C runtime counts the statements above its work split once)."""
+    slot: int
+    depth: int = 0
+
+
+@dataclass
 class Program:
     """A whole enumerator: the statement tree plus what it calls and reads."""
     name: str
@@ -60,6 +70,7 @@ class Program:
     funcs: dict = field(default_factory=dict)      # ident -> FuncInfo
     constants: dict = field(default_factory=dict)  # names read by functions -> values
     types: dict = field(default_factory=dict)      # variable -> static type
+    tallies: tuple = ()                  # instrumented programs: the depth of each Tally slot
 
 
 def walk_statements(stmts):

@@ -40,7 +40,7 @@ from .errors import ROLE_NAMES, caret_in_statement, explain, failed_division, no
 from .python_backend import compile_functions
 
 NAME = "c"
-ABI_VERSION = "3"
+ABI_VERSION = "4"
 WAIT_MS = 100               # how long one call waits in C before Python may handle a signal
 CFLAGS = ("-O2", "-std=gnu99", "-fPIC", "-shared", "-pthread")
 LIBS = ("-lm",)
@@ -84,6 +84,7 @@ typedef struct bn_run {
     int64_t stop_key;       /* the first error seen at all: no item after it is needed */
     bn_rec err;
     int64_t count;
+    int64_t tally[BN_NTALLY + 1];   /* beast stats: the workers' counters, summed */
     bn_slot *slots;
     bn_block *pool;         /* free blocks */
     int64_t npool, buffered, limit;
@@ -257,6 +258,7 @@ static void bn_work(bn_worker *x) {
     }
     if (d->blk) { bn_block_put(run, d->blk); d->blk = NULL; }
     run->count += w->count;
+    for (int i = 0; i < BN_NTALLY; i++) run->tally[i] += w->tally[i];
     run->active--;
     pthread_cond_broadcast(&run->cv_done);
     pthread_cond_broadcast(&run->cv_space);
@@ -425,6 +427,26 @@ int64_t bn_fetch(void *hv, int64_t *out, int64_t max_rows, int timeout_ms, int *
     return got;
 }
 
+/* beast stats, after bn_wait: the workers' counters (out[BN_NTALLY]); returns the split depth.
+   Statements at a depth <= the split are walked by every worker: count those with bn_outer. */
+int bn_tally(void *hv, int64_t *out) {
+    bn_run *run = ((bn_handle *)hv)->run;
+    for (int i = 0; i < BN_NTALLY; i++) out[i] = run->tally[i];
+    return run->split;
+}
+
+/* beast stats: one walk of the loops above the claim points of depth `split` (every work item
+   skipped): the counters of the statements there, each counted once */
+int bn_outer(int split, int64_t *out) {
+    bn_worker x;
+    bn_worker_init(&x, NULL, 0, split);
+    x.d.probe = 1; x.d.target = INT64_MAX;
+    int rc = bn_walk(&x.w);
+    for (int i = 0; i < BN_NTALLY; i++) out[i] = x.w.tally[i];
+    bn_w_free(&x.w);
+    return rc;
+}
+
 /* stop the workers (at their next claim point) and free everything */
 void bn_close(void *hv) {
     bn_handle *h = (bn_handle *)hv;
@@ -448,6 +470,8 @@ void *bn_open(int rows, int nthreads, int64_t window);
 int bn_wait(void *h, int timeout_ms, int64_t *out, bn_err *err);
 int64_t bn_fetch(void *h, int64_t *out, int64_t max_rows, int timeout_ms, int *state, bn_err *err);
 void bn_close(void *h);
+int bn_tally(void *h, int64_t *out);
+int bn_outer(int split, int64_t *out);
 """
 
 
@@ -820,6 +844,33 @@ class CEnumerator:
                     raise self.error(err).with_traceback(None)
         finally:
             self.lib.bn_close(handle)
+
+    def tally(self, threads=None):
+        """(survivors, counters) of an instrumented program (:mod:`beast.ir.instrument`): the
+        counters inside work items summed over the workers, those above them from one walk."""
+        ffi = _get_ffi()
+        n = self.threads(threads)
+        err, cfg = self._err()
+        out = ffi.new("int64_t *")
+        depths = self.program.tallies
+        inner = ffi.new("int64_t[]", len(depths) + 1)
+        handle = self._open(0, n, 1)
+        try:
+            while True:
+                rc = self.lib.bn_wait(handle, WAIT_MS, out, err)
+                if rc > 0:
+                    break
+                if rc < 0:
+                    raise self.error(err).with_traceback(None)
+            split = self.lib.bn_tally(handle, inner)
+        finally:
+            self.lib.bn_close(handle)
+        counters = [int(inner[i]) for i in range(len(depths))]
+        if split >= 0:
+            outer = ffi.new("int64_t[]", len(depths) + 1)
+            self.lib.bn_outer(split, outer)
+            counters = [int(outer[i]) if d <= split else c for i, (d, c) in enumerate(zip(depths, counters))]
+        return int(out[0]), counters
 
     def chunks(self, chunk_size=65536, threads=None):
         """NumPy structured arrays of at most ``chunk_size`` rows, in enumeration order."""

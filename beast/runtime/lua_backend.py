@@ -118,7 +118,8 @@ class LuaEnumerator:
         pyfuncs = compile_functions(program) if self.source.fallbacks else {}
         wrappers = {ident: self._wrapper(ident, kind, pyfuncs[ident])
                     for ident, kind in self.source.fallbacks.items()}
-        runtime = self.lua.table_from({"py": self.lua.table_from(wrappers)})
+        self._tally = self.lua.table_from([0] * len(program.tallies))    # beast stats
+        runtime = self.lua.table_from({"py": self.lua.table_from(wrappers), "tally": self._tally})
         try:
             count, rows, parts = self.lua.execute(self.source.text, runtime)
             self._run_count, self._start_rows = self.lua.execute(_DRIVER, count, rows, parts)
@@ -285,6 +286,14 @@ class LuaEnumerator:
         if not ok:
             self._raise(result)
         return int(result)
+
+    def tally(self, threads=None):
+        """(survivors, counters) of an instrumented program (:mod:`beast.ir.instrument`)."""
+        slots = range(1, len(self.program.tallies) + 1)
+        for i in slots:
+            self._tally[i] = 0
+        n = self.count(threads)
+        return n, [int(self._tally[i]) for i in slots]
 
     def chunks(self, chunk_size=65536, threads=None):
         """NumPy structured arrays of at most ``chunk_size`` rows, in enumeration order."""

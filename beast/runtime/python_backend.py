@@ -123,6 +123,12 @@ class PythonEnumerator:
         except Exception as exc:  # noqa: BLE001 - every failure becomes a located EvaluationError
             raise self._error(exc).with_traceback(None) from None
 
+    def tally(self, threads=None):
+        """(survivors, counters) of an instrumented program (:mod:`beast.ir.instrument`)."""
+        self.env["_b_T"] = counters = [0] * len(self.program.tallies)
+        n = self.count(threads)
+        return n, list(counters)
+
     def rows(self, chunk_size=65536):
         """Lists of row tuples, in enumeration order."""
         gen = self.env["_b_rows"](chunk_size)

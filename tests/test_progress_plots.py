@@ -1,0 +1,145 @@
+"""Progress bars, Ctrl-C during ``beast enumerate``, ``beast stats --plot`` and ``beast dag --format png``."""
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import beast
+from beast.graphviz import dot_program
+from beast.progress import Progress, loop_fraction
+from conftest import ROOT, run_beast, write_space
+
+SPACES = os.path.join(ROOT, "spaces")
+
+
+class _Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_plain_progress_line_has_rate_and_eta(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)        # the built-in line, not tqdm
+    out = _Tty()
+    bar = Progress("enumerate", stream=out)
+    bar.start -= 10.0                                    # ten seconds in
+    bar.update(0.25, 1000)
+    text = out.getvalue()
+    assert "25.0%" in text and "1,000 rows" in text and "rows/s" in text
+    assert "ETA 0:30" in text                            # 10 s for a quarter: 30 s to go
+    bar.close()
+
+
+def test_progress_is_silent_off_a_terminal_or_quiet():
+    for stream, quiet in ((io.StringIO(), False), (_Tty(), True)):
+        with Progress("enumerate", stream=stream, quiet=quiet) as bar:
+            bar.update(0.5, 10)
+        assert stream.getvalue() == ""
+
+
+def test_fraction_from_the_outer_loops(space_file):
+    space = beast.load(space_file("from beast import *\na = range(10)\nb = range(4)\n"))
+    fraction = loop_fraction(space.program)
+    chunk = space.enumerate(backend="python")
+    assert fraction(chunk[:1]) == 0.0
+    assert fraction(chunk[: 5 * 4 + 2 + 1]) == pytest.approx(0.5 + 2 / 40)
+
+
+def test_enumerate_quiet_and_piped_writes_no_progress(tmp_path):
+    out = tmp_path / "rows.csv"
+    proc = run_beast("enumerate", os.path.join(SPACES, "features.py"), "-o", out, "--backend", "python")
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert out.read_text().count("\n") == 77
+
+
+def test_ctrl_c_leaves_no_partial_file_and_exits_130(tmp_path):
+    space = write_space(tmp_path, "from beast import *\na = range(10**9)\nb = range(10)\n")
+    out = tmp_path / "rows.csv"
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("BEAST_DEBUG", None)
+    proc = subprocess.Popen([sys.executable, "-m", "beast", "enumerate", space, "-o", str(out),
+                             "--backend", "python"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not any(p.name.startswith(".beast-") for p in tmp_path.iterdir()):   # writing has begun
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert stderr.strip() == "beast: interrupted" and "Traceback" not in stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["space.py"]       # no rows.csv, no temp file
+
+
+def test_stats_plot_png_and_svg(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib comes with the test extra")
+    for name in ("stats.png", "stats.svg"):
+        path = tmp_path / name
+        proc = run_beast("stats", os.path.join(SPACES, "features.py"), "--backend", "python", "--plot", path)
+        assert proc.returncode == 0, proc.stderr
+        data = path.read_bytes()
+        assert data.startswith(b"\x89PNG") if name.endswith(".png") else b"<svg" in data[:2000]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stats.png", "stats.svg"]
+
+
+def test_plot_without_matplotlib_says_how_to_get_it(monkeypatch, tmp_path):
+    from beast import plots
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    stats = beast.load(os.path.join(SPACES, "fig03_primes.py")).stats(backend="python")
+    with pytest.raises(beast.BeastError) as info:
+        plots.plot_stats(stats, str(tmp_path / "x.png"))
+    assert "matplotlib" in str(info.value) and "beast-autotune[plot]" in str(info.value)
+
+
+def test_dag_without_dot_says_how_to_get_it(tmp_path):
+    proc = run_beast("dag", os.path.join(SPACES, "features.py"), "--format", "png", "-o", tmp_path / "d.png",
+                     env={"BEAST_DOT": "no-such-dot-program"})
+    assert proc.returncode == 2
+    assert "Graphviz" in proc.stderr and "apt-get install graphviz" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "d.png").exists()
+
+
+@pytest.mark.skipif(dot_program() is None, reason="Graphviz's dot is not installed (apt-get install graphviz)")
+@pytest.mark.parametrize("fmt", ["png", "svg"])
+def test_dag_drawn_by_graphviz(tmp_path, fmt):
+    path = tmp_path / f"dag.{fmt}"
+    proc = run_beast("dag", os.path.join(SPACES, "features.py"), "--format", fmt, "-o", path)
+    assert proc.returncode == 0, proc.stderr
+    data = path.read_bytes()
+    assert data.startswith(b"\x89PNG") if fmt == "png" else b"<svg" in data
+
+
+def test_tune_progress_hook_draws_a_bar_on_a_terminal_only(monkeypatch, capsys):
+    """`beast tune` hands its progress callback to the bar (a fake tune, no GPU needed)."""
+    import beast.tune as tune_pkg
+    from beast import cli
+    calls = []
+
+    def fake_tune(space, size, budget, strategy, log_path, seed, progress):
+        for done in range(1, 4):
+            progress(done, 3, None)
+        calls.append(size)
+        return "report"
+
+    monkeypatch.setattr(tune_pkg, "tune", fake_tune)
+    monkeypatch.setattr(tune_pkg, "format_report", lambda report, top: f"{report} top={top}")
+    monkeypatch.setattr("beast.progress.Progress.update", _recording_update)
+    _recording_update.seen = []
+    tty = _Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    assert cli.main(["tune", os.path.join(SPACES, "features.py"), "--size", "8", "8", "8"]) == 0
+    assert calls == [(8, 8, 8)] and _recording_update.seen == [(1 / 3, 1), (2 / 3, 2), (1.0, 3)]
+    _recording_update.seen = []
+    assert cli.main(["tune", os.path.join(SPACES, "features.py"), "--size", "8", "8", "8", "--quiet"]) == 0
+    assert _recording_update.seen == [] and tty.getvalue() == ""
+    assert capsys.readouterr().out.count("report top=10") == 2
+
+
+def _recording_update(self, fraction=None, items=None):
+    _recording_update.seen.append((fraction, items))
