@@ -23,22 +23,28 @@ permutation of ``space.enumerate()``): asking for more than there is is not an e
 """
 from __future__ import annotations
 
+import io
+import os
+
 import numpy as np
 
 from .errors import BeastError
 from .ir.prefix import bind, truncate
-from .runtime import DEFAULT_BACKEND, get_backend
+from .runtime import DEFAULT_BACKEND, cache, get_backend
 
 TABLE_LIMIT = 1 << 18     # prefixes the table of counts computed for the whole space may hold
 LEAF_ROWS = 2048          # a subtree with at most this many survivors is enumerated to pick from
 MEMO_LIMIT = 1 << 16      # child tables of prefixes kept between calls (cleared when exceeded)
+TABLE_FORMAT = 1          # of the tables kept in the cache directory
 
 
 class Sampler:
     """Draws survivors of one program uniformly at random on one backend (see the module)."""
 
-    def __init__(self, program, backend: str | None = None, threads: int | None = None):
+    def __init__(self, program, backend: str | None = None, threads: int | None = None,
+                 table_limit: int = TABLE_LIMIT, leaf_rows: int = LEAF_ROWS):
         self.program = program
+        self.table_limit, self.leaf_rows = table_limit, leaf_rows
         self.backend = backend or DEFAULT_BACKEND
         self._module = get_backend(self.backend)
         self.threads = threads
@@ -47,6 +53,7 @@ class Sampler:
         self._table = None         # (depth, prefixes (m, depth), counts, running sums)
         self._memo = {}            # (depth, prefix) -> (children (m, depth + 1), counts, sums)
         self._memo_size = 0
+        self.enumerate_fraction = 0.25   # more ranks than this fraction of count: enumerate instead
 
     # -- the programs, built once each
     def _enumerator(self, kind, depth, bound=0):
@@ -83,18 +90,55 @@ class Sampler:
         """The deepest loop depth with at most :data:`TABLE_LIMIT` prefixes (0: the whole space)."""
         depth = 0
         for d in range(1, self.nest_depth + 1):
-            if self._enumerator("truncated", d).count(threads=self.threads) > TABLE_LIMIT:
+            if self._enumerator("truncated", d).count(threads=self.threads) > self.table_limit:
                 break
             depth = d
         return depth
 
     def table(self):
-        """(depth, prefixes, counts, running sums) of the prefixes of the table's depth."""
+        """(depth, prefixes, counts, running sums) of the prefixes of the table's depth; computed
+        once (about the cost of a count) and kept in memory and in beast's cache directory."""
         if self._table is None:
-            depth = self.table_depth()
-            prefixes = self._prefixes(depth, 0, ())
-            self._table = (depth,) + self._weigh(depth, prefixes, self.threads)
+            loaded = self._load_table()
+            if loaded is not None:
+                depth, prefixes, counts = loaded
+                self._table = (depth, prefixes, counts, np.cumsum(counts))
+            else:
+                depth = self.table_depth()
+                prefixes = self._prefixes(depth, 0, ())
+                self._table = (depth,) + self._weigh(depth, prefixes, self.threads)
+                self._save_table(*self._table[:3])
         return self._table
+
+    # -- the table on disk: keyed by everything the enumeration depends on
+    def _table_path(self):
+        from . import __version__
+        from .codegen.python import print_python
+        p = self.program
+        digest = cache.key("beast sampling table", TABLE_FORMAT, __version__, self.backend,
+                           self.table_limit, print_python(p).full_text(),
+                           sorted((k, repr(v)) for k, v in p.constants.items()))
+        return os.path.join(cache.cache_dir("sample"), f"{p.name[:40]}-{digest[:32]}.npz")
+
+    def _load_table(self):
+        try:
+            path = self._table_path()
+            with np.load(path, allow_pickle=False) as data:
+                depth = int(data["depth"])
+                prefixes, counts = data["prefixes"], data["counts"]
+        except (OSError, KeyError, ValueError):
+            return None
+        if prefixes.ndim != 2 or prefixes.shape != (len(counts), depth) or depth > self.nest_depth:
+            return None
+        return depth, prefixes.astype(np.int64), counts.astype(np.int64)
+
+    def _save_table(self, depth, prefixes, counts):
+        buf = io.BytesIO()
+        np.savez(buf, depth=np.int64(depth), prefixes=prefixes, counts=counts)
+        try:
+            cache.atomic_write_bytes(self._table_path(), buf.getvalue())
+        except OSError:
+            pass     # an unusable cache directory only costs the next process a recount
 
     def count(self) -> int:
         """How many configurations survive (the sum of the table's counts)."""
@@ -125,6 +169,13 @@ class Sampler:
         total = self.count()
         if ranks.min() < 0 or ranks.max() >= total:
             raise BeastError(f"a rank outside [0, {total})")
+        if len(ranks) > total * self.enumerate_fraction:
+            # most of the space: one enumeration costs less than a descent per rank
+            enum = self._enumerator("bound", 0)
+            parts = list(enum.chunks(1 << 20, threads=self.threads))
+            every = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            out[:] = every[ranks]
+            return out
         order = np.argsort(ranks, kind="stable")
         depth, prefixes, counts, sums = self.table()
         self._descend(depth, prefixes, counts, sums, ranks[order], order, out)
@@ -139,7 +190,7 @@ class Sampler:
             j = int(which[lo])
             within = ranks[lo:hi] - (sums[j] - counts[j])
             prefix, c = prefixes[j], int(counts[j])
-            if c <= LEAF_ROWS or depth >= self.nest_depth:
+            if c <= self.leaf_rows or depth >= self.nest_depth:
                 rows = self._enumerator("bound", depth).rows_under(prefix, c)
                 out[pos[lo:hi]] = rows[within]
             else:

@@ -66,6 +66,8 @@ def truncate(program: Program, depth: int) -> Program:
                     out.append(Emit(columns))
                 else:
                     out.append(Loop(s.var, s.seq, block(s.body), s.node, s.depth))
+            elif isinstance(s, Emit):
+                out.append(Emit(columns))    # at full depth: the loop values, in loop order
             else:
                 out.append(s)
         if not any(isinstance(s, (Loop, Emit)) for s in out):
