@@ -33,7 +33,7 @@ from .ir.prefix import bind, truncate
 from .runtime import DEFAULT_BACKEND, cache, get_backend
 
 TABLE_LIMIT = 1 << 18     # prefixes the table of counts computed for the whole space may hold
-LEAF_ROWS = 2048          # a subtree with at most this many survivors is enumerated to pick from
+LEAF_ROWS = 8192          # a subtree with at most this many survivors is enumerated to pick from
 MEMO_LIMIT = 1 << 16      # child tables of prefixes kept between calls (cleared when exceeded)
 TABLE_FORMAT = 1          # of the tables kept in the cache directory
 

@@ -216,3 +216,22 @@ def test_random_spaces_every_rank(g):
         ranks = np.arange(len(every))[::-1]
         assert np.array_equal(sampler.rows_at(ranks[: max(1, len(every) // 4)]),
                               every[ranks[: max(1, len(every) // 4)]])
+
+
+def test_errors_of_the_space_are_reported(space_file):
+    """A space whose enumeration divides by zero fails the same way when sampled."""
+    path = space_file("""
+        from beast import *
+        a = range(4)
+        b = range(a, 5)
+        q = 12 // (b - 3)
+
+        @condition
+        def small(q):
+            return q < -100
+    """)
+    space = beast.load(path)
+    for b in available_backends():
+        with pytest.raises(BeastError, match="division by zero") as info:
+            space.sample(3, seed=0, backend=b)
+        assert info.value.filename == path
