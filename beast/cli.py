@@ -72,24 +72,36 @@ def _atomic_write(path, write):
         raise
 
 
+def _sampled(space, args):
+    """``--sample N --seed S``: N survivors drawn uniformly at random (see Space.sample)."""
+    return space.sample(args.sample, seed=args.seed, backend=args.backend, threads=args.threads)
+
+
 def cmd_enumerate(args):
     import numpy as np
     fmt = args.format or os.path.splitext(args.output)[1].lstrip(".").lower()
     if fmt not in OUTPUT_FORMATS:
         raise BeastError(f"cannot tell the output format of {args.output!r}",
                          hint=f"use a .csv, .npy or .jsonl file name, or --format {'|'.join(OUTPUT_FORMATS)}")
+    if args.seed is not None and args.sample is None:
+        raise BeastError("--seed needs --sample N", hint="beast enumerate SPACE.py --sample N --seed S -o FILE")
     space = _load(args)
     names = space.iterators
     progress = _progress_chunks(space, args)
 
     def write(fh):
         if fmt == "npy":
-            parts = list(progress(space.iterate(1 << 20, backend=args.backend, threads=args.threads)))
-            np.save(fh, np.concatenate(parts) if parts else np.empty(0, dtype=space.dtype))
+            if args.sample is None:
+                parts = list(progress(space.iterate(1 << 20, backend=args.backend, threads=args.threads)))
+                rows = np.concatenate(parts) if parts else np.empty(0, dtype=space.dtype)
+            else:
+                rows = _sampled(space, args)
+            np.save(fh, rows)
             return
         if fmt == "csv":
             fh.write((",".join(names) + "\n").encode())
-        for chunk in progress(space.iterate(backend=args.backend, threads=args.threads)):
+        for chunk in (progress(space.iterate(backend=args.backend, threads=args.threads))
+                      if args.sample is None else [_sampled(space, args)]):
             table = np.column_stack([chunk[n] for n in names]) if len(chunk) else None
             if table is None:
                 continue
@@ -243,6 +255,9 @@ def build_parser():
     p.add_argument("-o", "--output", required=True, help="output file (.csv, .npy or .jsonl)")
     p.add_argument("--format", choices=OUTPUT_FORMATS, help="output format (default: from the file name)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--sample", type=int, default=None, metavar="N",
+                   help="write N survivors drawn uniformly at random (all, shuffled, if N >= the count)")
+    p.add_argument("--seed", type=int, default=None, metavar="S", help="seed of --sample (default: random)")
     p.set_defaults(func=cmd_enumerate)
 
     p = sub.add_parser("dag", help="show the level sets and where each condition and derived variable is evaluated")

@@ -112,6 +112,22 @@ class Space:
         from .stats import collect
         return collect(self, backend=backend, threads=threads, with_values=values)
 
+    # -- uniform sampling (beast/sampling.py)
+    def sample(self, n: int, seed=None, backend: str | None = None, threads: int | None = None) -> "numpy.ndarray":
+        """``n`` distinct survivors drawn uniformly at random, without enumerating the space, as a
+        NumPy structured array like :meth:`enumerate` (rows in the order drawn). ``seed`` (an int,
+        or None for fresh randomness) makes the draw reproducible: the same seed gives the same
+        rows in every backend. When ``n`` is at least :meth:`count`, every survivor is returned
+        once, in random order. The first call on a space counts it once (cached in memory and in
+        beast's cache directory); later calls cost about ``n`` small walks of the nest."""
+        from .sampling import Sampler
+        backend = backend or DEFAULT_BACKEND
+        samplers = self.__dict__.setdefault("_samplers", {})
+        if backend not in samplers:
+            samplers[backend] = Sampler(self.program, backend, threads)
+        samplers[backend].threads = threads
+        return samplers[backend].sample(n, seed=seed)
+
     def __repr__(self):
         return f"<beast.Space {self.name}: {len(self.iterators)} iterators, {len(self.conditions)} conditions>"
 

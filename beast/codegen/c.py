@@ -386,6 +386,10 @@ class _Gen:
     def v_Var(self, e):
         return self.lookup(e.name)
 
+    def v_PrefixValue(self, e):
+        # sampling (beast.ir.prefix): a value of the prefix the runtime passes in w->pre
+        return CVal(f"w->pre[{e.index}]", "int")
+
     # -- arithmetic
     def v_BinOp(self, e):
         left = self.value(e.left)

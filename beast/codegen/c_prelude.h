@@ -414,6 +414,7 @@ typedef struct bn_w {
     bn_seq seqs[BN_NSEQ + 1];   /* scratch sequences, one per loop over a function or set */
     void *drv;                  /* the runtime's per-worker state */
     const int *cancel;          /* set by the runtime to stop the walk (read at claim points) */
+    const int64_t *pre;         /* sampling: the values bound to the outer loops (beast.ir.prefix) */
 } bn_w;
 static int bn_claim(bn_w *w);   /* at a claim point of depth w->split: 1 run, 0 skip, -1 stop */
 static int bn_end(bn_w *w);     /* after the claimed loop: 0 go on walking, -1 stop */

@@ -537,6 +537,10 @@ class LuaExpr(ExprPrinter, LuaOps):
             return V(name, ATOM, "num", flag=f"_b_f_{name}")
         return V(name, ATOM, ty, iv=self.ctx.ivs.get(e.name) if ty == "int" else None)
 
+    def v_PrefixValue(self, e):
+        # sampling (beast.ir.prefix): a value of the prefix the runtime stores in _b_R.pre
+        return V(f"_b_R.pre[{e.index + 1}]", ATOM, "int")
+
     def v_BinOp(self, e):
         return self.arith(e.op, self.v(e.left), self.v(e.right))
 

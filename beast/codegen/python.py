@@ -43,6 +43,10 @@ class PyExpr(ExprPrinter):
     def fmt_select(self, cond, then, orelse):
         return f"({then} if {cond} else {orelse})"
 
+    def p_PrefixValue(self, e):
+        # sampling (beast.ir.prefix): a value of the prefix the runtime stores in _b_pre
+        return f"_b_pre[{e.index}]", ATOM
+
 
 @dataclass
 class PythonSource:

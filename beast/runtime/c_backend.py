@@ -445,6 +445,71 @@ int bn_outer(int split, int64_t *out) {
     for (int i = 0; i < BN_NTALLY; i++) out[i] = x.w.tally[i];
     bn_w_free(&x.w);
     return rc;
+/* ---- sampling (beast.ir.prefix): walks whose outer loops are bound to given prefixes */
+typedef struct {
+    const int64_t *pre; int64_t npre; int width; int64_t *out;
+    int64_t next;           /* the next prefix to count (atomic) */
+    int64_t err_j;          /* the first prefix whose walk failed, -1: none (lock held) */
+    bn_rec err;
+    pthread_mutex_t mu;
+} bn_each;
+
+static void *bn_each_thread(void *arg) {
+    bn_each *e = (bn_each *)arg;
+    bn_worker x;
+    bn_worker_init(&x, NULL, 0, -1);
+    for (;;) {
+        int64_t j = __atomic_fetch_add(&e->next, 1, __ATOMIC_RELAXED);
+        if (j >= e->npre) break;
+        pthread_mutex_lock(&e->mu);
+        int stop = e->err_j >= 0 && e->err_j < j;
+        pthread_mutex_unlock(&e->mu);
+        if (stop) break;
+        x.w.pre = e->pre + j * e->width;
+        x.w.count = 0;
+        if (bn_walk(&x.w) == 1) {
+            pthread_mutex_lock(&e->mu);
+            if (e->err_j < 0 || j < e->err_j) { e->err_j = j; bn_record(&e->err, &x.w); }
+            pthread_mutex_unlock(&e->mu);
+            break;
+        }
+        e->out[j] = x.w.count;
+    }
+    bn_w_free(&x.w);
+    return NULL;
+}
+
+/* the count under each of npre prefixes (width values each) into out; 0, or -1 (err: the first
+   failing prefix's error) */
+int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int64_t *out, bn_err *err) {
+    bn_each e;
+    memset(&e, 0, sizeof e);
+    e.pre = pre; e.npre = npre; e.width = width; e.out = out; e.err_j = -1;
+    pthread_mutex_init(&e.mu, NULL);
+    pthread_t th[64];
+    int started = 0;
+    if (nthreads > 64) nthreads = 64;
+    if (nthreads > npre) nthreads = (int)npre;
+    for (int i = 1; i < nthreads; i++)
+        if (pthread_create(&th[started], NULL, bn_each_thread, &e) == 0) started++;
+    bn_each_thread(&e);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&e.mu);
+    if (e.err_j >= 0) { bn_export(err, &e.err); return -1; }
+    return 0;
+}
+
+/* the survivors under one prefix, in order, into out (room for cap rows); how many, -1 on error */
+int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err) {
+    bn_worker x;
+    bn_worker_init(&x, NULL, 1, -1);
+    x.w.pre = pre;
+    x.d.out.rows = out; x.d.out.n = 0; x.d.out.cap = cap;
+    int rc = bn_walk(&x.w);
+    int64_t n = x.d.out.n;
+    if (rc == 1) { bn_rec r; bn_record(&r, &x.w); bn_export(err, &r); n = -1; }
+    bn_w_free(&x.w);
+    return n;
 }
 
 /* stop the workers (at their next claim point) and free everything */
@@ -472,6 +537,8 @@ int64_t bn_fetch(void *h, int64_t *out, int64_t max_rows, int timeout_ms, int *s
 void bn_close(void *h);
 int bn_tally(void *h, int64_t *out);
 int bn_outer(int split, int64_t *out);
+int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int64_t *out, bn_err *err);
+int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err);
 """
 
 
@@ -903,6 +970,45 @@ class CEnumerator:
         finally:
             self.lib.bn_close(handle)
 
+    # -- sampling (beast.ir.prefix): programs whose outer loops are bound to a given prefix
+    EACH_CALL = 1 << 14          # prefixes per call into C (Ctrl-C is handled between calls)
+
+    def count_each(self, prefixes, threads=None) -> np.ndarray:
+        """The count under each prefix (rows of an int64 array), for a program made by
+        :func:`beast.ir.prefix.bind`; the prefixes are shared out among ``threads`` workers."""
+        ffi = _get_ffi()
+        pre = np.ascontiguousarray(prefixes, dtype=np.int64)
+        npre = len(pre)
+        width = pre.shape[1] if pre.ndim == 2 else 0
+        out = np.zeros(npre, dtype=np.int64)
+        n = self.threads(threads)
+        err, cfg = self._err()
+        dummy = ffi.new("int64_t[1]")
+        for lo in range(0, npre, self.EACH_CALL):
+            hi = min(npre, lo + self.EACH_CALL)
+            part = pre[lo:hi]
+            base = ffi.cast("int64_t *", ffi.from_buffer(part)) if part.size else dummy
+            dst = ffi.cast("int64_t *", ffi.from_buffer(out[lo:hi]))
+            if self.lib.bn_count_each(base, hi - lo, width, n, dst, err) < 0:
+                raise self.error(err).with_traceback(None)
+        return out
+
+    def rows_under(self, prefix, n) -> np.ndarray:
+        """The ``n`` survivors under ``prefix`` (their count), in order."""
+        ffi = _get_ffi()
+        pre = np.ascontiguousarray(prefix, dtype=np.int64)
+        arr = np.empty(int(n), dtype=self.dtype)
+        err, cfg = self._err()
+        dummy = ffi.new("int64_t[1]")
+        pbase = ffi.cast("int64_t *", ffi.from_buffer(pre)) if pre.size else dummy
+        obase = ffi.cast("int64_t *", ffi.from_buffer(arr)) if arr.size and self.ncols else dummy
+        got = self.lib.bn_rows_under(pbase, int(n), obase, err)
+        if got < 0:
+            raise self.error(err).with_traceback(None)
+        if got != n:
+            raise BeastError(f"internal error: {got} survivors under a prefix counted {n}")
+        return arr
+
     # -- errors
     def error(self, err) -> BeastError:
         sites = self.source.sites
@@ -1012,8 +1118,7 @@ def build(program, threads=None, source: Prepared | None = None) -> CEnumerator:
 
 def render(program) -> dict:
     """The generated C, for people to read (``beast compile``): file name -> text."""
-    source = _print(program)
-    return {f"{program.name}_enumerator.c": source.text + driver_text()}
+    return {f"{program.name}_enumerator.c": prepare(program).text}
 
 
 __all__ = ["build", "render", "CEnumerator", "compiler", "library_path", "driver_text", "CFLAGS",

@@ -119,7 +119,9 @@ class LuaEnumerator:
         wrappers = {ident: self._wrapper(ident, kind, pyfuncs[ident])
                     for ident, kind in self.source.fallbacks.items()}
         self._tally = self.lua.table_from([0] * len(program.tallies))    # beast stats
-        runtime = self.lua.table_from({"py": self.lua.table_from(wrappers), "tally": self._tally})
+        self._pre = self.lua.table()     # sampling: the prefix PrefixValue reads (beast.ir.prefix)
+        runtime = self.lua.table_from({"py": self.lua.table_from(wrappers), "tally": self._tally,
+                                       "pre": self._pre})
         try:
             count, rows, parts = self.lua.execute(self.source.text, runtime)
             self._run_count, self._start_rows = self.lua.execute(_DRIVER, count, rows, parts)
@@ -324,6 +326,29 @@ class LuaEnumerator:
                     yield arr[:nrows].copy()
             if done:
                 return
+
+    # -- sampling (beast.ir.prefix): programs whose outer loops are bound to a given prefix
+    def _set_prefix(self, prefix):
+        for i, v in enumerate(prefix):
+            self._pre[i + 1] = int(v)
+
+    def count_each(self, prefixes, threads=None) -> np.ndarray:
+        """The count under each prefix (rows of an int64 array), for a program made by
+        :func:`beast.ir.prefix.bind`."""
+        out = np.zeros(len(prefixes), dtype=np.int64)
+        for j, prefix in enumerate(np.asarray(prefixes, dtype=np.int64).tolist()):
+            self._set_prefix(prefix)
+            out[j] = self.count()
+        return out
+
+    def rows_under(self, prefix, n) -> np.ndarray:
+        """The ``n`` survivors under ``prefix`` (their count), in order."""
+        self._set_prefix(prefix)
+        parts = list(self.chunks(max(1, int(n))))
+        out = np.concatenate(parts) if parts else np.empty(0, dtype=self.dtype)
+        if len(out) != n:
+            raise BeastError(f"internal error: {len(out)} survivors under a prefix counted {n}")
+        return out
 
 
 def _python_values(vals):

@@ -108,7 +108,7 @@ class PythonEnumerator:
         env = {"__builtins__": builtins, "_b_range": range, "_b_len": len, "_b_min": min,
                "_b_max": max, "_b_abs": abs, "_b_bool": bool, "_b_int": _b_int, "_b_vals": _b_vals,
                "_b_setop": _b_setop, "_b_overflow": _b_overflow,
-               "_b_divisors": _b_divisors}
+               "_b_divisors": _b_divisors, "_b_pre": ()}
         env.update(compile_functions(program))
         exec(compile(self.source.text, self.filename, "exec", dont_inherit=True), env)
         self.env = env
@@ -147,6 +147,29 @@ class PythonEnumerator:
                 yield np.array(rows, dtype=self.dtype)
             except OverflowError:
                 raise EvaluationError("an iterator value does not fit in 64 bits") from None
+
+    # -- sampling (beast.ir.prefix): programs whose outer loops are bound to a given prefix
+    def count_each(self, prefixes, threads=None) -> np.ndarray:
+        """The count under each prefix (rows of an int64 array), for a program made by
+        :func:`beast.ir.prefix.bind`."""
+        out = np.zeros(len(prefixes), dtype=np.int64)
+        count = self.env["_b_count"]
+        for j, prefix in enumerate(np.asarray(prefixes, dtype=np.int64).tolist()):
+            self.env["_b_pre"] = tuple(prefix)
+            try:
+                out[j] = count()
+            except Exception as exc:  # noqa: BLE001
+                raise self._error(exc).with_traceback(None) from None
+        return out
+
+    def rows_under(self, prefix, n) -> np.ndarray:
+        """The ``n`` survivors under ``prefix`` (their count), in order."""
+        self.env["_b_pre"] = tuple(int(v) for v in prefix)
+        parts = list(self.chunks(max(1, int(n))))
+        out = np.concatenate(parts) if parts else np.empty(0, dtype=self.dtype)
+        if len(out) != n:
+            raise EvaluationError(f"internal error: {len(out)} survivors under a prefix counted {n}")
+        return out
 
 
 def build(program, threads=None):

@@ -1,0 +1,112 @@
+"""Programs over the outer loops of a nest, for sampling: prefixes and the subtrees under them.
+
+A *prefix* of depth ``d`` is a tuple of values of the ``d`` outermost loops (loop order). Two
+programs derived from a tightened :class:`~beast.ir.nest.Program` let a runtime weigh and open
+the subtrees under prefixes without enumerating the whole space:
+
+- :func:`truncate`: the outer ``d`` loops with their lets and checks, emitting one row per prefix
+  that passes them (the inner loops are cut off), in enumeration order;
+- :func:`bind`: the whole program with its outer ``d`` loops bound to one value each, read from a
+  prefix the runtime passes (:class:`PrefixValue`): counting it gives the size of the subtree
+  under that prefix, enumerating it gives the subtree's survivors in enumeration order.
+
+Concatenating the subtrees of the prefixes of :func:`truncate`, in order, gives exactly the
+enumeration of the program: the statements above depth ``d`` are the same statements, evaluated
+in the same order. A printer supports these programs by printing :class:`PrefixValue` ``i`` as
+"element ``i`` of the prefix the runtime passes".
+"""
+from __future__ import annotations
+
+from ..expr import Expr, ScalarSeq
+from .nest import Emit, Loop, Program, walk_statements
+
+
+class PrefixValue(Expr):
+    """The value bound to loop ``index`` (0 = outermost) by the prefix the runtime passes."""
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def static_type(self) -> str:
+        return "int"
+
+    def __repr__(self):
+        return f"PrefixValue({self.index})"
+
+
+def nest_depth(program: Program) -> int:
+    """How many loops deep the program's nest is (the length of its loop order)."""
+    return len(program.loop_order)
+
+
+def _check_depth(program: Program, depth: int):
+    if not 0 <= depth <= len(program.loop_order):
+        raise ValueError(f"depth {depth} outside 0..{len(program.loop_order)}")
+    # Every loop of depth <= d must be the last statement of its block, alone: then the prefixes
+    # of depth d, in order, delimit the enumeration (build_program nests loops this way).
+    for st in walk_statements(program.body):
+        if isinstance(st, Loop) and st.depth < depth:
+            inner = [s for s in st.body if isinstance(s, Loop)]
+            if len(inner) != 1 or st.body[-1] is not inner[0]:
+                raise ValueError(f"loop '{st.var}' does not end with exactly one inner loop")
+
+
+def truncate(program: Program, depth: int) -> Program:
+    """The outer ``depth`` loops of ``program`` with their lets and checks; each surviving prefix is
+    emitted as a row of the ``depth`` loop values (loop order)."""
+    _check_depth(program, depth)
+    columns = tuple(program.loop_order[:depth])
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, Loop):
+                if s.depth > depth:
+                    out.append(Emit(columns))
+                else:
+                    out.append(Loop(s.var, s.seq, block(s.body), s.node, s.depth))
+            elif isinstance(s, Emit):
+                out.append(Emit(columns))    # at full depth: the loop values, in loop order
+            else:
+                out.append(s)
+        if not any(isinstance(s, (Loop, Emit)) for s in out):
+            out.append(Emit(columns))
+        return out
+
+    return Program(f"{program.name}_prefix{depth}", block(program.body), columns, columns,
+                   dict(program.funcs), dict(program.constants), dict(program.types))
+
+
+def bind(program: Program, depth: int) -> Program:
+    """``program`` with its outer ``depth`` loops each bound to one value: loop ``i`` (0-based, loop
+    order) takes :class:`PrefixValue` ``i``. The lets and checks above stay, so a prefix that they
+    reject has an empty subtree, and errors are those of the full program."""
+    _check_depth(program, depth)
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, Loop):
+                seq = ScalarSeq(PrefixValue(s.depth - 1)) if s.depth <= depth else s.seq
+                out.append(Loop(s.var, seq, block(s.body) if s.depth <= depth else s.body, s.node,
+                                s.depth))
+            else:
+                out.append(s)
+        return out
+
+    return Program(f"{program.name}_bound{depth}", block(program.body), program.columns,
+                   program.loop_order, dict(program.funcs), dict(program.constants),
+                   dict(program.types))
+
+
+def prefix_width(program: Program) -> int:
+    """How many prefix values the program reads (1 + the largest :class:`PrefixValue` index)."""
+    from ..expr import walk
+    width = 0
+    for st in walk_statements(program.body):
+        if isinstance(st, Loop) and isinstance(st.seq, ScalarSeq):
+            for e in walk(st.seq.value):
+                if isinstance(e, PrefixValue):
+                    width = max(width, e.index + 1)
+    return width

@@ -1,0 +1,219 @@
+"""Uniform sampling of survivors without enumerating the space: ``space.sample(n, seed)``.
+
+How a sample is drawn (the same rows in every backend, for the same seed and NumPy version):
+
+1. ``k = min(n, count)`` distinct *ranks* are drawn uniformly from ``[0, count)`` with
+   ``numpy.random.default_rng(seed).choice(count, k, replace=False)``; the rank of a survivor is
+   its position in the enumeration order (``space.enumerate()``).
+2. Each rank is mapped to its survivor by descending the loop nest by weight: the survivors of the
+   subtree under a prefix (values of the outer loops, :mod:`beast.ir.prefix`) are contiguous in
+   enumeration order, so with the subtree counts of the prefixes, in order, a binary search over
+   their running sums picks the prefix holding the rank and the rank within it.
+
+The counts of the prefixes at one shallow depth (the deepest one with at most :data:`TABLE_LIMIT`
+prefixes) are computed once per space and backend and kept (their sum is ``count``). Under a chosen
+prefix, the descent goes one loop deeper at a time, counting the children of that prefix only
+(kept too, up to :data:`MEMO_LIMIT` prefixes), until a subtree holds at most :data:`LEAF_ROWS`
+survivors; that subtree is enumerated and the rows at the wanted ranks are taken. So after the
+first call, drawing ``n`` survivors costs about ``n`` small walks of the nest below the table's
+depth, not a walk of the whole space.
+
+When ``n >= count`` the result holds every survivor once, in random order (a uniform random
+permutation of ``space.enumerate()``): asking for more than there is is not an error.
+"""
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+
+from .errors import BeastError
+from .ir.prefix import bind, truncate
+from .runtime import DEFAULT_BACKEND, cache, get_backend
+
+TABLE_LIMIT = 1 << 18     # prefixes the table of counts computed for the whole space may hold
+LEAF_ROWS = 8192          # a subtree with at most this many survivors is enumerated to pick from
+MEMO_LIMIT = 1 << 16      # child tables of prefixes kept between calls (cleared when exceeded)
+TABLE_FORMAT = 1          # of the tables kept in the cache directory
+
+
+class Sampler:
+    """Draws survivors of one program uniformly at random on one backend (see the module)."""
+
+    def __init__(self, program, backend: str | None = None, threads: int | None = None,
+                 table_limit: int = TABLE_LIMIT, leaf_rows: int = LEAF_ROWS):
+        self.program = program
+        self.table_limit, self.leaf_rows = table_limit, leaf_rows
+        self.backend = backend or DEFAULT_BACKEND
+        self._module = get_backend(self.backend)
+        self.threads = threads
+        self.nest_depth = len(program.loop_order)
+        self._built = {}
+        self._table = None         # (depth, prefixes (m, depth), counts, running sums)
+        self._memo = {}            # (depth, prefix) -> (children (m, depth + 1), counts, sums)
+        self._memo_size = 0
+        self.enumerate_fraction = 0.25   # more ranks than this fraction of count: enumerate instead
+
+    # -- the programs, built once each
+    def _enumerator(self, kind, depth, bound=0):
+        key = (kind, depth, bound)
+        if key not in self._built:
+            if kind == "bound":
+                program = bind(self.program, depth)
+            else:
+                program = bind(truncate(self.program, depth), bound)
+            self._built[key] = self._module.build(program)
+        return self._built[key]
+
+    def _prefixes(self, depth, bound, prefix):
+        """The prefixes of ``depth`` under ``prefix`` (of depth ``bound``) that pass the checks
+        of their loops, in enumeration order, as an (m, depth) int64 array."""
+        enum = self._enumerator("truncated", depth, bound)
+        if bound == 0:
+            parts = list(enum.chunks(1 << 20, threads=self.threads))
+            rows = np.concatenate(parts) if parts else np.empty(0, dtype=enum.dtype)
+        else:
+            m = int(enum.count_each(np.asarray([prefix], dtype=np.int64), threads=1)[0])
+            rows = enum.rows_under(prefix, m) if m else np.empty(0, dtype=enum.dtype)
+        return _as_matrix(rows, depth)
+
+    def _weigh(self, depth, prefixes, threads):
+        """Keep the prefixes with survivors under them: (prefixes, counts, running sums)."""
+        counts = self._enumerator("bound", depth).count_each(prefixes, threads=threads)
+        keep = counts > 0
+        prefixes, counts = prefixes[keep], counts[keep]
+        return prefixes, counts, np.cumsum(counts)
+
+    # -- the table of the whole space
+    def table_depth(self) -> int:
+        """The deepest loop depth with at most :data:`TABLE_LIMIT` prefixes (0: the whole space)."""
+        depth = 0
+        for d in range(1, self.nest_depth + 1):
+            if self._enumerator("truncated", d).count(threads=self.threads) > self.table_limit:
+                break
+            depth = d
+        return depth
+
+    def table(self):
+        """(depth, prefixes, counts, running sums) of the prefixes of the table's depth; computed
+        once (about the cost of a count) and kept in memory and in beast's cache directory."""
+        if self._table is None:
+            loaded = self._load_table()
+            if loaded is not None:
+                depth, prefixes, counts = loaded
+                self._table = (depth, prefixes, counts, np.cumsum(counts))
+            else:
+                depth = self.table_depth()
+                prefixes = self._prefixes(depth, 0, ())
+                self._table = (depth,) + self._weigh(depth, prefixes, self.threads)
+                self._save_table(*self._table[:3])
+        return self._table
+
+    # -- the table on disk: keyed by everything the enumeration depends on
+    def _table_path(self):
+        from . import __version__
+        from .codegen.python import print_python
+        p = self.program
+        digest = cache.key("beast sampling table", TABLE_FORMAT, __version__, self.backend,
+                           self.table_limit, print_python(p).full_text(),
+                           sorted((k, repr(v)) for k, v in p.constants.items()))
+        return os.path.join(cache.cache_dir("sample"), f"{p.name[:40]}-{digest[:32]}.npz")
+
+    def _load_table(self):
+        try:
+            path = self._table_path()
+            with np.load(path, allow_pickle=False) as data:
+                depth = int(data["depth"])
+                prefixes, counts = data["prefixes"], data["counts"]
+        except (OSError, KeyError, ValueError):
+            return None
+        if prefixes.ndim != 2 or prefixes.shape != (len(counts), depth) or depth > self.nest_depth:
+            return None
+        return depth, prefixes.astype(np.int64), counts.astype(np.int64)
+
+    def _save_table(self, depth, prefixes, counts):
+        buf = io.BytesIO()
+        np.savez(buf, depth=np.int64(depth), prefixes=prefixes, counts=counts)
+        try:
+            cache.atomic_write_bytes(self._table_path(), buf.getvalue())
+        except OSError:
+            pass     # an unusable cache directory only costs the next process a recount
+
+    def count(self) -> int:
+        """How many configurations survive (the sum of the table's counts)."""
+        sums = self.table()[3]
+        return int(sums[-1]) if len(sums) else 0
+
+    # -- drawing
+    def sample(self, n: int, seed=None) -> np.ndarray:
+        """``min(n, count)`` distinct survivors drawn uniformly at random, in the order drawn."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise BeastError(f"the sample size must be a non-negative integer, not {n!r}")
+        try:
+            rng = np.random.default_rng(seed)
+        except (TypeError, ValueError) as exc:
+            raise BeastError(f"invalid seed {seed!r}: {exc}",
+                             hint="use a non-negative integer, or None for a fresh random sample") from None
+        total = self.count()
+        k = min(int(n), total)
+        ranks = rng.choice(total, size=k, replace=False) if k else np.empty(0, dtype=np.int64)
+        return self.rows_at(np.asarray(ranks, dtype=np.int64))
+
+    def rows_at(self, ranks) -> np.ndarray:
+        """The survivors at the given ranks (positions in enumeration order), in the given order."""
+        ranks = np.asarray(ranks, dtype=np.int64)
+        out = np.empty(len(ranks), dtype=np.dtype([(c, np.int64) for c in self.program.columns]))
+        if len(ranks) == 0:
+            return out
+        total = self.count()
+        if ranks.min() < 0 or ranks.max() >= total:
+            raise BeastError(f"a rank outside [0, {total})")
+        if len(ranks) > total * self.enumerate_fraction:
+            # most of the space: one enumeration costs less than a descent per rank
+            enum = self._enumerator("bound", 0)
+            parts = list(enum.chunks(1 << 20, threads=self.threads))
+            every = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            out[:] = every[ranks]
+            return out
+        order = np.argsort(ranks, kind="stable")
+        depth, prefixes, counts, sums = self.table()
+        self._descend(depth, prefixes, counts, sums, ranks[order], order, out)
+        return out
+
+    def _descend(self, depth, prefixes, counts, sums, ranks, pos, out):
+        """Fill ``out[pos]`` with the survivors at ``ranks`` (sorted, relative to the first of
+        ``prefixes``) of the subtrees under ``prefixes``."""
+        which = np.searchsorted(sums, ranks, side="right")
+        bounds = np.flatnonzero(np.diff(which)) + 1
+        for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(which)]):
+            j = int(which[lo])
+            within = ranks[lo:hi] - (sums[j] - counts[j])
+            prefix, c = prefixes[j], int(counts[j])
+            if c <= self.leaf_rows or depth >= self.nest_depth:
+                rows = self._enumerator("bound", depth).rows_under(prefix, c)
+                out[pos[lo:hi]] = rows[within]
+            else:
+                kids, kcounts, ksums = self._children(depth, prefix)
+                self._descend(depth + 1, kids, kcounts, ksums, within, pos[lo:hi], out)
+
+    def _children(self, depth, prefix):
+        key = (depth, tuple(int(v) for v in prefix))
+        hit = self._memo.get(key)
+        if hit is None:
+            kids = self._prefixes(depth + 1, depth, prefix)
+            hit = self._weigh(depth + 1, kids, threads=1)
+            if self._memo_size + len(hit[0]) > MEMO_LIMIT:
+                self._memo.clear()
+                self._memo_size = 0
+            self._memo[key] = hit
+            self._memo_size += len(hit[0])
+        return hit
+
+
+def _as_matrix(rows, width) -> np.ndarray:
+    """A structured array of ``width`` int64 fields as an (n, width) int64 array."""
+    out = np.empty((len(rows), width), dtype=np.int64)
+    for i, name in enumerate(rows.dtype.names or ()):
+        out[:, i] = rows[name]
+    return out
