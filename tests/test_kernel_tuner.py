@@ -312,6 +312,16 @@ def random_space(draw):
 @given(random_space())
 def test_random_spaces_match_kernel_tuner(case):
     tune_params, restrictions = case
+    try:
+        kt_list(tune_params, restrictions)
+    except ValueError:
+        # Kernel Tuner's own solver fails on some spaces with no survivor (python-constraint:
+        # "min() arg is an empty sequence"): compare with a plain-Python brute force instead
+        names = list(tune_params)
+        expected = {combo for combo in itertools.product(*tune_params.values())
+                    if all(eval(r, {}, dict(zip(names, combo))) for r in restrictions)}  # noqa: S307
+        assert set(beast_list(tune_params, restrictions, backend="python")) == expected
+        return
     same_as_kernel_tuner(tune_params, restrictions, backend="python")
 
 

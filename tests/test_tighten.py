@@ -71,3 +71,27 @@ def test_negative_step_breaks_in_iteration_order(tmp_path):
     assert rows(plain) == rows(space.program)
     got = space.enumerate()
     assert np.all(got["a"] * got["b"] >= 6)
+
+
+@pytest.mark.parametrize("body", ["c = condition(b * a != 0)", "c = condition(a * b != a + 1)",
+                                  "c = condition(b * (a - 1) != 2 * a - 2)"])
+def test_a_product_whose_factor_may_be_zero_is_not_solved(space_file, body, backend):
+    """``b * a != 0`` rejects nothing when a == 0: every b survives there (a single solved
+    candidate would lose them), in every backend."""
+    path = space_file(f"from beast import *\na = range(0, 3)\nb = range(0, 4)\n{body}\n")
+    space = beast.load(path)
+    plain = rows(build_program(space.plan, "s", tighten=False))
+    expected = [(a, b) for a in range(3) for b in range(4)
+                if not eval(body.split("(", 1)[1].rsplit(")", 1)[0], {"a": a, "b": b})]  # noqa: S307
+    assert sorted(plain) == sorted(expected)
+    got = space.enumerate(backend=backend)
+    assert sorted(zip(got["a"].tolist(), got["b"].tolist())) == sorted(expected)
+
+
+def test_a_product_with_a_positive_factor_is_still_solved(space_file):
+    space = beast.load(space_file("from beast import *\na = range(1, 5)\nb = range(0, 20)\n"
+                                  "c = condition(b * a != 12)\n"))
+    loops = [s for s in walk_statements(space.program.body) if isinstance(s, Loop)]
+    assert any(isinstance(s.seq, SolveSeq) for s in loops)
+    got = space.enumerate()
+    assert sorted(zip(got["a"].tolist(), got["b"].tolist())) == [(1, 12), (2, 6), (3, 4), (4, 3)]

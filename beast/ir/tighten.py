@@ -171,8 +171,11 @@ def _seq_lower(seq, facts):
     return -INF
 
 
-def _solve(check, var, types):
-    """A SolveSeq candidate (value, guard) if ``check`` rejects every value of ``var`` but one."""
+def _solve(check, var, types, facts):
+    """A SolveSeq candidate (value, guard) if ``check`` rejects every value of ``var`` but one.
+
+    ``var * g != other`` is solved only where ``g`` is known to be positive: with ``g == 0`` the
+    check rejects every value or none (``0 != other``), which no single candidate expresses."""
     e = check.expr
     disjuncts = []
 
@@ -194,7 +197,7 @@ def _solve(check, var, types):
             if isinstance(side, BinOp) and side.op == "*":
                 for f, g in ((side.left, side.right), (side.right, side.left)):
                     if isinstance(f, Var) and f.name == var and var not in free_vars(g) \
-                            and static_type(g, types) == "int":
+                            and static_type(g, types) == "int" and facts.lb(g) >= 1:
                         guard = BoolOp("and", Compare("!=", g, Const(0)),
                                        Compare("==", BinOp("%", other, g), Const(0)))
                         return BinOp("//", other, g), guard, (g, other)
@@ -214,7 +217,7 @@ def tighten(program: Program) -> Program:
                 facts.lower[s.var] = _seq_lower(s.seq, facts)
                 body = s.body
                 if isinstance(s.seq, RangeSeq) and body and isinstance(body[0], Check):
-                    solved = _solve(body[0], s.var, program.types)
+                    solved = _solve(body[0], s.var, program.types, facts)
                     if solved is not None:
                         s.seq = SolveSeq(s.seq, solved[0], solved[1])
                         s.seq.divides = solved[2]

@@ -99,7 +99,7 @@ def estimate_work(program) -> int:
     (conditions are ignored, so this is an upper bound on the innermost visits when every
     length is known; a length that needs a user function to compute counts as
     :data:`UNKNOWN_LENGTH`)."""
-    from ..codegen.ir import Let, Loop
+    from ..ir import Let, Loop
     from ..expr import evaluate, free_vars
     funcs = None     # user functions are not run for an estimate: their loops count as unknown
     samples = {k: [v] for k, v in program.constants.items() if isinstance(v, (int, float))}

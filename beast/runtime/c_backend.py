@@ -40,7 +40,7 @@ from .errors import ROLE_NAMES, caret_in_statement, explain, failed_division, no
 from .python_backend import compile_functions
 
 NAME = "c"
-ABI_VERSION = "4"
+ABI_VERSION = "5"
 WAIT_MS = 100               # how long one call waits in C before Python may handle a signal
 CFLAGS = ("-O2", "-std=gnu99", "-fPIC", "-shared", "-pthread")
 LIBS = ("-lm",)
@@ -445,6 +445,8 @@ int bn_outer(int split, int64_t *out) {
     for (int i = 0; i < BN_NTALLY; i++) out[i] = x.w.tally[i];
     bn_w_free(&x.w);
     return rc;
+}
+
 /* ---- sampling (beast.ir.prefix): walks whose outer loops are bound to given prefixes */
 typedef struct {
     const int64_t *pre; int64_t npre; int width; int64_t *out;
