@@ -199,5 +199,11 @@ def test_random_cartesian_matches_the_nest_without_checks(g):
         except Exception:  # noqa: BLE001 - a sequence fails with no condition to guard it, or too large
             event("not compared")
             return
+        size = cartesian(space.plan)
+        if size is None:
+            # cartesian() evaluates sequences in its own order, also under loops that turn out to
+            # be empty: where such a sequence fails (i0 // i0 at i0 == 0) it reports "unknown"
+            event("cartesian unknown")
+            return
         event("compared")
-        assert cartesian(space.plan) == leaves
+        assert size == leaves
