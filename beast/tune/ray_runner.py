@@ -17,10 +17,11 @@ How the work is spread:
 * A worker that dies (process killed, node lost) loses only what it had in flight: those
   configurations go back to the front of the queue and are measured by the others.  Nothing is
   logged before its measurement came back, and nothing in the log or in flight is dispatched
-  again, so no configuration is measured twice.  A configuration in flight on ``max_attempts``
-  dead workers is logged as ``launch_error`` (it may be what kills them).  A worker whose
-  backend raises :class:`~beast.tune.measure.FatalBackendError` (a poisoned CUDA context) is
-  replaced by a fresh actor.
+  again, so no configuration is logged twice, and none is measured again unless its worker
+  died after measuring it but before the answer arrived.  A configuration in flight on
+  ``max_attempts`` dead workers is logged as ``launch_error`` (it may be what kills them).  A
+  worker whose backend raises :class:`~beast.tune.measure.FatalBackendError` (a poisoned CUDA
+  context) takes no more work, hands back what it had queued, and is replaced by a fresh actor.
 
 Ray is optional (``pip install 'beast-autotune[ray]'``) and imported only here.
 """
@@ -29,9 +30,9 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from types import SimpleNamespace
 from collections import deque
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Callable, Iterable, Iterator, Mapping
 
 from beast.errors import BeastError
