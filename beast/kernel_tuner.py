@@ -169,7 +169,6 @@ def to_kernel_tuner(space: Space, backend: str | None = None, threads: int | Non
 
 def _require_kernel_tuner():
     try:
-        import kernel_tuner  # noqa: F401
         from kernel_tuner import interface
         from kernel_tuner.searchspace import Searchspace
     except ImportError:
