@@ -15,6 +15,12 @@ with a warning that names it.
 :func:`tune_kernel` runs ``kernel_tuner.tune_kernel`` with beast's configurations as its search
 space, so that every Kernel Tuner strategy, backend and cache works unchanged.
 
+Where Kernel Tuner 1.5's ``Searchspace`` raises, beast is more lenient, and otherwise keeps the
+same configurations: a function whose parameters name only some tunable parameters is called
+with those (Kernel Tuner passes all of them positionally); ``(function, [names])`` tuples work
+(``Searchspace`` drops them with an error); a lambda may read module constants; duplicate
+values in a parameter's list are dropped (Kernel Tuner reports duplicate configurations).
+
 Kernel Tuner itself is needed only by :func:`tune_kernel` (``pip install 'beast-autotune[kt]'``).
 """
 from __future__ import annotations
@@ -169,7 +175,6 @@ def to_kernel_tuner(space: Space, backend: str | None = None, threads: int | Non
 
 def _require_kernel_tuner():
     try:
-        import kernel_tuner  # noqa: F401
         from kernel_tuner import interface
         from kernel_tuner.searchspace import Searchspace
     except ImportError:
