@@ -89,7 +89,7 @@ class Space:
             raise BeastError("chunk_size must be at least 1")
         yield from self.enumerator(backend).chunks(chunk_size, threads=threads)
 
-    def enumerate(self, backend: str | None = None, threads: int | None = None) -> np.ndarray:
+    def enumerate(self, backend: str | None = None, threads: int | None = None) -> "numpy.ndarray":
         """All survivors as one NumPy structured array (fields: the iterators, int64)."""
         import numpy as np
         parts = list(self.iterate(1 << 20, backend=backend, threads=threads))
