@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .ir import build_program
 from .errors import BeastError
 from .frontend import build_space_model, load_module, make_plan
 from .runtime import DEFAULT_BACKEND, get_backend
+
+if TYPE_CHECKING:
+    import numpy
 
 # NumPy (about 20 ms to import) and the backends are imported when a space is first run, not
 # when it is loaded: ``beast.load`` stays a few milliseconds (see bench/bench_cold.py).

@@ -40,7 +40,7 @@ BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH_DIR)
 sys.path[:0] = [p for p in (BENCH_DIR, ROOT) if p not in sys.path]
 
-from cold_spaces import KERNEL_TUNER, SPACES  # noqa: E402
+from cold_spaces import SPACES  # noqa: E402
 
 BACKENDS = ("auto", "lua", "python", "c")
 

@@ -12,7 +12,7 @@ import pytest
 
 import beast
 from beast.errors import BeastError, EvaluationError
-from beast.runtime import CHOICES, DEFAULT_BACKEND, auto, c_backend
+from beast.runtime import CHOICES, DEFAULT_BACKEND, auto, c_background, c_backend
 from conftest import ROOT, SPACES, available_backends, rows, run_beast, write_space
 
 
@@ -210,14 +210,14 @@ def test_background_build_lands_a_whole_entry(space_file, fresh_cache):
     space = beast.load(space_file("from beast import *\na = range(30)\nb = range(a, 40)\n"))
     prepared = c_backend.prepare(space.program)
     assert c_backend.cached_library(prepared) is None
-    build = c_backend.build_in_background(prepared)
-    assert c_backend.build_in_background(prepared) is build        # once per entry and process
+    build = c_background.build_in_background(prepared)
+    assert c_background.build_in_background(prepared) is build        # once per entry and process
     assert build.wait(timeout=120)
     path = c_backend.cached_library(prepared)
     assert path is not None and path.endswith(".so")
     assert os.path.exists(path[:-3] + ".c")
     assert not list((fresh_cache / "c").glob(".tmp-*"))
-    assert c_backend.build_in_background(prepared) is None          # already there
+    assert c_background.build_in_background(prepared) is None          # already there
     enumerator = c_backend.build(space.program, source=prepared)
     assert enumerator.path == path
     assert enumerator.count() == space.count(backend="python")
@@ -227,16 +227,16 @@ def test_background_build_lands_a_whole_entry(space_file, fresh_cache):
 def test_a_killed_build_leaves_no_entry_and_is_cleaned_later(space_file, fresh_cache):
     space = beast.load(space_file("from beast import *\na = range(31)\nb = range(a, 41)\n"))
     prepared = c_backend.prepare(space.program)
-    build = c_backend.BackgroundBuild(prepared, c_backend.cache.cache_dir("c"))
+    build = c_background.BackgroundBuild(prepared, c_backend.cache.cache_dir("c"))
     os.killpg(build.process.pid, 9)          # the build dies (its own session: the compiler too)
     build.process.wait()
     assert c_backend.cached_library(prepared) is None
     leftovers = list((fresh_cache / "c").glob(".tmp-*"))
     assert leftovers                          # only its private directory is left
-    old = time.time() - 2 * c_backend.STALE_SECONDS
+    old = time.time() - 2 * c_background.STALE_SECONDS
     for path in leftovers:
         os.utime(path, (old, old))
-    again = c_backend.build_in_background(prepared)
+    again = c_background.build_in_background(prepared)
     assert again is not None and again.wait(timeout=120)
     assert not [p for p in (fresh_cache / "c").glob(".tmp-*") if p in leftovers]
     assert c_backend.build(space.program, source=prepared).count() == space.count(backend="python")

@@ -12,7 +12,7 @@ LuaJIT runs a small or medium space in milliseconds. ``auto`` therefore chooses,
    in the same run.
 3. Otherwise **Lua** (LuaJIT through lupa), or **Python** where LuaJIT is not available; and when
    the estimated work is at least :data:`BACKGROUND_C_WORK`, a background process compiles the C
-   enumerator into the cache (:func:`c_backend.build_in_background`), so that the next run takes
+   enumerator into the cache (:func:`c_background.build_in_background`), so that the next run takes
    case 1.
 
 Every backend gives the same rows in the same order and the same errors; :class:`AutoEnumerator`
@@ -179,7 +179,8 @@ def choose(program):
     if work >= FOREGROUND_C_WORK:
         return "c", reason + f" >= {FOREGROUND_C_WORK:.0e}: compiling C now pays back at once", source
     if os.environ.get("BEAST_BACKGROUND_BUILD", "1") != "0":
-        c_backend.build_in_background(source)
+        from .c_background import build_in_background
+        build_in_background(source)
         reason += "; C is being built in the background for the next run"
     return _fallback(), reason, None
 

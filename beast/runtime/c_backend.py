@@ -699,7 +699,8 @@ def _build(argv, text, directory, entry, stem):
 
 
 # ---------------------------------------------------------------------------------------------
-# Printed once, looked up without compiling, built in the background (the ``auto`` backend)
+# Printed once, looked up without compiling (the ``auto`` backend; its background build is
+# :mod:`beast.runtime.c_background`)
 
 class Prepared:
     """A program printed as C: the :class:`~beast.codegen.c.CSource`, the whole file, and the
@@ -726,93 +727,6 @@ def cached_library(prepared: Prepared):
         if os.path.exists(path):
             return path
     return None
-
-
-STALE_SECONDS = 3600        # a private build directory this old belongs to a build that died
-_background = {}            # entry -> BackgroundBuild started by this process
-
-
-class BackgroundBuild:
-    """A compile of one enumerator running in a detached process.
-
-    The parent writes the C file into a private directory of the cache and starts the compiler
-    through a small Python process in its own session, which installs the ``.c`` and then the
-    ``.so`` by atomic rename and removes the directory. The build goes on if this interpreter
-    exits (the next run finds the entry); if the build dies, only its private ``.tmp-*``
-    directory is left, which a later build removes once it is :data:`STALE_SECONDS` old. Readers
-    see no entry or a whole one, never a part."""
-
-    def __init__(self, prepared: Prepared, directory: str):
-        self.path = os.path.join(directory, prepared.entry + ".so")
-        tmp = tempfile.mkdtemp(prefix=".tmp-", dir=directory)
-        c_path = os.path.join(tmp, f"{prepared.stem}.c")
-        with open(c_path, "w", encoding="utf-8") as fh:
-            fh.write(prepared.text)
-        argv = prepared.argv + list(CFLAGS) + ["-o", os.path.join(tmp, f"{prepared.stem}.so"), c_path] \
-            + list(LIBS)
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _BACKGROUND_SCRIPT, tmp, prepared.stem, self.path, *argv],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, close_fds=True)
-        # reap the process when it ends, without holding up the interpreter's exit
-        threading.Thread(target=self.process.wait, name="beast-c-build", daemon=True).start()
-
-    def wait(self, timeout=None) -> bool:
-        """Wait for the build; True when the shared object is in the cache."""
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return False
-        return os.path.exists(self.path)
-
-
-_BACKGROUND_SCRIPT = r"""
-import os, shutil, subprocess, sys
-tmp, stem, so_path, argv = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-try:
-    if not os.path.exists(so_path) and subprocess.run(argv, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
-        os.replace(os.path.join(tmp, stem + ".c"), so_path[:-3] + ".c")
-        os.replace(os.path.join(tmp, stem + ".so"), so_path)
-finally:
-    shutil.rmtree(tmp, ignore_errors=True)
-"""
-
-
-def _remove_stale(directory):
-    import time
-    now = time.time()
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    for name in names:
-        path = os.path.join(directory, name)
-        try:
-            if name.startswith(".tmp-") and now - os.stat(path).st_mtime > STALE_SECONDS:
-                shutil.rmtree(path, ignore_errors=True)
-        except OSError:
-            pass
-
-
-def build_in_background(prepared: Prepared):
-    """Start compiling ``prepared`` into the cache in a detached process (at most once per entry
-    and process); the :class:`BackgroundBuild`, or None when the entry exists or the cache
-    cannot be written."""
-    if cached_library(prepared) is not None:
-        return None
-    with _lock:
-        running = _background.get(prepared.entry)
-        if running is not None:
-            return running
-        try:
-            directory = cache.cache_dir("c")
-            _remove_stale(directory)
-            running = BackgroundBuild(prepared, directory)
-        except OSError:
-            return None
-        _background[prepared.entry] = running
-    return running
 
 
 def load_library(text: str, name: str):
@@ -1124,6 +1038,6 @@ def render(program) -> dict:
 
 
 __all__ = ["build", "render", "CEnumerator", "compiler", "library_path", "driver_text", "CFLAGS",
-           "prepare", "cached_library", "build_in_background", "BackgroundBuild"]
+           "prepare", "cached_library", "Prepared"]
 if sys.platform == "win32":   # pragma: no cover
     raise ImportError("the C backend needs POSIX threads")
