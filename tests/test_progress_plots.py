@@ -81,13 +81,17 @@ def test_ctrl_c_leaves_no_partial_file_and_exits_130(tmp_path, sig, rc, line):
 
 def test_stats_plot_png_and_svg(tmp_path):
     pytest.importorskip("matplotlib", reason="matplotlib comes with the test extra")
-    for name in ("stats.png", "stats.svg"):
-        path = tmp_path / name
-        proc = run_beast("stats", os.path.join(SPACES, "features.py"), "--backend", "python", "--plot", path)
-        assert proc.returncode == 0, proc.stderr
-        data = path.read_bytes()
-        assert data.startswith(b"\x89PNG") if name.endswith(".png") else b"<svg" in data[:2000]
+    from beast.plots import plot_stats
+    png = tmp_path / "stats.png"
+    proc = run_beast("stats", os.path.join(SPACES, "features.py"), "--backend", "python", "--plot", png)
+    assert proc.returncode == 0, proc.stderr
+    assert png.read_bytes().startswith(b"\x89PNG") and f"plot: {png}" in proc.stdout
+    stats = beast.load(os.path.join(SPACES, "fig03_primes.py")).stats(backend="python")
+    svg = plot_stats(stats, str(tmp_path / "stats.svg"))
+    assert b"<svg" in open(svg, "rb").read(2000)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stats.png", "stats.svg"]
+    bad = run_beast("stats", os.path.join(SPACES, "features.py"), "--plot", tmp_path / "stats.pdf")
+    assert bad.returncode == 2 and "png or .svg" in bad.stderr
 
 
 def test_plot_without_matplotlib_says_how_to_get_it(monkeypatch, tmp_path):
