@@ -205,3 +205,14 @@ def test_random_cartesian_matches_the_nest_without_checks(g):
             return
         event("compared")
         assert cartesian(space.plan) == leaves
+
+
+def test_a_failing_space_raises_the_same_error_in_stats():
+    text = "from beast import *\na = range(3)\nb = range(-1, 2)\nq = a // b\nbad = condition(q > 5)\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        space = beast.load(write_space(tmp, text))
+        for b in BACKENDS:
+            with pytest.raises(beast.EvaluationError) as info:
+                space.stats(backend=b)
+            assert info.value.message.startswith("division by zero") and info.value.lineno == 4, b
+            assert info.value.config == {"a": 0, "b": 0}, b
