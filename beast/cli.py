@@ -144,6 +144,9 @@ def _progress_chunks(space, args):
 
 
 def cmd_stats(args):
+    if args.plot:
+        from .plots import check_plot
+        check_plot(args.plot)          # before the work: matplotlib is there, the name says png or svg
     space = _load(args)
     stats = space.stats(backend=args.backend, threads=args.threads, values=bool(args.plot))
     if args.plot:

@@ -30,12 +30,19 @@ def _readable(path):
     os.chmod(path, 0o666 & ~umask)
 
 
-def plot_stats(stats, path: str, title: str | None = None) -> str:
-    """Draw ``stats`` (a :class:`beast.stats.Stats`) into ``path`` (.png or .svg); returns it.
-    Written to a temporary file first, then renamed."""
+def check_plot(path: str) -> str:
+    """The format of ``path`` (png or svg), once matplotlib is known to be there (else BeastError)."""
     fmt = os.path.splitext(path)[1].lstrip(".").lower()
     if fmt not in PLOT_FORMATS:
         raise BeastError(f"cannot tell the picture format of {path!r}", hint="use a .png or .svg file name")
+    _pyplot()
+    return fmt
+
+
+def plot_stats(stats, path: str, title: str | None = None) -> str:
+    """Draw ``stats`` (a :class:`beast.stats.Stats`) into ``path`` (.png or .svg); returns it.
+    Written to a temporary file first, then renamed."""
+    fmt = check_plot(path)
     plt = _pyplot()
     names = [n for n, d in stats.values.items() if d]
     ncols = 5

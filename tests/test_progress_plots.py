@@ -57,7 +57,9 @@ def test_enumerate_quiet_and_piped_writes_no_progress(tmp_path):
     assert out.read_text().count("\n") == 77
 
 
-def test_ctrl_c_leaves_no_partial_file_and_exits_130(tmp_path):
+@pytest.mark.parametrize("sig,rc,line", [(signal.SIGINT, 130, "beast: interrupted"),
+                                         (signal.SIGTERM, 143, "beast: terminated")])
+def test_ctrl_c_leaves_no_partial_file_and_exits_130(tmp_path, sig, rc, line):
     space = write_space(tmp_path, "from beast import *\na = range(10**9)\nb = range(10)\n")
     out = tmp_path / "rows.csv"
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -70,22 +72,26 @@ def test_ctrl_c_leaves_no_partial_file_and_exits_130(tmp_path):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.05)
     time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert stderr.strip() == "beast: interrupted" and "Traceback" not in stderr
+    assert proc.returncode == rc
+    assert stderr.strip() == line and "Traceback" not in stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["space.py"]       # no rows.csv, no temp file
 
 
 def test_stats_plot_png_and_svg(tmp_path):
     pytest.importorskip("matplotlib", reason="matplotlib comes with the test extra")
-    for name in ("stats.png", "stats.svg"):
-        path = tmp_path / name
-        proc = run_beast("stats", os.path.join(SPACES, "features.py"), "--backend", "python", "--plot", path)
-        assert proc.returncode == 0, proc.stderr
-        data = path.read_bytes()
-        assert data.startswith(b"\x89PNG") if name.endswith(".png") else b"<svg" in data[:2000]
+    from beast.plots import plot_stats
+    png = tmp_path / "stats.png"
+    proc = run_beast("stats", os.path.join(SPACES, "features.py"), "--backend", "python", "--plot", png)
+    assert proc.returncode == 0, proc.stderr
+    assert png.read_bytes().startswith(b"\x89PNG") and f"plot: {png}" in proc.stdout
+    stats = beast.load(os.path.join(SPACES, "fig03_primes.py")).stats(backend="python")
+    svg = plot_stats(stats, str(tmp_path / "stats.svg"))
+    assert b"<svg" in open(svg, "rb").read(2000)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stats.png", "stats.svg"]
+    bad = run_beast("stats", os.path.join(SPACES, "features.py"), "--plot", tmp_path / "stats.pdf")
+    assert bad.returncode == 2 and "png or .svg" in bad.stderr
 
 
 def test_plot_without_matplotlib_says_how_to_get_it(monkeypatch, tmp_path):
@@ -127,6 +133,7 @@ def test_tune_progress_hook_draws_a_bar_on_a_terminal_only(monkeypatch, capsys):
         calls.append(size)
         return "report"
 
+    monkeypatch.setitem(sys.modules, "tqdm", None)        # the built-in line, whether tqdm is here or not
     monkeypatch.setattr(tune_pkg, "tune", fake_tune)
     monkeypatch.setattr(tune_pkg, "format_report", lambda report, top: f"{report} top={top}")
     monkeypatch.setattr("beast.progress.Progress.update", _recording_update)

@@ -116,7 +116,11 @@ def test_fixed_spaces_match_interpreter_in_every_backend(name):
 
 
 def test_features_numbers_written_out():
-    st = beast.load(os.path.join(SPACES, "features.py")).stats(backend="python")
+    space = beast.load(os.path.join(SPACES, "features.py"))
+    st = space.stats(backend="python")
+    # the normal build has no counters: stats use a separate program
+    from beast.ir import Tally, walk_statements
+    assert space.program.tallies == () and not any(isinstance(s, Tally) for s in walk_statements(space.program.body))
     assert st.survivors == 76 and st.cartesian == 312
     assert st.conditions["too_big"].depth == 2
     assert (st.conditions["unlucky"].evaluated, st.conditions["unlucky"].rejected) == (108, 32)
@@ -207,3 +211,14 @@ def test_random_cartesian_matches_the_nest_without_checks(g):
             return
         event("compared")
         assert size == leaves
+
+
+def test_a_failing_space_raises_the_same_error_in_stats():
+    text = "from beast import *\na = range(3)\nb = range(-1, 2)\nq = a // b\nbad = condition(q > 5)\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        space = beast.load(write_space(tmp, text))
+        for b in BACKENDS:
+            with pytest.raises(beast.EvaluationError) as info:
+                space.stats(backend=b)
+            assert info.value.message.startswith("division by zero") and info.value.lineno == 4, b
+            assert info.value.config == {"a": 0, "b": 0}, b
