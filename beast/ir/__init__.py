@@ -3,7 +3,9 @@
 - :mod:`beast.ir.nest`: the loop-nest IR (``Loop``, ``Let``, ``Check``, ``Emit``, ``Program``), data only;
 - :mod:`beast.ir.build`: the program built from the front end's plan;
 - :mod:`beast.ir.tighten`: tighter loops where provably safe (solved loops, divisor loops, breaks);
-- :mod:`beast.ir.counting`: pure counting nests (a product of lengths instead of a loop).
+- :mod:`beast.ir.counting`: pure counting nests (a product of lengths instead of a loop);
+- :mod:`beast.ir.prefix`: programs over the outer loops, for sampling (the prefixes of a depth,
+  and the nest with its outer loops bound to a given prefix).
 
 Data flows one way: front end -> ir -> codegen (printers) -> runtime.
 """
