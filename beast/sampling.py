@@ -11,7 +11,9 @@ How a sample is drawn (the same rows in every backend, for the same seed and Num
    their running sums picks the prefix holding the rank and the rank within it.
 
 The counts of the prefixes at one shallow depth (the deepest one with at most :data:`TABLE_LIMIT`
-prefixes) are computed once per space and backend and kept (their sum is ``count``). Under a chosen
+prefixes) are computed once per space and backend -- a walk of the whole space, like ``count``
+-- and kept in memory and in ``$BEAST_CACHE_DIR/sample/`` (keyed by the generated enumerator, so a
+later process reads them back instead of counting again); their sum is ``count``. Under a chosen
 prefix, the descent goes one loop deeper at a time, counting the children of that prefix only
 (kept too, up to :data:`MEMO_LIMIT` prefixes), until a subtree holds at most :data:`LEAF_ROWS`
 survivors; that subtree is enumerated and the rows at the wanted ranks are taken. So after the
@@ -19,7 +21,11 @@ first call, drawing ``n`` survivors costs about ``n`` small walks of the nest be
 depth, not a walk of the whole space.
 
 When ``n >= count`` the result holds every survivor once, in random order (a uniform random
-permutation of ``space.enumerate()``): asking for more than there is is not an error.
+permutation of ``space.enumerate()``): asking for more than there is is not an error. When ``n``
+is more than a quarter of ``count``, the space is enumerated once and indexed (the same rows).
+
+Backends provide, besides ``count`` and ``chunks``, ``count_each(prefixes)`` (the count under each
+prefix, for a program made by :func:`~beast.ir.prefix.bind`) and ``rows_under(prefix, n)``.
 """
 from __future__ import annotations
 
