@@ -197,7 +197,8 @@ class Sampler:
             within = ranks[lo:hi] - (sums[j] - counts[j])
             prefix, c = prefixes[j], int(counts[j])
             if c <= self.leaf_rows or depth >= self.nest_depth:
-                rows = self._enumerator("bound", depth).rows_under(prefix, c)
+                # the walk stops after the last row wanted
+                rows = self._enumerator("bound", depth).rows_under(prefix, int(within[-1]) + 1)
                 out[pos[lo:hi]] = rows[within]
             else:
                 kids, kcounts, ksums = self._children(depth, prefix)

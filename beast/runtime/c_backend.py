@@ -477,7 +477,8 @@ int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int
     return 0;
 }
 
-/* the survivors under one prefix, in order, into out (room for cap rows); how many, -1 on error */
+/* the first cap survivors under one prefix, in order, into out: how many, -1 on error (the walk
+   stops at the row after the cap-th: with no block left, bn_row fails with BN_K_NO_MEMORY) */
 int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err) {
     bn_worker x;
     bn_worker_init(&x, NULL, 1, -1);
@@ -485,7 +486,9 @@ int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err
     x.d.out.rows = out; x.d.out.n = 0; x.d.out.cap = cap;
     int rc = bn_walk(&x.w);
     int64_t n = x.d.out.n;
-    if (rc == 1) { bn_rec r; bn_record(&r, &x.w); bn_export(err, &r); n = -1; }
+    if (rc == 1 && !(x.w.site == 0 && x.w.kind == BN_K_NO_MEMORY && n == cap)) {
+        bn_rec r; bn_record(&r, &x.w); bn_export(err, &r); n = -1;
+    }
     bn_w_free(&x.w);
     return n;
 }
@@ -765,7 +768,8 @@ class CEnumerator:
         return out
 
     def rows_under(self, prefix, n) -> np.ndarray:
-        """The ``n`` survivors under ``prefix`` (their count), in order."""
+        """The first ``n`` survivors under ``prefix`` (``n`` at most their count), in order; the
+        walk stops there."""
         ffi = _get_ffi()
         pre = np.ascontiguousarray(prefix, dtype=np.int64)
         arr = np.empty(int(n), dtype=self.dtype)
@@ -777,7 +781,7 @@ class CEnumerator:
         if got < 0:
             raise self.error(err).with_traceback(None)
         if got != n:
-            raise BeastError(f"internal error: {got} survivors under a prefix counted {n}")
+            raise BeastError(f"internal error: {got} survivors under a prefix, not {n}")
         return arr
 
     # -- errors
