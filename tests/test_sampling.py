@@ -186,6 +186,10 @@ def test_cli_sample(tmp_path):
     expected = space.sample(12, seed=4, backend="python")
     assert lines[0] == ",".join(space.iterators)
     assert [tuple(map(int, x.split(","))) for x in lines[1:]] == expected.tolist()
+    npy = tmp_path / "s.npy"
+    proc = run_beast("enumerate", path, "--backend", "c", "--sample", 12, "--seed", 4, "-o", npy)
+    assert proc.returncode == 0, proc.stderr
+    assert np.array_equal(np.load(npy), expected)
     proc = run_beast("enumerate", path, "--seed", 4, "-o", tmp_path / "x.csv")
     assert proc.returncode != 0 and "--seed needs --sample" in proc.stderr
 
