@@ -184,12 +184,22 @@ class Sampler:
             return out
         order = np.argsort(ranks, kind="stable")
         depth, prefixes, counts, sums = self.table()
-        self._descend(depth, prefixes, counts, sums, ranks[order], order, out)
+        leaves = {}
+        self._descend(depth, prefixes, counts, sums, ranks[order], order, leaves)
+        for d, found in leaves.items():
+            enum = self._enumerator("bound", d)
+            pos = np.concatenate([p for _, _, p in found])
+            if hasattr(enum, "pick_each"):      # one call for all the leaves of a depth
+                out[pos] = enum.pick_each(np.array([x for x, _, _ in found], dtype=np.int64)
+                                          .reshape(len(found), d), [w for _, w, _ in found])
+            else:                               # one walk per leaf, each stopping after its last row
+                out[pos] = np.concatenate([enum.rows_under(x, int(w[-1]) + 1)[w] for x, w, _ in found])
         return out
 
-    def _descend(self, depth, prefixes, counts, sums, ranks, pos, out):
-        """Fill ``out[pos]`` with the survivors at ``ranks`` (sorted, relative to the first of
-        ``prefixes``) of the subtrees under ``prefixes``."""
+    def _descend(self, depth, prefixes, counts, sums, ranks, pos, leaves):
+        """Find the subtrees of at most :attr:`leaf_rows` survivors holding ``ranks`` (sorted,
+        relative to the first of ``prefixes``) under ``prefixes``: ``leaves[depth]`` gets
+        (prefix, ranks within it, positions in the output) for each."""
         which = np.searchsorted(sums, ranks, side="right")
         bounds = np.flatnonzero(np.diff(which)) + 1
         for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(which)]):
@@ -197,12 +207,10 @@ class Sampler:
             within = ranks[lo:hi] - (sums[j] - counts[j])
             prefix, c = prefixes[j], int(counts[j])
             if c <= self.leaf_rows or depth >= self.nest_depth:
-                # the walk stops after the last row wanted
-                rows = self._enumerator("bound", depth).rows_under(prefix, int(within[-1]) + 1)
-                out[pos[lo:hi]] = rows[within]
+                leaves.setdefault(depth, []).append((prefix, within, pos[lo:hi]))
             else:
                 kids, kcounts, ksums = self._children(depth, prefix)
-                self._descend(depth + 1, kids, kcounts, ksums, within, pos[lo:hi], out)
+                self._descend(depth + 1, kids, kcounts, ksums, within, pos[lo:hi], leaves)
 
     def _children(self, depth, prefix):
         key = (depth, tuple(int(v) for v in prefix))

@@ -493,6 +493,24 @@ int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err
     return n;
 }
 
+/* for each of npre prefixes, the rows at nsel[j] ranks (ascending, in sel, one list after the
+   other) of its subtree, into out, one after the other; scratch holds the largest rank + 1 rows.
+   0, or -1 on error */
+int bn_pick_each(const int64_t *pre, int64_t npre, int width, const int64_t *nsel, const int64_t *sel,
+                 int64_t *scratch, int64_t *out, bn_err *err) {
+    int64_t k = 0;
+    for (int64_t j = 0; j < npre; j++) {
+        if (nsel[j] <= 0) continue;
+        int64_t stop = sel[k + nsel[j] - 1] + 1;
+        int64_t got = bn_rows_under(pre + j * width, stop, scratch, err);
+        if (got != stop) return -1;
+        for (int64_t i = 0; i < nsel[j]; i++, k++)
+            if (BN_NCOLS > 0)
+                memcpy(out + k * BN_NCOLS, scratch + sel[k] * BN_NCOLS, BN_NCOLS * sizeof *out);
+    }
+    return 0;
+}
+
 /* stop the workers (at their next claim point) and free everything */
 void bn_close(void *hv) {
     bn_handle *h = (bn_handle *)hv;
@@ -518,6 +536,8 @@ int64_t bn_fetch(void *h, int64_t *out, int64_t max_rows, int timeout_ms, int *s
 void bn_close(void *h);
 int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int64_t *out, bn_err *err);
 int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err);
+int bn_pick_each(const int64_t *pre, int64_t npre, int width, const int64_t *nsel, const int64_t *sel,
+                 int64_t *scratch, int64_t *out, bn_err *err);
 """
 
 
@@ -783,6 +803,30 @@ class CEnumerator:
         if got != n:
             raise BeastError(f"internal error: {got} survivors under a prefix, not {n}")
         return arr
+
+    def pick_each(self, prefixes, selections) -> np.ndarray:
+        """For each prefix, the rows at the given ranks (ascending) of its subtree, one list after
+        the other, in one call (each walk stops after its last rank)."""
+        ffi = _get_ffi()
+        pre = np.ascontiguousarray(prefixes, dtype=np.int64)
+        width = pre.shape[1] if pre.ndim == 2 else 0
+        nsel = np.ascontiguousarray([len(s) for s in selections], dtype=np.int64)
+        sel = np.ascontiguousarray(np.concatenate(selections) if len(selections) else [], dtype=np.int64)
+        out = np.empty(len(sel), dtype=self.dtype)
+        if len(sel) == 0:
+            return out
+        scratch = np.empty(int(max(s[-1] for s in selections if len(s))) + 1, dtype=self.dtype)
+        err, cfg = self._err()
+        dummy = ffi.new("int64_t[1]")
+
+        def ptr(a):
+            return ffi.cast("int64_t *", ffi.from_buffer(a)) if a.size and a.dtype.itemsize else dummy
+        if self.lib.bn_pick_each(ptr(pre), len(pre), width, ptr(nsel), ptr(sel), ptr(scratch),
+                                 ptr(out), err) < 0:
+            if err.kind == 0:
+                raise BeastError("internal error: fewer survivors under a prefix than its count")
+            raise self.error(err).with_traceback(None)
+        return out
 
     # -- errors
     def error(self, err) -> BeastError:
