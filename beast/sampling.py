@@ -11,7 +11,9 @@ How a sample is drawn (the same rows in every backend, for the same seed and Num
    their running sums picks the prefix holding the rank and the rank within it.
 
 The counts of the prefixes at one shallow depth (the deepest one with at most :data:`TABLE_LIMIT`
-prefixes) are computed once per space and backend and kept (their sum is ``count``). Under a chosen
+prefixes) are computed once per space and backend -- a walk of the whole space, like ``count``
+-- and kept in memory and in ``$BEAST_CACHE_DIR/sample/`` (keyed by the generated enumerator, so a
+later process reads them back instead of counting again); their sum is ``count``. Under a chosen
 prefix, the descent goes one loop deeper at a time, counting the children of that prefix only
 (kept too, up to :data:`MEMO_LIMIT` prefixes), until a subtree holds at most :data:`LEAF_ROWS`
 survivors; that subtree is enumerated and the rows at the wanted ranks are taken. So after the
@@ -19,7 +21,11 @@ first call, drawing ``n`` survivors costs about ``n`` small walks of the nest be
 depth, not a walk of the whole space.
 
 When ``n >= count`` the result holds every survivor once, in random order (a uniform random
-permutation of ``space.enumerate()``): asking for more than there is is not an error.
+permutation of ``space.enumerate()``): asking for more than there is is not an error. When ``n``
+is more than a quarter of ``count``, the space is enumerated once and indexed (the same rows).
+
+Backends provide, besides ``count`` and ``chunks``, ``count_each(prefixes)`` (the count under each
+prefix, for a program made by :func:`~beast.ir.prefix.bind`) and ``rows_under(prefix, n)``.
 """
 from __future__ import annotations
 
@@ -178,12 +184,22 @@ class Sampler:
             return out
         order = np.argsort(ranks, kind="stable")
         depth, prefixes, counts, sums = self.table()
-        self._descend(depth, prefixes, counts, sums, ranks[order], order, out)
+        leaves = {}
+        self._descend(depth, prefixes, counts, sums, ranks[order], order, leaves)
+        for d, found in leaves.items():
+            enum = self._enumerator("bound", d)
+            pos = np.concatenate([p for _, _, p in found])
+            if hasattr(enum, "pick_each"):      # one call for all the leaves of a depth
+                out[pos] = enum.pick_each(np.array([x for x, _, _ in found], dtype=np.int64)
+                                          .reshape(len(found), d), [w for _, w, _ in found])
+            else:                               # one walk per leaf, each stopping after its last row
+                out[pos] = np.concatenate([enum.rows_under(x, int(w[-1]) + 1)[w] for x, w, _ in found])
         return out
 
-    def _descend(self, depth, prefixes, counts, sums, ranks, pos, out):
-        """Fill ``out[pos]`` with the survivors at ``ranks`` (sorted, relative to the first of
-        ``prefixes``) of the subtrees under ``prefixes``."""
+    def _descend(self, depth, prefixes, counts, sums, ranks, pos, leaves):
+        """Find the subtrees of at most :attr:`leaf_rows` survivors holding ``ranks`` (sorted,
+        relative to the first of ``prefixes``) under ``prefixes``: ``leaves[depth]`` gets
+        (prefix, ranks within it, positions in the output) for each."""
         which = np.searchsorted(sums, ranks, side="right")
         bounds = np.flatnonzero(np.diff(which)) + 1
         for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(which)]):
@@ -191,11 +207,10 @@ class Sampler:
             within = ranks[lo:hi] - (sums[j] - counts[j])
             prefix, c = prefixes[j], int(counts[j])
             if c <= self.leaf_rows or depth >= self.nest_depth:
-                rows = self._enumerator("bound", depth).rows_under(prefix, c)
-                out[pos[lo:hi]] = rows[within]
+                leaves.setdefault(depth, []).append((prefix, within, pos[lo:hi]))
             else:
                 kids, kcounts, ksums = self._children(depth, prefix)
-                self._descend(depth + 1, kids, kcounts, ksums, within, pos[lo:hi], out)
+                self._descend(depth + 1, kids, kcounts, ksums, within, pos[lo:hi], leaves)
 
     def _children(self, depth, prefix):
         key = (depth, tuple(int(v) for v in prefix))

@@ -8,6 +8,7 @@ from .ir import build_program
 from .errors import BeastError
 from .frontend import build_space_model, load_module, make_plan
 from .runtime import DEFAULT_BACKEND, get_backend
+from .sampling import Sampler
 
 if TYPE_CHECKING:
     import numpy
@@ -124,13 +125,15 @@ class Space:
         rows in every backend. When ``n`` is at least :meth:`count`, every survivor is returned
         once, in random order. The first call on a space counts it once (cached in memory and in
         beast's cache directory); later calls cost about ``n`` small walks of the nest."""
-        from .sampling import Sampler
         backend = backend or DEFAULT_BACKEND
         samplers = self.__dict__.setdefault("_samplers", {})
-        if backend not in samplers:
-            samplers[backend] = Sampler(self.program, backend, threads)
-        samplers[backend].threads = threads
-        return samplers[backend].sample(n, seed=seed)
+        try:
+            if backend not in samplers:
+                samplers[backend] = Sampler(self.program, backend, threads)
+            samplers[backend].threads = threads
+            return samplers[backend].sample(n, seed=seed)
+        except BeastError as err:
+            raise err.with_traceback(None) from None
 
     def __repr__(self):
         return f"<beast.Space {self.name}: {len(self.iterators)} iterators, {len(self.conditions)} conditions>"

@@ -4,7 +4,12 @@
 - :mod:`beast.ir.build`: the program built from the front end's plan;
 - :mod:`beast.ir.tighten`: tighter loops where provably safe (solved loops, divisor loops, breaks);
 - :mod:`beast.ir.counting`: pure counting nests (a product of lengths instead of a loop);
+- :mod:`beast.ir.body`, :mod:`beast.ir.lower`: function bodies lowered once for every target;
+- :mod:`beast.ir.tabulate`: tables of the functions a target cannot translate;
+- :mod:`beast.ir.literals`, :mod:`beast.ir.sites`: integer widths; where an error can happen;
 - :mod:`beast.ir.instrument`: the program ``beast stats`` runs (counters of tried values and rejections).
+- :mod:`beast.ir.prefix`: programs over the outer loops, for sampling (the prefixes of a depth,
+  and the nest with its outer loops bound to a given prefix).
 
 Data flows one way: front end -> ir -> codegen (printers) -> runtime.
 """

@@ -1,7 +1,9 @@
 """Build and run enumerators: one backend per target, all behind the same small interface.
 
 A backend's ``build(program, python_source)`` returns an enumerator with ``count(threads)`` and
-``chunks(chunk_size, threads)`` (NumPy structured arrays, in enumeration order)."""
+``chunks(chunk_size, threads)`` (NumPy structured arrays, in enumeration order); for sampling
+(:mod:`beast.sampling`), on programs whose outer loops are bound to a prefix
+(:func:`beast.ir.prefix.bind`), also ``count_each(prefixes, threads)`` and ``rows_under(prefix, n)``."""
 from __future__ import annotations
 
 import importlib

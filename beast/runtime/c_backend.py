@@ -501,7 +501,8 @@ int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int
     return 0;
 }
 
-/* the survivors under one prefix, in order, into out (room for cap rows); how many, -1 on error */
+/* the first cap survivors under one prefix, in order, into out: how many, -1 on error (the walk
+   stops at the row after the cap-th: with no block left, bn_row fails with BN_K_NO_MEMORY) */
 int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err) {
     bn_worker x;
     bn_worker_init(&x, NULL, 1, -1);
@@ -509,9 +510,29 @@ int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err
     x.d.out.rows = out; x.d.out.n = 0; x.d.out.cap = cap;
     int rc = bn_walk(&x.w);
     int64_t n = x.d.out.n;
-    if (rc == 1) { bn_rec r; bn_record(&r, &x.w); bn_export(err, &r); n = -1; }
+    if (rc == 1 && !(x.w.site == 0 && x.w.kind == BN_K_NO_MEMORY && n == cap)) {
+        bn_rec r; bn_record(&r, &x.w); bn_export(err, &r); n = -1;
+    }
     bn_w_free(&x.w);
     return n;
+}
+
+/* for each of npre prefixes, the rows at nsel[j] ranks (ascending, in sel, one list after the
+   other) of its subtree, into out, one after the other; scratch holds the largest rank + 1 rows.
+   0, or -1 on error */
+int bn_pick_each(const int64_t *pre, int64_t npre, int width, const int64_t *nsel, const int64_t *sel,
+                 int64_t *scratch, int64_t *out, bn_err *err) {
+    int64_t k = 0;
+    for (int64_t j = 0; j < npre; j++) {
+        if (nsel[j] <= 0) continue;
+        int64_t stop = sel[k + nsel[j] - 1] + 1;
+        int64_t got = bn_rows_under(pre + j * width, stop, scratch, err);
+        if (got != stop) return -1;
+        for (int64_t i = 0; i < nsel[j]; i++, k++)
+            if (BN_NCOLS > 0)
+                memcpy(out + k * BN_NCOLS, scratch + sel[k] * BN_NCOLS, BN_NCOLS * sizeof *out);
+    }
+    return 0;
 }
 
 /* stop the workers (at their next claim point) and free everything */
@@ -541,6 +562,8 @@ int bn_tally(void *h, int64_t *out);
 int bn_outer(int split, int64_t *out);
 int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int64_t *out, bn_err *err);
 int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err);
+int bn_pick_each(const int64_t *pre, int64_t npre, int width, const int64_t *nsel, const int64_t *sel,
+                 int64_t *scratch, int64_t *out, bn_err *err);
 """
 
 
@@ -910,7 +933,8 @@ class CEnumerator:
         return out
 
     def rows_under(self, prefix, n) -> np.ndarray:
-        """The ``n`` survivors under ``prefix`` (their count), in order."""
+        """The first ``n`` survivors under ``prefix`` (``n`` at most their count), in order; the
+        walk stops there."""
         ffi = _get_ffi()
         pre = np.ascontiguousarray(prefix, dtype=np.int64)
         arr = np.empty(int(n), dtype=self.dtype)
@@ -922,8 +946,32 @@ class CEnumerator:
         if got < 0:
             raise self.error(err).with_traceback(None)
         if got != n:
-            raise BeastError(f"internal error: {got} survivors under a prefix counted {n}")
+            raise BeastError(f"internal error: {got} survivors under a prefix, not {n}")
         return arr
+
+    def pick_each(self, prefixes, selections) -> np.ndarray:
+        """For each prefix, the rows at the given ranks (ascending) of its subtree, one list after
+        the other, in one call (each walk stops after its last rank)."""
+        ffi = _get_ffi()
+        pre = np.ascontiguousarray(prefixes, dtype=np.int64)
+        width = pre.shape[1] if pre.ndim == 2 else 0
+        nsel = np.ascontiguousarray([len(s) for s in selections], dtype=np.int64)
+        sel = np.ascontiguousarray(np.concatenate(selections) if len(selections) else [], dtype=np.int64)
+        out = np.empty(len(sel), dtype=self.dtype)
+        if len(sel) == 0:
+            return out
+        scratch = np.empty(int(max(s[-1] for s in selections if len(s))) + 1, dtype=self.dtype)
+        err, cfg = self._err()
+        dummy = ffi.new("int64_t[1]")
+
+        def ptr(a):
+            return ffi.cast("int64_t *", ffi.from_buffer(a)) if a.size and a.dtype.itemsize else dummy
+        if self.lib.bn_pick_each(ptr(pre), len(pre), width, ptr(nsel), ptr(sel), ptr(scratch),
+                                 ptr(out), err) < 0:
+            if err.kind == 0:
+                raise BeastError("internal error: fewer survivors under a prefix than its count")
+            raise self.error(err).with_traceback(None)
+        return out
 
     # -- errors
     def error(self, err) -> BeastError:

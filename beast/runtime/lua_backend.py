@@ -342,12 +342,19 @@ class LuaEnumerator:
         return out
 
     def rows_under(self, prefix, n) -> np.ndarray:
-        """The ``n`` survivors under ``prefix`` (their count), in order."""
+        """The first ``n`` survivors under ``prefix`` (``n`` at most their count), in order; the
+        walk stops there."""
+        n = int(n)
+        if n <= 0:
+            return np.empty(0, dtype=self.dtype)
         self._set_prefix(prefix)
-        parts = list(self.chunks(max(1, int(n))))
-        out = np.concatenate(parts) if parts else np.empty(0, dtype=self.dtype)
-        if len(out) != n:
-            raise BeastError(f"internal error: {len(out)} survivors under a prefix counted {n}")
+        gen = self.chunks(n)
+        try:
+            out = next(gen, None)
+        finally:
+            gen.close()
+        if out is None or len(out) != n:
+            raise BeastError(f"internal error: fewer than {n} survivors under a prefix")
         return out
 
 

@@ -163,12 +163,19 @@ class PythonEnumerator:
         return out
 
     def rows_under(self, prefix, n) -> np.ndarray:
-        """The ``n`` survivors under ``prefix`` (their count), in order."""
+        """The first ``n`` survivors under ``prefix`` (``n`` at most their count), in order; the
+        walk stops there."""
+        n = int(n)
+        if n <= 0:
+            return np.empty(0, dtype=self.dtype)
         self.env["_b_pre"] = tuple(int(v) for v in prefix)
-        parts = list(self.chunks(max(1, int(n))))
-        out = np.concatenate(parts) if parts else np.empty(0, dtype=self.dtype)
-        if len(out) != n:
-            raise EvaluationError(f"internal error: {len(out)} survivors under a prefix counted {n}")
+        gen = self.chunks(n)
+        try:
+            out = next(gen, None)
+        finally:
+            gen.close()
+        if out is None or len(out) != n:
+            raise EvaluationError(f"internal error: fewer than {n} survivors under a prefix")
         return out
 
 
