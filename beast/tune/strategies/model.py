@@ -97,7 +97,7 @@ class ModelGuided(Strategy):
         if self.alignment:
             for j in cols:
                 x = np.abs(X[:, j])
-                parts.append(np.where(x == 0, 16, np.log2(x & -x)).astype(np.float64) if x.size else x)
+                parts.append(np.log2(np.where(x == 0, 1 << 16, x & -x)).astype(np.float64))
         return np.column_stack(parts)
 
     def _scores(self):
