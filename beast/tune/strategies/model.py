@@ -43,7 +43,7 @@ class ModelGuided(Strategy):
 
     name = "model"
 
-    def __init__(self, pool, seed=0, init: int = 16, kappa: float = 1.0, explore: float = 0.05,
+    def __init__(self, pool, seed=0, init: int = 16, kappa: float = 2.0, explore: float = 0.05,
                  trees: int = 48, candidates: int = 20000, top: int = 8,
                  fail_penalty: float | None = None, refit_all: int = 64, refit_ratio: int = 16,
                  interactions: bool = True, alignment: bool = True):
