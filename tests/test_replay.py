@@ -88,3 +88,12 @@ def test_cli_replay_json(capsys, tmp_path):
     bad.write_text("{}")
     assert main(["replay", CONV_SPACE, "--data", str(bad), "--budget", "5"]) == 2
     assert "not a Kernel Tuner cache file" in capsys.readouterr().err
+
+
+def test_cli_tune_offers_the_search_strategies():
+    from beast.cli import build_parser
+    for name in ("random", "local", "model", "hybrid"):
+        args = build_parser().parse_args(["tune", CONV_SPACE, "--size", "8", "8", "8", "--strategy", name,
+                                          "--budget", "5"])
+        assert args.strategy == name and args.budget == 5
+    assert main(["replay", CONV_SPACE, "--data", CONV_DATA, "--budget", "5", "--strategy", "nope"]) == 2

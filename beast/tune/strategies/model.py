@@ -33,8 +33,9 @@ class ModelGuided(Strategy):
       told up to ``refit_all``, then after every ``1/refit_ratio`` more (6 %), each time on
       the first p configurations told, so that a resumed run fits the same models;
     * a fraction ``explore`` of proposals stays random;
-    * the inputs are the parameter values and (``interactions``) the products of every pair of
-      them, which trees cannot form themselves (threads = block_x x block_y, tile widths, ...);
+    * the inputs are the parameter values, (``interactions``) the products of every pair of
+      them, which trees cannot form themselves (threads = block_x x block_y, tile widths, ...),
+      and (``alignment``) the largest power of two dividing each value;
     * failed configurations are left out of the training set (a failure says where the device
       refuses, not how fast its neighbours run; they are never proposed again), or, with
       ``fail_penalty`` p, learned as worse than the worst time seen (log time + p).
@@ -42,11 +43,12 @@ class ModelGuided(Strategy):
 
     name = "model"
 
-    def __init__(self, pool, seed=0, init: int = 16, kappa: float = 1.0, explore: float = 0.05,
+    def __init__(self, pool, seed=0, init: int = 16, kappa: float = 2.0, explore: float = 0.05,
                  trees: int = 48, candidates: int = 20000, top: int = 8,
                  fail_penalty: float | None = None, refit_all: int = 64, refit_ratio: int = 16,
-                 interactions: bool = True):
+                 interactions: bool = True, alignment: bool = True):
         super().__init__(pool, seed)
+        self.alignment = bool(alignment)
         self.interactions = bool(interactions)
         self.refit_all, self.refit_ratio = int(refit_all), int(refit_ratio)
         self._cache = None
@@ -83,14 +85,20 @@ class ModelGuided(Strategy):
         return self._features(self.pool.X[idx]), y
 
     def _features(self, X: np.ndarray) -> np.ndarray:
-        """The model's inputs: the parameter values, and with ``interactions`` the product of
-        every pair of parameters that takes more than one value (block x tile sizes, ...)."""
-        X = X.astype(np.float64)
-        if not self.interactions:
-            return X
+        """The model's inputs: the parameter values; with ``interactions`` the product of every
+        pair of parameters that takes more than one value (block x tile sizes, ...); with
+        ``alignment`` the power of two that divides each value (GPU code runs at different
+        speeds on multiples of 32, 64, ...: warps, memory transactions)."""
         cols = [j for j, v in enumerate(self.pool.values) if len(v) > 1]
-        pairs = [X[:, a] * X[:, b] for a, b in itertools.combinations(cols, 2)]
-        return np.column_stack([X] + pairs) if pairs else X
+        parts = [X.astype(np.float64)]
+        if self.interactions:
+            F = parts[0]
+            parts += [F[:, a] * F[:, b] for a, b in itertools.combinations(cols, 2)]
+        if self.alignment:
+            for j in cols:
+                x = np.abs(X[:, j])
+                parts.append(np.log2(np.where(x == 0, 1 << 16, x & -x)).astype(np.float64))
+        return np.column_stack(parts)
 
     def _scores(self):
         """(candidate pool indices, their scores; lower is better) of the model fitted on the
@@ -146,22 +154,26 @@ class ModelGuided(Strategy):
 class Hybrid(ModelGuided):
     """Model-guided and local search together: each proposal is, with probability
     ``local_share``, a free neighbour of the best configurations (as ``local`` proposes it)
-    and otherwise the model's best-scored configuration (as ``model``).  The model looks
-    everywhere, the neighbour walk refines the best region even where the model is wrong."""
+    and otherwise the model's best-scored configuration (as ``model``); before the model is
+    fitted (``init`` configurations told) the other half is random, and the first ``start``
+    proposals are all random.  The model looks everywhere, the neighbour walk refines the best
+    region even where the model is wrong."""
 
     name = "hybrid"
 
-    def __init__(self, pool, seed=0, init: int = 10, local_share: float = 0.5, **options):
+    def __init__(self, pool, seed=0, init: int = 10, local_share: float = 0.5, start: int = 3,
+                 **options):
         super().__init__(pool, seed, init=init, **options)
         self.local_share = float(local_share)
+        self.start = int(start)
 
     def _propose(self, n, rng):
         from .local import best_first_neighbours
-        if self._scores() is None:
-            return self.random_free(n, rng)
         n_local = int(sum(rng.random() < self.local_share for _ in range(n)))
         taken: set[int] = set()
+        if len(self.costs) < self.start:                 # the very first: random
+            n_local = 0
         out = best_first_neighbours(self, n_local, rng, taken)
-        out += self._model_picks(n - len(out), taken)
+        out += self._model_picks(n - len(out), taken)      # nothing before the model is fitted
         out.extend(self.random_free(n - len(out), rng, exclude=set(out)))
         return out
