@@ -5,6 +5,7 @@ device (tests/ray_hostsim.py: CupyBackend over the stand-in cupy of test_tune_gp
 CPU threads).  Checked against the JSONL log: every configuration once, none lost, when a worker
 dies mid-run; a run interrupted and resumed; an ask/tell strategy driving the workers."""
 import os
+import json
 import sys
 from pathlib import Path
 
@@ -185,6 +186,23 @@ def test_an_ask_tell_strategy_drives_the_workers(cluster, space, tmp_path):
     assert {tuple(c.values()) for c, _ in strategy.told} == {tuple(r.config.values()) for r in report.results}
     first = {strategy.rows[0]["blk_m"], strategy.rows[-1]["blk_m"]}
     assert all(c["blk_m"] in first for c, _ in strategy.told)
+
+
+@pytest.mark.parametrize("name", ["local", "random"])
+def test_a_named_search_strategy_drives_the_workers(cluster, space, tmp_path, name):
+    """The strategies of beast.tune.strategies run on Ray as in one process: distinct survivors,
+    the budget measured, every result logged once."""
+    log = tmp_path / f"{name}.jsonl"
+    report = tune_ray(space, SIZE, budget=5, strategy=name, seed=3, num_workers=2, log_path=log,
+                      backend_factory=factory(space, tmp_path))
+    assert report.complete and report.measured == 5 and report.strategy == name
+    keys = [tuple(r.config.values()) for r in report.results]
+    assert len(set(keys)) == 5
+    rows = {tuple(int(v) for v in row) for row in space.enumerate().tolist()}
+    assert set(keys) <= rows
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    measured = [tuple(r["config"].values()) for r in logged if "config" in r]
+    assert sorted(measured) == sorted(keys)                   # every result logged once
 
 
 def test_cli_ray_without_cupy_on_the_workers_says_so(cluster, capsys):

@@ -39,9 +39,10 @@ from beast.errors import BeastError
 
 from .kernel import KERNEL_VERSION, GemmLayout, GemmSettings
 from .log import TuneLog, config_key, make_header
-from .measure import COMPILE_ERROR, LAUNCH_ERROR, STATUSES, FatalBackendError, Measurement
+from .measure import COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, FatalBackendError, Measurement
 from .runner import (STRATEGIES, ProgressFn, TuneReport, TuneResult, _check_size, _device_identity,
-                     _is_better, _message, _peak, _probe_config, candidates)
+                     _is_better, _message, _peak, _probe_config, _search_strategy, candidates)
+from .strategies import strategy_stream
 
 #: how many dead workers a configuration may have been in flight on before it is logged as lost.
 MAX_ATTEMPTS = 3
@@ -532,7 +533,13 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
             progress(len(report.results), total, best)
 
         tell = None
-        if named:
+        search = _search_strategy(space, strategy, seed, budget, log.records) if named else None
+        if search is not None:            # local, model, hybrid, random by sampling: as tune() runs them
+            source = strategy_stream(search, need, batch=pool.lookahead * len(pool.slots))
+
+            def tell(cfg, meas):
+                search.tell(cfg, meas.ms if meas.status == OK else None)
+        elif named:
             source = candidates(space, strategy, need, log.done, seed=seed, chunk_size=chunk_size)
         else:
             source, tell = strategy_source(strategy, pool.lookahead * len(pool.slots))
