@@ -22,7 +22,8 @@ from beast.tune.hostsim import host_compiler  # noqa: E402
 from beast.tune.log import config_key, read_log  # noqa: E402
 from beast.tune.measure import LAUNCH_ERROR, OK  # noqa: E402
 from beast.tune.ray_runner import format_ray_summary, tune_ray  # noqa: E402
-from beast.tune.runner import candidates  # noqa: E402
+from beast.tune.runner import _search_strategy, candidates  # noqa: E402
+from beast.tune.strategies import strategy_stream  # noqa: E402
 
 from ray_hostsim import HostsimFactory, read_journal  # noqa: E402
 from test_tune_gpu import GEMM, SMALL, make_fake_cupy  # noqa: E402
@@ -64,7 +65,11 @@ def log_keys(path, names):
 
 
 def first_random(space, n, seed):
-    return {config_key(c, space.iterators) for c in candidates(space, "random", n, {}, seed=seed)}
+    """What the random strategy measures first, as tune() in one process runs it."""
+    search = _search_strategy(space, "random", seed, n, [])
+    if search is None:
+        return {config_key(c, space.iterators) for c in candidates(space, "random", n, {}, seed=seed)}
+    return {config_key(c, space.iterators) for c in strategy_stream(search, n, batch=n)}
 
 
 def test_a_killed_worker_loses_nothing_and_nothing_is_measured_twice(cluster, space, tmp_path):
