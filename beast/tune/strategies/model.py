@@ -156,8 +156,9 @@ class Hybrid(ModelGuided):
     ``local_share``, a free neighbour of the best configurations (as ``local`` proposes it)
     and otherwise the model's best-scored configuration (as ``model``).  The first ``start``
     proposals are random; then, until the model is fitted (``init`` configurations told), a
-    fraction ``warmup_share`` of them are neighbours of the best and the rest random.  The model looks everywhere, the neighbour walk refines the best
-    region even where the model is wrong."""
+    fraction ``warmup_share`` of them are neighbours of the best and the rest random.  The
+    model looks everywhere, the neighbour walk refines the best region even where the model
+    is wrong."""
 
     name = "hybrid"
 
