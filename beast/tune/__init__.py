@@ -6,7 +6,9 @@
 * :mod:`beast.tune.gpu` -- CuPy layer: NVRTC compile, launch, cuBLAS check, event timing;
 * :mod:`beast.tune.measure` -- measurement records and the repeat-until-stable rule;
 * :mod:`beast.tune.log` -- the resumable JSONL log;
-* :mod:`beast.tune.runner` -- :func:`tune` and :func:`format_report`.
+* :mod:`beast.tune.runner` -- :func:`tune` and :func:`format_report`;
+* :mod:`beast.tune.strategies` -- search strategies (random, local, model, hybrid): ask/tell;
+* :mod:`beast.tune.replay` -- a strategy played against recorded times (``beast replay``).
 """
 from .gpu import gpu_available, require_gpu
 from .kernel import KERNEL_NAME, KERNEL_VERSION, GemmKernel, GemmLayout, GemmSettings, generate
