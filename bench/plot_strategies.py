@@ -26,7 +26,8 @@ def load(paths):
         with open(path) as fh:
             for name, entries in json.load(fh).items():
                 merged.setdefault(name, {}).update(entries)
-    return merged
+    order = ["dedispersion", "convolution"]
+    return {k: merged[k] for k in sorted(merged, key=lambda k: (order.index(k) if k in order else 99, k))}
 
 
 def evals_to(curves, target=0.95):
