@@ -136,7 +136,7 @@ def main(argv=None):
                 seconds = time.perf_counter() - start
                 entry = {"tool": tool, "strategy": strategy, "size": size, "budget": budget,
                          "repeats": args.repeats, "seconds": round(seconds, 2),
-                         "curves": np.round(curves, 6).tolist()}
+                         "curves": np.round(curves, 5).tolist()}
                 results.setdefault(name, {})[f"{tool}:{strategy}"] = entry
                 at95 = np.where((curves >= 0.95).any(axis=1), (curves >= 0.95).argmax(axis=1) + 1, np.inf)
                 print(f"{name:13s} {tool}:{strategy:18s} {seconds:7.1f}s  median evals to 95%: "
@@ -145,7 +145,7 @@ def main(argv=None):
                                  for p in (0.01, 0.02, 0.05)), flush=True)
                 tmp = args.output + ".tmp"
                 with open(tmp, "w") as fh:
-                    json.dump(results, fh)
+                    json.dump(results, fh, separators=(",", ":"))
                 os.replace(tmp, args.output)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -26,7 +26,8 @@ def load(paths):
         with open(path) as fh:
             for name, entries in json.load(fh).items():
                 merged.setdefault(name, {}).update(entries)
-    return merged
+    order = ["dedispersion", "convolution"]
+    return {k: merged[k] for k in sorted(merged, key=lambda k: (order.index(k) if k in order else 99, k))}
 
 
 def evals_to(curves, target=0.95):
@@ -81,7 +82,8 @@ def plot(results, path):
             ax.axvline(size * p / 100, color="grey", lw=0.6, ls=":")
         ax.axhline(0.95, color="grey", lw=0.6)
         ax.set_xscale("log")
-        ax.set_ylim(0.5, 1.005)
+        low = min(np.array(e["curves"]).mean(axis=0)[0] for e in entries.values())
+        ax.set_ylim(max(0.5, np.floor(low * 20) / 20), 1.005)
         ax.set_xlabel("evaluations (dotted: 1, 2, 5 % of the space)")
         ax.set_ylabel("best time overall / best time found (mean)")
         ax.set_title(f"{name} on RTX A4000 ({size} configurations)")

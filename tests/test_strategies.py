@@ -145,3 +145,35 @@ def test_tune_with_a_search_strategy_resumes_from_its_log(tmp_path):
     configs = [tuple(r["config"].values()) for r in records if "config" in r]
     assert len(configs) == len(set(configs)) == 40
     assert set(configs) <= {tuple(r) for r in space.enumerate().tolist()}
+
+
+class _Sampling:
+    """A space with ``sample(n, seed)`` (drawn here from the enumeration), the rest forwarded."""
+
+    def __init__(self, space):
+        self._space = space
+
+    def __getattr__(self, name):
+        return getattr(self._space, name)
+
+    def sample(self, n, seed=None):
+        rows = self._space.enumerate()
+        pick = np.random.default_rng(seed).choice(len(rows), size=min(n, len(rows)), replace=False)
+        return rows[pick]
+
+
+def test_tune_random_uses_sampling_when_the_space_can_and_resumes(tmp_path):
+    from test_tune_log import FakeBackend, keys, small_space
+    space = _Sampling(small_space())
+    names = space.iterators
+    whole = FakeBackend()
+    tune(space, (64, 64, 64), budget=30, strategy="random", seed=4, backend=whole)
+    measured = keys(whole.measured, names)
+    assert len(set(measured)) == 30 and set(measured) <= {tuple(r) for r in space.enumerate().tolist()}
+    log = tmp_path / "r.jsonl"
+    first = FakeBackend(interrupt_after=12)
+    tune(space, (64, 64, 64), budget=30, strategy="random", seed=4, log_path=log, backend=first)
+    second = FakeBackend()
+    report = tune(space, (64, 64, 64), budget=30, strategy="random", seed=4, log_path=log, backend=second)
+    assert report.complete and report.tried == 30
+    assert set(keys(first.measured[:12], names)) | set(keys(second.measured, names)) == set(measured)

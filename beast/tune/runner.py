@@ -368,9 +368,9 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
 
 def _search_strategy(space, strategy: str, seed: int, budget: int | None, records):
     """The :mod:`beast.tune.strategies` object for ``strategy`` (told what the log holds), or
-    None for the strategies that stream the enumeration (exhaustive; random without
-    ``space.sample``)."""
-    if strategy == "exhaustive" or (strategy == "random" and not hasattr(space, "sample")):
+    None for the strategies that stream the enumeration (exhaustive; random over every
+    survivor or without ``space.sample``)."""
+    if strategy == "exhaustive" or (strategy == "random" and (budget is None or not hasattr(space, "sample"))):
         return None
     search = make_strategy(strategy, space, seed=seed, budget=budget)
     search.resume(records)

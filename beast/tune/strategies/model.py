@@ -154,22 +154,25 @@ class ModelGuided(Strategy):
 class Hybrid(ModelGuided):
     """Model-guided and local search together: each proposal is, with probability
     ``local_share``, a free neighbour of the best configurations (as ``local`` proposes it)
-    and otherwise the model's best-scored configuration (as ``model``); before the model is
-    fitted (``init`` configurations told) the other half is random, and the first ``start``
-    proposals are all random.  The model looks everywhere, the neighbour walk refines the best
-    region even where the model is wrong."""
+    and otherwise the model's best-scored configuration (as ``model``).  The first ``start``
+    proposals are random; then, until the model is fitted (``init`` configurations told), a
+    fraction ``warmup_share`` of them are neighbours of the best and the rest random.  The
+    model looks everywhere, the neighbour walk refines the best region even where the model
+    is wrong."""
 
     name = "hybrid"
 
     def __init__(self, pool, seed=0, init: int = 10, local_share: float = 0.5, start: int = 3,
-                 **options):
+                 warmup_share: float = 1.0, **options):
         super().__init__(pool, seed, init=init, **options)
         self.local_share = float(local_share)
+        self.warmup_share = float(warmup_share)
         self.start = int(start)
 
     def _propose(self, n, rng):
         from .local import best_first_neighbours
-        n_local = int(sum(rng.random() < self.local_share for _ in range(n)))
+        share = self.local_share if self._scores() is not None else self.warmup_share
+        n_local = int(sum(rng.random() < share for _ in range(n)))
         taken: set[int] = set()
         if len(self.costs) < self.start:                 # the very first: random
             n_local = 0
