@@ -8,7 +8,6 @@ from .ir import build_program
 from .errors import BeastError
 from .frontend import build_space_model, load_module, make_plan
 from .runtime import DEFAULT_BACKEND, get_backend
-from .sampling import Sampler
 
 if TYPE_CHECKING:
     import numpy
@@ -129,6 +128,7 @@ class Space:
         samplers = self.__dict__.setdefault("_samplers", {})
         try:
             if backend not in samplers:
+                from .sampling import Sampler
                 samplers[backend] = Sampler(self.program, backend, threads)
             samplers[backend].threads = threads
             return samplers[backend].sample(n, seed=seed)
