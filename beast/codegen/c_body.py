@@ -1,0 +1,371 @@
+"""Print a lowered user function (:mod:`beast.ir.lower`) as a C function, or its table
+(:mod:`beast.ir.tabulate`) as C arrays and a lookup."""
+from __future__ import annotations
+
+import ast
+
+from ..expr import Const, Var
+from ..ir.body import ListLit
+from ..ir.lower import lower_function
+from ..ir.sites import TableSite
+from ..ir.tabulate import float_bits
+from .c_exprs import (CTYPE, INT64_MAX, INT64_MIN, INTISH, NUMERIC, ZERO, CVal, _Code, _Gen, _mangle, _Untranslatable,
+                      c_comment, c_int)
+
+# ---------------------------------------------------------------------------------------------
+# User functions: AST -> C (translation)
+
+class _FuncCtx:
+    """Failure statements and list temporaries inside a translated function."""
+
+    def __init__(self, unit):
+        self.unit = unit
+        self.lists = []
+
+    def fail(self, site, kind):
+        return f"{{ w->site = {site}; w->kind = {kind}; bn_rc = 1; goto bn_out; }}"
+
+    def fail_prop(self):
+        raise _Untranslatable(None, "a call of another beast function")
+
+    def new_list(self):
+        name = self.unit.tmp()
+        self.lists.append(name)
+        return name
+
+
+class _FuncGen:
+    """Print one lowered user function body (:mod:`beast.ir.lower`) as C."""
+
+    def __init__(self, unit, info, fname):
+        self.unit, self.info, self.fname = unit, info, fname
+        self.fdef = info.fdef
+        self.body = lower_function(info, unit.param_types(info))
+        self.kind = self.body.kind
+        self.params = self.body.params
+        self.ptypes = self.body.ptypes
+        self.code = _Code(1)
+        self.ctx = _FuncCtx(unit)
+        self.gen = _Gen(unit, self.code, self.resolve, self.ctx)
+        self.gen.pos = _Positions(unit, self.body.positions)
+        self.gen.origins = self.body.origins
+        self.locals = {}          # name -> CVal (C variable)
+
+    def resolve(self, name):
+        if name in self.locals:
+            return self.locals[name]
+        raise _Untranslatable(None, f"the name '{name}'")
+
+    def site(self, node):
+        if node is None or getattr(node, "lineno", None) is None:
+            return self.gen.site
+        end = node.end_col_offset if getattr(node, "end_lineno", node.lineno) == node.lineno else None
+        return self.unit.user_site(self.info.filename, node.lineno, node.col_offset, end)
+
+    # -- statements
+    def translate(self):
+        decls = []
+        for p in self.params:
+            if p not in self.body.locals:
+                self.locals[p] = CVal(f"p_{_mangle(p)}", self.ptypes[p])
+        for name, ltype in self.body.locals.items():
+            cname = f"l_{_mangle(name)}"
+            if ltype not in ("list",) + NUMERIC:
+                raise _Untranslatable(None, f"the local '{name}' (a {ltype})")
+            if ltype == "list":
+                decls.append(f"bn_list {cname} = BN_LIST0;")
+                self.ctx.lists.append(cname)
+            else:
+                init = ZERO[ltype]
+                if name in self.params:
+                    init = self.gen.convert(CVal(f"p_{_mangle(name)}", self.ptypes[name]), ltype)
+                decls.append(f"{CTYPE[ltype]} {cname} = {init};")
+            self.locals[name] = CVal(cname, ltype)
+        self.gen.site = self.site(self.fdef)
+        self.statements(self.body.body)
+        # falling off the end
+        if self.kind == "iterator":
+            self.code("out->kind = BN_SEQ_NONE;")
+        elif self.kind == "condition":
+            self.code("*out = 0;")
+        out_type = "bn_seq *out" if self.kind != "condition" else "int64_t *out"
+        params = "".join(f", {CTYPE[self.ptypes[p]]} p_{_mangle(p)}" for p in self.params)
+        lines = [f"static int {self.fname}(bn_w *w, {out_type}{params})",
+                 "{", "    int bn_rc = 0, bn_e = 0;"]
+        lines += ["    " + d for d in decls]
+        lines += ["    " + f"bn_list {name} = BN_LIST0;" for name in self.ctx.lists
+                  if not name.startswith("l_")]
+        used = ["w", "out", "bn_e"] + [f"p_{_mangle(p)}" for p in self.params] + \
+            [self.locals[n].text for n in self.body.locals]
+        lines.append("    " + " ".join(f"(void){u};" for u in used))
+        lines += self.code.lines
+        lines += ["    goto bn_out;", "bn_out:"]
+        lines += [f"    free({name}.v);" for name in self.ctx.lists]
+        lines += ["    return bn_rc;", "}"]
+        return "\n".join(lines)
+
+    def statements(self, body):
+        for st in body:
+            self.statement(st)
+
+    def assign(self, name, value):
+        target = self.locals[name]
+        if target.type == "list":
+            if value.type == "carray":
+                arr, n = value.parts
+                self.code(f"{target}.n = 0;")
+                if n:
+                    i = self.unit.tmp()
+                    self.code(f"for (int64_t {i} = 0; {i} < {n}; {i}++)")
+                    self.code(f"    if (BN_UNLIKELY(bn_e = bn_list_push(&{target}, {arr}[{i}]))) "
+                              f"{self.ctx.fail(self.gen.site, 'bn_e')}")
+                return
+            if value.type != "list":
+                raise _Untranslatable(None, f"assigning a {value.type} to the list '{name}'")
+            self.code(f"if (BN_UNLIKELY(bn_e = bn_list_copy(&{target}, &{value}))) "
+                      f"{self.ctx.fail(self.gen.site, 'bn_e')}")
+            return
+        if value.type not in NUMERIC:
+            raise _Untranslatable(None, f"assigning a {value.type} to '{name}'")
+        self.code(f"{target} = {self.gen.convert(value, target.type)};")
+
+    def statement(self, st):
+        gen = self.gen
+        saved = gen.site
+        gen.site = self.site(st.node)
+        self.code(c_comment(f"line {st.node.lineno}: {ast.unparse(st.node).splitlines()[0]}"))
+        try:
+            getattr(self, "s_" + type(st).__name__)(st)
+        finally:
+            gen.site = saved
+
+    def s_Unpack(self, st):
+        values = []
+        for v in st.values:      # every value first, then the assignments (a copy each)
+            v = self.gen.value(v)
+            if v.type not in NUMERIC:
+                raise _Untranslatable(st.node, f"unpacking a {v.type}")
+            values.append(v if v.is_const else self.gen.let(v.type, v.text))
+        for n, v in zip(st.names, values):
+            self.assign(n, v)
+
+    def s_Assign(self, st):
+        gen = self.gen
+        if self.locals[st.names[0]].type == "list":
+            if st.aug:
+                raise _Untranslatable(st.node, "'+=' on a list")
+            if isinstance(st.value, Var):
+                raise _Untranslatable(None, f"'{st.names[0]} = {st.value.name}' (two names for one list)")
+            if isinstance(st.value, ListLit) and not st.value.elts:
+                for n in st.names:
+                    self.code(f"{self.locals[n]}.n = 0;")
+                return
+            value = gen.value(st.value)
+            for n in st.names:
+                self.assign(n, value)
+            return
+        value = gen.value(st.value)
+        if len(st.names) > 1:
+            value = gen.stable(value)
+        for n in st.names:
+            self.assign(n, value)
+
+    def s_SetItem(self, st):
+        raise _Untranslatable(st.target, "this assignment target")
+
+    def s_If(self, st):
+        gen, code = self.gen, self.code
+        v = gen.value(st.test)
+        if v.is_const:
+            self.statements(st.body if v.const else st.orelse)
+            return
+        code.open(f"if ({gen.truth_of(v)}) {{")
+        self.statements(st.body)
+        if st.orelse:
+            code.close("} else {")
+            code.indent += 1
+            self.statements(st.orelse)
+        code.close()
+
+    def s_While(self, st):
+        gen, code = self.gen, self.code
+        code.open("for (;;) {")
+        v = gen.value(st.test)
+        if v.is_const and not v.const:
+            code("break;")
+        elif not v.is_const:
+            code(f"if (!{gen.truth_of(v)}) break;")
+        self.statements(st.body)
+        code.close()
+
+    def s_For(self, st):
+        def body(v):
+            self.assign(st.name, v)
+            self.statements(st.body)
+        self.gen.iterate(st.iterable, body, st.node)
+
+    def s_Break(self, st):
+        self.code("break;")
+
+    def s_Continue(self, st):
+        self.code("continue;")
+
+    def s_Eval(self, st):
+        self.gen.value(st.value)
+
+    def s_Yield(self, st):
+        gen = self.gen
+        v = gen.value(st.value)
+        if v.type not in NUMERIC:
+            raise _Untranslatable(st.node.value, "yielding a non-number")
+        self.code(f"if (BN_UNLIKELY(bn_e = bn_seq_push(out, {gen.to_num(v)}))) {self.ctx.fail(gen.site, 'bn_e')}")
+
+    def s_Append(self, st):
+        gen = self.gen
+        lst = self.locals[st.name]
+        v = gen.value(st.value)
+        if v.type not in INTISH:
+            raise _Untranslatable(st.call, f"appending a {v.type} (lists of integers only)")
+        self.code(f"if (BN_UNLIKELY(bn_e = bn_list_push(&{lst}, {v}))) {self.ctx.fail(gen.site, 'bn_e')}")
+
+    def s_Return(self, st):
+        gen, code = self.gen, self.code
+        if self.kind == "closure":
+            if st.value is not None:
+                gen.value(st.value)
+            code("goto bn_out;")
+            return
+        expr = st.value if st.value is not None else Const(None)
+        if self.kind == "condition":
+            v = gen.value(expr)
+            code(f"*out = {gen.truth_of(v)};")
+            code("goto bn_out;")
+            return
+        if isinstance(expr, Const) and expr.value is None:
+            code("out->kind = BN_SEQ_NONE;")
+        else:
+            v = gen.value(expr)
+            if v.type == "range":
+                a, b, c = v.parts
+                code(f"bn_seq_range(out, {a}, {b}, {c});")
+            elif v.type == "carray":
+                arr, n = v.parts
+                code(f"bn_seq_ints(out, {arr if n else 'NULL'}, {n});")
+            elif v.type == "list":
+                i = self.unit.tmp()
+                code(f"for (int64_t {i} = 0; {i} < {v}.n; {i}++)")
+                code(f"    if (BN_UNLIKELY(bn_e = bn_seq_push(out, bn_ni({v}.v[{i}])))) "
+                     f"{self.ctx.fail(gen.site, 'bn_e')}")
+            elif v.type in NUMERIC:
+                code(f"if (BN_UNLIKELY(bn_e = bn_seq_push(out, {gen.to_num(v)}))) {self.ctx.fail(gen.site, 'bn_e')}")
+            else:
+                raise _Untranslatable(st.node, f"returning a {v.type}")
+        code("goto bn_out;")
+
+
+class _Positions:
+    """``id(expr) -> site`` of a lowered body's operations, registered as user sites on first use."""
+
+    def __init__(self, unit, positions):
+        self.unit, self.positions = unit, positions
+
+    def get(self, key, default):
+        where = self.positions.get(key)
+        return default if where is None else self.unit.user_site(*where)
+
+
+# ---------------------------------------------------------------------------------------------
+# User functions: tabulation over the finite domains of their arguments
+
+class _TablePrinter:
+    """Print a :class:`~beast.ir.tabulate.Table` as C arrays and a lookup function."""
+
+    def __init__(self, unit):
+        self.unit = unit
+
+    def value_tag(self, v):
+        if type(v) in (int, bool) and INT64_MIN <= v <= INT64_MAX:
+            return 0, int(v)
+        if type(v) is float:
+            return 1, float_bits(v)
+        self.unit.objects.append(v)
+        return 2, len(self.unit.objects) - 1
+
+    def emit(self, table, fname):
+        info, ptypes, entries = table.info, table.ptypes, table.entries
+        unit = self.unit
+        tid = unit.tmp()
+        n = len(entries)
+        width = sum(2 if t == "num" else 1 for t in ptypes)
+        keys = [k for key, _ in entries for k in key]
+        errs = [unit.site(o[2]) if o[2] is not None else 0 for _, o in entries]
+        out = [c_comment(f"'{info.name}' tabulated over {n} argument tuples")]
+
+        def array(ctype, name, values):
+            body = ", ".join(str(v) if ctype != "int64_t" else c_int(v) for v in values) or "0"
+            out.append(f"static const {ctype} {name}[] BN_UNUSED = {{{body}}};")
+
+        array("int64_t", f"{tid}_k", keys)
+        array("int32_t", f"{tid}_e", errs)
+        params = "".join(f", {CTYPE[t]} p{i}" for i, t in enumerate(ptypes))
+        key_parts = []
+        for i, t in enumerate(ptypes):
+            if t in INTISH:
+                key_parts.append(f"p{i}")
+            elif t == "float":
+                key_parts.append(f"bn_dbits(p{i})")
+            else:
+                key_parts += [f"(int64_t)p{i}.f", f"p{i}.f ? bn_dbits(p{i}.d) : p{i}.i"]
+        miss = unit.site(TableSite(info.name))
+        body = [f"    int64_t key[{width + 1}] = {{{', '.join(key_parts + ['0'])}}};",
+                f"    int64_t e = bn_tab_find({tid}_k, {n}, {width}, key);",
+                "    (void)w; (void)key;",
+                f"    if (BN_UNLIKELY(e < 0)) {{ w->site = {miss}; w->kind = BN_K_TABLE_MISS; return 1; }}"]
+        if info.role == "condition":
+            array("unsigned char", f"{tid}_v", [1 if o[1] else 0 for _, o in entries])
+            sig = f"static int {fname}(bn_w *w, int64_t *out{params})"
+            body.append(f"    *out = {tid}_v[e];")
+        else:
+            kinds, offs, vals, tags = [], [0], [], []
+            for _, (kind, payload, _err) in entries:
+                if kind == "range":
+                    kinds.append(1)
+                    vals += list(payload)
+                    tags += [0, 0, 0]
+                elif kind == "none":
+                    kinds.append(2)
+                elif kind == "badret":
+                    kinds.append(3)
+                    unit.objects.append(payload)
+                    vals.append(len(unit.objects) - 1)
+                    tags.append(0)
+                else:
+                    kinds.append(0)
+                    for v in payload:
+                        tag, bits = self.value_tag(v)
+                        vals.append(bits)
+                        tags.append(tag)
+                offs.append(len(vals))
+            array("unsigned char", f"{tid}_n", kinds)
+            array("int64_t", f"{tid}_o", offs)
+            array("int64_t", f"{tid}_v", vals)
+            array("unsigned char", f"{tid}_t", tags)
+            sig = f"static int {fname}(bn_w *w, bn_seq *out{params})"
+            body += [f"    int64_t o = {tid}_o[e], m = {tid}_o[e + 1] - o, i;",
+                     f"    switch ({tid}_n[e]) {{",
+                     f"    case 1: bn_seq_range(out, {tid}_v[o], {tid}_v[o + 1], {tid}_v[o + 2]); break;",
+                     "    case 2: out->kind = BN_SEQ_NONE; break;",
+                     f"    case 3: out->kind = BN_SEQ_BADRET; out->extra = {tid}_v[o]; break;",
+                     "    default:",
+                     "        for (i = 0; i < m; i++) {",
+                     "            bn_num x = BN_NUM0; int r;",
+                     f"            x.f = {tid}_t[o + i]; x.i = {tid}_v[o + i];",
+                     "            if (x.f == 1) { x.d = bn_bitsd(x.i); x.i = 0; }",
+                     "            if (BN_UNLIKELY(r = bn_seq_push(out, x))) "
+                     f"{{ w->site = {miss}; w->kind = r; return 1; }}",
+                     "        }",
+                     "    }"]
+        body += [f"    if ({tid}_e[e]) {{ w->site = {tid}_e[e]; w->kind = BN_K_EXCEPTION; return 1; }}",
+                 "    return 0;"]
+        out += [sig, "{"] + body + ["}"]
+        return "\n".join(out)

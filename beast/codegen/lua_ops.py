@@ -1,0 +1,516 @@
+"""Lua spellings of Python's operators on typed values, shared by the Lua printer of the loop nest
+(:mod:`beast.codegen.lua`) and of function bodies (:mod:`beast.codegen.lua_body`): numbers are
+LuaJIT doubles, exact below 2**53; a value of static type 'num' carries an "is a float" flag."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..errors import BeastError
+from .exprs import ATOM, ExprPrinter
+
+LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
+SAFE = LIMIT - 1
+
+# Lua operator precedence (higher binds tighter)
+OR, AND, CMP, CONCAT, ADD, MUL, UNARY, POW = 1, 2, 3, 4, 5, 6, 7, 8
+
+LUA_KEYWORDS = {"and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto",
+                "if", "in", "local", "nil", "not", "or", "repeat", "return", "then", "true",
+                "until", "while"}
+
+NUMERIC = ("int", "float", "num")
+SETOP_CODES = {"union": 1, "intersection": 2, "difference": 3}
+
+
+class Untranslatable(Exception):
+    """A user function uses something the translator does not handle: call it in Python."""
+
+
+class LuaCodegenError(BeastError):
+    """The IR holds a construct the Lua printer cannot express."""
+
+
+def lua_ident(name: str) -> str:
+    """A Lua local name for a Python name (Lua keywords, non-ASCII and '_b_' names are mangled)."""
+    if name.isascii() and name.isidentifier() and name not in LUA_KEYWORDS \
+            and not name.startswith("_b_"):
+        return name
+    safe = re.sub(r"[^0-9A-Za-z_]", lambda m: f"_{ord(m.group()):x}_", name)
+    return f"_b_n_{safe}"
+
+
+def lua_string(s: str) -> str:
+    out = ['"']
+    for b in s.encode("utf-8"):
+        c = chr(b)
+        if c in '"\\':
+            out.append("\\" + c)
+        elif 32 <= b < 127:
+            out.append(c)
+        else:
+            out.append(f"\\{b:03d}")
+    out.append('"')
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Typed values of the expression printers
+
+_NOCONST = object()
+
+
+class V:
+    """A translated expression: Lua text, its precedence, its type, and for type 'num' the Lua
+    text of its "is a float" flag. ``iv`` is a known (lo, hi) range of an integer value; ``k`` the
+    Python value of a compile-time constant; ``parts`` the (start, stop, step) Vs of a range."""
+    __slots__ = ("code", "prec", "ty", "flag", "iv", "k", "parts")
+
+    def __init__(self, code, prec, ty, flag=None, iv=None, k=_NOCONST, parts=None):
+        self.code, self.prec, self.ty, self.flag, self.iv, self.k, self.parts = \
+            code, prec, ty, flag, iv, k, parts
+
+    @property
+    def const(self):
+        return self.k is not _NOCONST
+
+    def __repr__(self):
+        return f"V({self.code!r}, {self.ty})"
+
+
+def wrap(v: V, min_prec, strict=False) -> str:
+    if v.prec < min_prec or (strict and v.prec == min_prec):
+        return f"({v.code})"
+    return v.code
+
+
+def or_flags(*flags) -> str:
+    """Lua text of the disjunction of "is a float" flags ('true', 'false' or an expression)."""
+    parts = []
+    for f in flags:
+        if f == "true":
+            return "true"
+        if f != "false" and f not in parts:
+            parts.append(f)
+    if not parts:
+        return "false"
+    return parts[0] if len(parts) == 1 else "(" + " or ".join(parts) + ")"
+
+
+def safe_iv(iv) -> bool:
+    return iv is not None and -SAFE <= iv[0] and iv[1] <= SAFE
+
+
+def iv_hull(a, b):
+    if a is None or b is None:
+        return None
+    return (min(a[0], b[0]), max(a[1], b[1]))
+
+
+def iv_binop(op, a, b):
+    """Interval of an integer operation (None when unknown)."""
+    if a is None or b is None:
+        return None
+    if op == "+":
+        return (a[0] + b[0], a[1] + b[1])
+    if op == "-":
+        return (a[0] - b[1], a[1] - b[0])
+    if op == "*":
+        ps = [x * y for x in a for y in b]
+        return (min(ps), max(ps))
+    if op == "//":
+        if b[0] > 0:
+            cands = [x // y for x in a for y in b]
+            return (min(cands), max(cands))
+        m = max(abs(a[0]), abs(a[1]))
+        return (-m, m)
+    if op == "%":
+        if b[0] > 0:
+            return (0, b[1] - 1)
+        if b[1] < 0:
+            return (b[0] + 1, 0)
+        m = max(abs(b[0]), abs(b[1]))
+        return (-m, m)
+    return None
+
+
+def lua_number(x):
+    """(text, precedence) of a Python number as a Lua literal."""
+    if isinstance(x, bool):
+        return ("true" if x else "false"), ATOM
+    if isinstance(x, int):
+        return (str(x), ATOM) if x >= 0 else (f"({x})", ATOM)
+    if x != x:
+        return "(0/0)", ATOM
+    if x in (math.inf, -math.inf):
+        return ("_b_inf" if x > 0 else "(-_b_inf)"), ATOM
+    text = repr(x)
+    return (text, ATOM) if not text.startswith("-") else (f"({text})", ATOM)
+
+
+# ---------------------------------------------------------------------------------------------
+# Error sites
+
+@dataclass(frozen=True)
+class ErrorSite:
+    """What a Lua error ``{k, ...}`` means. ``kind``: 'op' (an arithmetic operation ``op`` failed:
+    replay it in Python), 'overflow', 'rstep' (range() step zero), 'rbound' (a float range()
+    bound), 'nonint' (an iterator value that is not an integer), 'none' (a deferred iterator
+    returned None), 'index', 'setindex', 'empty' (min/max of nothing, ``op`` the function),
+    'conv' (int() of a float), 'complex', 'python' (an exception raised by a Python fallback),
+    'missing' (the IR calls a function ``op`` that the program does not define: NameError).
+    ``where``: (filename, lineno, col, end_col) inside a user function, or None for the IR (the
+    node then comes from the line of count/rows that was running)."""
+    kind: str
+    op: str | None = None
+    where: tuple | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Operations shared by the IR printer and the function translator
+
+class LuaOps:
+    """Type-directed Lua for Python operators. Subclasses provide ``ctx`` (the program printer,
+    for error sites) and ``where`` (the user location of the operation being translated)."""
+
+    ctx = None
+
+    def site(self, kind, op=None, node=None):
+        return self.ctx.site(kind, op, self.location(node))
+
+    def location(self, node):
+        return None
+
+    # -- conversions
+    @staticmethod
+    def num(v: V) -> V:
+        """A bool as the int 0/1 (Python's arithmetic on bools)."""
+        if v.ty == "bool":
+            if v.const:
+                return V(str(int(v.k)), ATOM, "int", iv=(int(v.k),) * 2, k=int(v.k))
+            return V(f"({v.code} and 1 or 0)", ATOM, "int", iv=(0, 1))
+        return v
+
+    @staticmethod
+    def flag(v: V) -> str:
+        if v.ty == "float":
+            return "true"
+        if v.ty == "num":
+            return v.flag
+        return "false"
+
+    def truth(self, v: V) -> str:
+        """Lua boolean text of Python's truth value of ``v``."""
+        if v.const and v.ty in ("int", "float", "bool", "str", "none"):
+            return "true" if v.k else "false"
+        if v.ty == "bool":
+            return v.code
+        if v.ty in NUMERIC:
+            return f"{wrap(v, CMP, True)} ~= 0"
+        if v.ty == "str":
+            return f'{wrap(v, CMP, True)} ~= ""'
+        if v.ty == "none":
+            return "false"
+        if v.ty == "list":
+            return f"#{wrap(v, UNARY)} > 0"
+        if v.ty == "range":
+            a, b, c = v.parts
+            return f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('overflow')}) > 0"
+        raise self.unsupported(f"truth value of a {v.ty}")
+
+    def truth_v(self, v: V) -> V:
+        t = self.truth(v)
+        if t in ("true", "false"):
+            return V(t, ATOM, "bool", k=(t == "true"))
+        prec = v.prec if v.ty == "bool" else CMP
+        if v.ty == "list":
+            prec = CMP
+        return V(t, prec, "bool")
+
+    def unsupported(self, what):
+        return LuaCodegenError(f"the Lua backend cannot translate {what}")
+
+    # -- arithmetic
+    def arith(self, op, a: V, b: V, node=None) -> V:
+        a, b = self.num(a), self.num(b)
+        if a.ty not in NUMERIC or b.ty not in NUMERIC:
+            raise self.unsupported(f"'{op}' on {a.ty} and {b.ty}")
+        folded = self.fold_arith(op, a, b)
+        if folded is not None:
+            return folded
+        fa, fb = self.flag(a), self.flag(b)
+        both_int = a.ty == "int" and b.ty == "int"
+        any_float = "float" in (a.ty, b.ty)
+        ty = "int" if both_int else "float" if any_float else "num"
+        flag = or_flags(fa, fb) if ty == "num" else None
+        if op in ("+", "-", "*"):
+            prec = ADD if op != "*" else MUL
+            code = f"{wrap(a, prec)} {op} {wrap(b, prec, True)}"
+            if ty == "int":
+                iv = iv_binop(op, a.iv, b.iv)
+                if safe_iv(iv):
+                    return V(code, prec, "int", iv=iv)
+                return V(f"_b_chk({code}, {self.site('overflow', op, node)})", ATOM, "int", iv=None)
+            if ty == "num":
+                return V(f"_b_chkn({code}, {flag}, {self.site('overflow', op, node)})", ATOM, "num", flag)
+            return V(code, prec, "float")
+        if op == "/":
+            if b.iv is not None and (b.iv[0] > 0 or b.iv[1] < 0):
+                return V(f"{wrap(a, MUL)} / {wrap(b, MUL, True)}", MUL, "float")
+            k = self.site("op", "/", node)
+            return V(f"_b_tdiv({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, "float")
+        if op == "//":
+            nonzero = b.iv is not None and (b.iv[0] > 0 or b.iv[1] < 0)
+            if both_int:
+                iv = iv_binop("//", a.iv, b.iv)
+                if nonzero:
+                    return V(f"_b_floor({wrap(a, MUL)} / {wrap(b, MUL, True)})", ATOM, "int", iv=iv)
+                k = self.site("op", "//", node)
+                return V(f"_b_idiv({a.code}, {b.code}, {k})", ATOM, "int", iv=iv)
+            k = self.site("op", "//", node)
+            return V(f"_b_fdiv({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, ty, flag)
+        if op == "%":
+            if both_int:
+                iv = iv_binop("%", a.iv, b.iv)
+                nonzero = b.iv is not None and (b.iv[0] > 0 or b.iv[1] < 0)
+                small = (a.iv is not None and b.iv is not None and
+                         max(map(abs, a.iv)) + max(map(abs, b.iv)) < LIMIT)
+                if nonzero and small:
+                    return V(f"{wrap(a, MUL)} % {wrap(b, MUL, True)}", MUL, "int", iv=iv)
+                k = self.site("op", "%", node)
+                return V(f"_b_mod({a.code}, {b.code}, {k}, false, false)", ATOM, "int", iv=iv)
+            k = self.site("op", "%", node)
+            return V(f"_b_mod({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, ty, flag)
+        if op == "**":
+            k = self.site("op", "**", node)
+            if both_int and b.const and b.k >= 0:
+                iv = None
+                if a.iv is not None and b.k <= 64:
+                    m = max(abs(a.iv[0]), abs(a.iv[1])) ** b.k
+                    iv = (-m, m) if a.iv[0] < 0 else (a.iv[0] ** b.k, a.iv[1] ** b.k)
+                if safe_iv(iv):
+                    return V(f"{wrap(a, POW, True)} ^ {b.code}", POW, "int", iv=iv)
+                return V(f"_b_pow({a.code}, {b.code}, {k}, false, false)", ATOM, "int")
+            if any_float:
+                return V(f"_b_pow({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, "float")
+            # int ** int is a float when the exponent is negative
+            flag = or_flags(fa, fb, f"({wrap(b, CMP)} < 0)")
+            return V(f"_b_pow({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, "num", flag)
+        raise self.unsupported(f"operator {op}")
+
+    def fold_arith(self, op, a, b):
+        if not (a.const and b.const) or op not in ("+", "-", "*", "//", "%", "/"):
+            return None
+        x, y = a.k, b.k
+        if op in ("//", "%", "/") and y == 0:
+            return None
+        try:
+            r = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y, "//": lambda: x // y,
+                 "%": lambda: x % y, "/": lambda: x / y}[op]()
+        except (ArithmeticError, ValueError):
+            return None
+        return self.const_number(r)
+
+    def const_number(self, r):
+        if isinstance(r, bool):
+            return V("true" if r else "false", ATOM, "bool", k=r)
+        if isinstance(r, int):
+            if abs(r) >= LIMIT:
+                return None
+            text, prec = lua_number(r)
+            return V(text, prec, "int", iv=(r, r), k=r)
+        if isinstance(r, float):
+            text, prec = lua_number(r)
+            return V(text, prec, "float", k=r)
+        return None
+
+    def neg(self, a: V, node=None) -> V:
+        a = self.num(a)
+        if a.ty not in NUMERIC:
+            raise self.unsupported(f"unary '-' on {a.ty}")
+        if a.const:
+            return self.const_number(-a.k)
+        inner = wrap(a, UNARY)
+        if inner.startswith("-"):
+            inner = f"({inner})"
+        iv = (-a.iv[1], -a.iv[0]) if a.iv is not None else None
+        return V(f"-{inner}", UNARY, a.ty, a.flag, iv)
+
+    def compare(self, op, a: V, b: V) -> V:
+        if a.const and b.const and not isinstance(a.k, (list, tuple, range)) \
+                and not isinstance(b.k, (list, tuple, range)):
+            try:
+                r = {"<": lambda x, y: x < y, "<=": lambda x, y: x <= y, ">": lambda x, y: x > y,
+                     ">=": lambda x, y: x >= y, "==": lambda x, y: x == y,
+                     "!=": lambda x, y: x != y}[op](a.k, b.k)
+                return V("true" if r else "false", ATOM, "bool", k=bool(r))
+            except TypeError:
+                pass
+        if op in ("==", "!="):
+            if a.ty == "bool" and b.ty != "bool":
+                a = self.num(a)
+            elif b.ty == "bool" and a.ty != "bool":
+                b = self.num(b)
+            kinds = {a.ty if a.ty not in NUMERIC else "n", b.ty if b.ty not in NUMERIC else "n"}
+            if len(kinds) > 1 and not kinds <= {"n", "str", "none"}:
+                raise self.unsupported(f"'{op}' between {a.ty} and {b.ty}")
+        else:
+            a, b = self.num(a), self.num(b)
+            if not ((a.ty in NUMERIC and b.ty in NUMERIC) or (a.ty == b.ty == "str")):
+                raise self.unsupported(f"'{op}' between {a.ty} and {b.ty}")
+        lop = "~=" if op == "!=" else op
+        return V(f"{wrap(a, CMP, True)} {lop} {wrap(b, CMP, True)}", CMP, "bool")
+
+    def boolop(self, op, a: V, b: V) -> V:
+        """beast's & and |: short-circuit, bool-valued."""
+        ta, tb = self.truth_v(a), self.truth_v(b)
+        if ta.const:
+            if op == "and":
+                return tb if ta.k else ta
+            return ta if ta.k else tb
+        prec = AND if op == "and" else OR
+        return V(f"{wrap(ta, prec)} {op} {wrap(tb, prec, True)}", prec, "bool")
+
+    def not_(self, a: V) -> V:
+        if a.ty in NUMERIC:
+            if a.const:
+                return V("false" if a.k else "true", ATOM, "bool", k=not a.k)
+            return V(f"{wrap(a, CMP, True)} == 0", CMP, "bool")
+        t = self.truth_v(a)
+        if t.const:
+            return V("false" if t.k else "true", ATOM, "bool", k=not t.k)
+        return V(f"not {wrap(t, UNARY)}", UNARY, "bool")
+
+    def minmax(self, fn, a: V, b: V) -> V:
+        a, b = self.num(a), self.num(b)
+        if a.ty not in NUMERIC or b.ty not in NUMERIC:
+            raise self.unsupported(f"{fn}() of {a.ty} and {b.ty}")
+        if a.const and b.const:
+            return self.const_number(min(a.k, b.k) if fn == "min" else max(a.k, b.k))
+        tys = {a.ty, b.ty}
+        ty = "int" if tys == {"int"} else "float" if tys == {"float"} else "num"
+        iv = None
+        if ty == "int" and a.iv is not None and b.iv is not None:
+            f = min if fn == "min" else max
+            iv = (f(a.iv[0], b.iv[0]), f(a.iv[1], b.iv[1]))
+        flag = None
+        if ty == "num":
+            flag = f"_b_{fn}f({a.code}, {b.code}, {self.flag(a)}, {self.flag(b)})"
+        return V(f"_b_{fn}({a.code}, {b.code})", ATOM, ty, flag, iv)
+
+    def abs_(self, a: V) -> V:
+        a = self.num(a)
+        if a.ty not in NUMERIC:
+            raise self.unsupported(f"abs() of {a.ty}")
+        if a.const:
+            return self.const_number(abs(a.k))
+        iv = None
+        if a.iv is not None:
+            lo, hi = a.iv
+            iv = (0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)))
+        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, iv)
+
+    def select(self, c: str, a: V, b: V) -> V:
+        """``a if c else b`` for Lua boolean text ``c``; a and b are evaluated lazily."""
+        if c in ("true", "false"):
+            return a if c == "true" else b
+        if a.ty == "bool" and b.ty == "bool":
+            return V(f"({c} and {wrap(a, AND)} or (not ({c}) and {wrap(b, AND)}))", ATOM, "bool")
+        if a.ty == "bool" or b.ty == "bool":
+            a, b = self.num(a), self.num(b)
+        if a.ty in NUMERIC and b.ty in NUMERIC:
+            tys = {a.ty, b.ty}
+            ty = "int" if tys == {"int"} else "float" if tys == {"float"} else "num"
+            flag = None
+            if ty == "num":
+                fa, fb = self.flag(a), self.flag(b)
+                flag = f"({c} and {fa} or (not ({c}) and {fb}))" if fa != fb else fa
+            return V(f"({c} and {wrap(a, AND)} or {wrap(b, OR, True)})", ATOM, ty, flag,
+                     iv_hull(a.iv, b.iv) if ty == "int" else None)
+        if a.ty == b.ty and a.ty in ("str", "list"):
+            return V(f"({c} and {wrap(a, AND)} or {wrap(b, OR, True)})", ATOM, a.ty)
+        raise self.unsupported(f"a select() between {a.ty} and {b.ty}")
+
+
+# ---------------------------------------------------------------------------------------------
+# IR expressions
+
+class LuaExpr(ExprPrinter, LuaOps):
+    """The IR's expressions (pure: errors are raised by helper calls)."""
+
+    PREC = {"or": OR, "and": AND, "not": UNARY, "cmp": CMP, "+": ADD, "-": ADD, "*": MUL, "/": MUL,
+            "//": MUL, "%": MUL, "unary": UNARY, "**": POW}
+
+    def __init__(self, ctx):
+        super().__init__(ctx.program.types, ctx.names)
+        self.ctx = ctx
+
+    def p(self, e):
+        v = self.v(e)
+        return v.code, v.prec
+
+    def v(self, e) -> V:
+        method = getattr(self, "v_" + type(e).__name__, None)
+        if method is None:
+            raise self.unsupported(f"the expression {e!r}")
+        return method(e)
+
+    def v_Const(self, e):
+        x = e.value
+        if isinstance(x, str):
+            return V(lua_string(x), ATOM, "str", k=x)
+        if x is None:
+            return V("nil", ATOM, "none", k=None)
+        v = self.const_number(x)
+        if v is None:   # an integer constant beyond the exact range of doubles
+            return V(f"_b_big({self.site('overflow')})", ATOM, "int")
+        return v
+
+    def v_Var(self, e):
+        ty = self.types.get(e.name, "num")
+        name = self.ctx.lname(e.name)
+        if ty == "num":
+            return V(name, ATOM, "num", flag=f"_b_f_{name}")
+        return V(name, ATOM, ty, iv=self.ctx.ivs.get(e.name) if ty == "int" else None)
+
+    def v_PrefixValue(self, e):
+        # sampling (beast.ir.prefix): a value of the prefix the runtime stores in _b_R.pre
+        return V(f"_b_R.pre[{e.index + 1}]", ATOM, "int")
+
+    def v_BinOp(self, e):
+        return self.arith(e.op, self.v(e.left), self.v(e.right))
+
+    def v_UnOp(self, e):
+        return self.neg(self.v(e.operand))
+
+    def v_Compare(self, e):
+        return self.compare(e.op, self.v(e.left), self.v(e.right))
+
+    def v_BoolOp(self, e):
+        return self.boolop(e.op, self.v(e.left), self.v(e.right))
+
+    def v_Not(self, e):
+        return self.not_(self.v(e.operand))
+
+    def v_Call(self, e):
+        args = [self.v(a) for a in e.args]
+        if e.func == "abs" and len(args) == 1:
+            return self.abs_(args[0])
+        if e.func in ("min", "max") and len(args) >= 2:
+            out = args[0]
+            for a in args[1:]:
+                out = self.minmax(e.func, out, a)
+            return out
+        raise self.unsupported(f"{e.func}() with {len(args)} arguments")
+
+    def v_Select(self, e):
+        c = self.truth(self.v(e.cond))
+        return self.select(c if c in ("true", "false") else f"({c})", self.v(e.then), self.v(e.orelse))
+
+    def v_FuncCall(self, e):
+        return V(self.ctx.call_function(e.func, [self.v(a) for a in e.args]), ATOM, "bool")
+
+
+def _has_call(code: str) -> bool:
+    return "(" in code and "_b_" in code
