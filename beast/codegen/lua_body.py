@@ -748,22 +748,21 @@ class FunctionTranslator(LuaOps):
     def x_ListOf(self, e):
         if isinstance(e.iterable, Comp):
             return self.x_Comp(e.iterable)
-        v = self.ex(e.iterable)
-        if v.ty == "list":
-            return V(f"_b_copy({v.code})", ATOM, "list")
-        if v.ty == "range":
-            a, b, c = v.parts
-            return V(f"_b_rlist({a.code}, {b.code}, {c.code}, 0)", ATOM, "list")
-        raise Untranslatable(f"list() of a {v.ty}")
+        return self.fresh_list(self.ex(e.iterable), "list", "_b_copy({})")
 
     def x_Sorted(self, e):
-        v = self.ex(e.value)
+        return self.fresh_list(self.ex(e.value), "sorted", "_b_sorted({})")
+
+    def fresh_list(self, v: V, fn, of_list) -> V:
+        """A new table from a list (``of_list``, the Lua call on it) or a range (its values, then
+        sorted if ``fn`` is 'sorted')."""
         if v.ty == "list":
-            return V(f"_b_sorted({v.code})", ATOM, "list")
+            return V(of_list.format(v.code), ATOM, "list")
         if v.ty == "range":
             a, b, c = v.parts
-            return V(f"_b_sorted(_b_rlist({a.code}, {b.code}, {c.code}, 0))", ATOM, "list")
-        raise Untranslatable(f"sorted() of a {v.ty}")
+            values = f"_b_rlist({a.code}, {b.code}, {c.code}, 0)"
+            return V(f"_b_sorted({values})" if fn == "sorted" else values, ATOM, "list")
+        raise Untranslatable(f"{fn}() of a {v.ty}")
 
     def x_SetOpCall(self, e):
         a = self.hoist_always(self.materialize(self.ex(e.left)))
