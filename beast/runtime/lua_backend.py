@@ -23,6 +23,7 @@ import numpy as np
 from ..codegen.lua import print_lua
 from ..errors import BeastError, EvaluationError
 from .errors import ROLE_NAMES, explain, map_exception
+from .prefix_walks import PrefixWalks
 from .python_backend import _b_vals, compile_functions
 
 NAME = "lua"
@@ -104,7 +105,7 @@ class _Bad:
         self.value = value
 
 
-class LuaEnumerator:
+class LuaEnumerator(PrefixWalks):
     """Runs the generated Lua chunk."""
 
     def __init__(self, program, source=None, force_python=()):
@@ -331,31 +332,6 @@ class LuaEnumerator:
     def _set_prefix(self, prefix):
         for i, v in enumerate(prefix):
             self._pre[i + 1] = int(v)
-
-    def count_each(self, prefixes, threads=None) -> np.ndarray:
-        """The count under each prefix (rows of an int64 array), for a program made by
-        :func:`beast.ir.prefix.bind`."""
-        out = np.zeros(len(prefixes), dtype=np.int64)
-        for j, prefix in enumerate(np.asarray(prefixes, dtype=np.int64).tolist()):
-            self._set_prefix(prefix)
-            out[j] = self.count()
-        return out
-
-    def rows_under(self, prefix, n) -> np.ndarray:
-        """The first ``n`` survivors under ``prefix`` (``n`` at most their count), in order; the
-        walk stops there."""
-        n = int(n)
-        if n <= 0:
-            return np.empty(0, dtype=self.dtype)
-        self._set_prefix(prefix)
-        gen = self.chunks(n)
-        try:
-            out = next(gen, None)
-        finally:
-            gen.close()
-        if out is None or len(out) != n:
-            raise BeastError(f"internal error: fewer than {n} survivors under a prefix")
-        return out
 
 
 def _python_values(vals):

@@ -10,6 +10,7 @@ from ..codegen.python import function_ast, print_python
 from ..errors import EvaluationError
 from ..lang import set_operation
 from .errors import map_exception
+from .prefix_walks import PrefixWalks
 
 NAME = "python"
 
@@ -98,7 +99,7 @@ def compile_functions(program) -> dict:
     return out
 
 
-class PythonEnumerator:
+class PythonEnumerator(PrefixWalks):
     """Runs the generated Python loop nest."""
 
     def __init__(self, program, source=None):
@@ -149,34 +150,8 @@ class PythonEnumerator:
                 raise EvaluationError("an iterator value does not fit in 64 bits") from None
 
     # -- sampling (beast.ir.prefix): programs whose outer loops are bound to a given prefix
-    def count_each(self, prefixes, threads=None) -> np.ndarray:
-        """The count under each prefix (rows of an int64 array), for a program made by
-        :func:`beast.ir.prefix.bind`."""
-        out = np.zeros(len(prefixes), dtype=np.int64)
-        count = self.env["_b_count"]
-        for j, prefix in enumerate(np.asarray(prefixes, dtype=np.int64).tolist()):
-            self.env["_b_pre"] = tuple(prefix)
-            try:
-                out[j] = count()
-            except Exception as exc:  # noqa: BLE001
-                raise self._error(exc).with_traceback(None) from None
-        return out
-
-    def rows_under(self, prefix, n) -> np.ndarray:
-        """The first ``n`` survivors under ``prefix`` (``n`` at most their count), in order; the
-        walk stops there."""
-        n = int(n)
-        if n <= 0:
-            return np.empty(0, dtype=self.dtype)
+    def _set_prefix(self, prefix):
         self.env["_b_pre"] = tuple(int(v) for v in prefix)
-        gen = self.chunks(n)
-        try:
-            out = next(gen, None)
-        finally:
-            gen.close()
-        if out is None or len(out) != n:
-            raise EvaluationError(f"internal error: fewer than {n} survivors under a prefix")
-        return out
 
 
 def build(program, threads=None):
