@@ -47,6 +47,16 @@ def available_backends() -> list:
     return [b for b in BACKENDS if backend_available(b)]
 
 
+def have_cc() -> bool:
+    """True when the C backend finds a working C compiler."""
+    from beast.runtime import c_backend
+    try:
+        c_backend.compiler()
+        return True
+    except BeastError:
+        return False
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request):
     """Each backend in turn; skipped (not failed) while beast reports it 'not available'."""

@@ -17,17 +17,9 @@ from beast.codegen import c as cgen
 from beast.devices import resolve_device
 from beast.errors import BeastError, EvaluationError, SpaceError
 from beast.runtime import c_backend
-from conftest import ROOT, rows, write_space
+from conftest import ROOT, have_cc, rows, write_space
 
-def _have_cc():
-    try:
-        c_backend.compiler()
-        return True
-    except BeastError:
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _have_cc(), reason="no C compiler")
+pytestmark = pytest.mark.skipif(not have_cc(), reason="no C compiler")
 GEMM = os.path.join(ROOT, "spaces", "gemm.py")
 
 

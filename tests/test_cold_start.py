@@ -13,18 +13,10 @@ import pytest
 import beast
 from beast.errors import BeastError, EvaluationError
 from beast.runtime import CHOICES, DEFAULT_BACKEND, auto, c_background, c_backend
-from conftest import ROOT, SPACES, available_backends, rows, run_beast, write_space
+from conftest import ROOT, SPACES, available_backends, have_cc, rows, run_beast, write_space
 
 
-def _have_cc():
-    try:
-        c_backend.compiler()
-        return True
-    except BeastError:
-        return False
-
-
-needs_cc = pytest.mark.skipif(not _have_cc(), reason="no C compiler")
+needs_cc = pytest.mark.skipif(not have_cc(), reason="no C compiler")
 
 
 @pytest.fixture(autouse=True)
@@ -295,7 +287,7 @@ def test_cache_hit_and_miss(space_file, fresh_cache):
 
 
 def test_compiler_version_is_kept(fresh_cache):
-    if not _have_cc():
+    if not have_cc():
         pytest.skip("no C compiler")
     c_backend._compiler_id.clear()
     _, ident = c_backend.compiler()

@@ -41,7 +41,8 @@ from .kernel import KERNEL_VERSION, GemmLayout, GemmSettings
 from .log import TuneLog, config_key, make_header
 from .measure import COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, FatalBackendError, Measurement
 from .runner import (STRATEGIES, ProgressFn, TuneReport, TuneResult, _check_size, _device_identity,
-                     _is_better, _message, _peak, _probe_config, _search_strategy, candidates)
+                     _is_better, _message, _peak, _probe_config, _resume, _search_strategy,
+                     candidates)
 from .strategies import strategy_stream
 
 #: how many dead workers a configuration may have been in flight on before it is logged as lost.
@@ -508,13 +509,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
                                peak_gflops=_peak(space, settings),
                                log_path=os.fspath(log_path) if log_path is not None else None,
                                workers=[s.name for s in pool.slots])
-        best = None
-        for rec in log.records:
-            r = TuneResult(dict(rec["config"]), Measurement.from_dict(rec))
-            report.results.append(r)
-            if _is_better(r, best):
-                best = r
-        report.resumed = len(report.results)
+        best = _resume(report, log)
         if log.reference is not None:
             report.reference = Measurement.from_dict(log.reference)
         ref = pool.reference()
@@ -532,7 +527,6 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
         if progress is not None:
             progress(len(report.results), total, best)
 
-        tell = None
         search = _search_strategy(space, strategy, seed, budget, log.records) if named else None
         if search is not None:            # local, model, hybrid, random by sampling: as tune() runs them
             source = strategy_stream(search, need, batch=pool.lookahead * len(pool.slots))
@@ -541,6 +535,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
                 search.tell(cfg, meas.ms if meas.status == OK else None)
         elif named:
             source = candidates(space, strategy, need, log.done, seed=seed, chunk_size=chunk_size)
+            tell = None
         else:
             source, tell = strategy_source(strategy, pool.lookahead * len(pool.slots))
             for r in report.results:                   # what the log already holds

@@ -274,13 +274,7 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
                         device_profile=header["device"]["profile"], device_name=header["device"]["gpu"],
                         strategy=strategy, budget=budget, peak_gflops=_peak(space, settings),
                         log_path=os.fspath(log_path) if log_path is not None else None)
-    best: TuneResult | None = None
-    for rec in log.records:
-        r = TuneResult(dict(rec["config"]), Measurement.from_dict(rec))
-        report.results.append(r)
-        if _is_better(r, best):
-            best = r
-    report.resumed = len(report.results)
+    best = _resume(report, log)
 
     pool = None
     try:
@@ -364,6 +358,18 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
         if own_backend and hasattr(backend, "close"):
             backend.close()
     return report
+
+
+def _resume(report, log) -> TuneResult | None:
+    """Put the results the log already holds into ``report``; the best of them (None: none)."""
+    best = None
+    for rec in log.records:
+        r = TuneResult(dict(rec["config"]), Measurement.from_dict(rec))
+        report.results.append(r)
+        if _is_better(r, best):
+            best = r
+    report.resumed = len(report.results)
+    return best
 
 
 def _search_strategy(space, strategy: str, seed: int, budget: int | None, records):
