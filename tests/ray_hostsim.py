@@ -3,7 +3,10 @@ generated kernels run on CPU threads through beast.tune.hostsim), made inside ea
 
 Not a test module: Ray workers import it (the tests put this directory on their PYTHONPATH).
 It can make one worker die in the middle of a measurement and keeps a journal of every
-measurement that completed, so that a test can check that nothing was measured twice."""
+measurement that completed, so that a test can check that nothing was measured twice.  The
+compiles run where tune_ray puts them, in Ray tasks on CPU workers: there the stand-in cupy has
+no device at all (only its NVRTC, which builds the host simulator's shared library as the
+"cubin"), a journal records each compile, and a compile task can be made to die."""
 from __future__ import annotations
 
 import json
@@ -22,15 +25,24 @@ class JournalingBackend:
     the ``poison`` configuration kills any worker."""
 
     def __init__(self, inner, journal: str, die_marker: str | None, fatal_marker: str | None,
-                 fail_at: int | None, poison: dict | None = None):
+                 fail_at: int | None, poison: dict | None = None, compile_die_marker: str | None = None,
+                 compile_poison: dict | None = None):
         self.inner, self.journal = inner, journal
         self.die_marker, self.fatal_marker, self.fail_at = die_marker, fatal_marker, fail_at
         self.poison = poison
+        self.compile_die_marker, self.compile_poison = compile_die_marker, compile_poison
         self.device_name = inner.device_name
         self.started = 0
 
     def compile(self, config):
         return self.inner.compile(config)
+
+    def compiler(self):
+        return JournalingCompiler(self.inner.compiler(), self.journal + ".compiles", self.compile_die_marker,
+                                  self.compile_poison)
+
+    def load(self, artifact):
+        return self.inner.load(artifact)
 
     def measure(self, compiled):
         self.started += 1
@@ -42,16 +54,45 @@ class JournalingBackend:
             if self.fatal_marker and claim(self.fatal_marker):
                 raise FatalBackendError("the CUDA context is unusable after launch: illegal address (simulated)")
         meas = self.inner.measure(compiled)
-        line = json.dumps({"pid": os.getpid(), "config": compiled.config}) + "\n"
-        fd = os.open(self.journal, os.O_CREAT | os.O_APPEND | os.O_WRONLY)
-        try:
-            os.write(fd, line.encode())
-        finally:
-            os.close(fd)
+        append(self.journal, {"pid": os.getpid(), "config": compiled.config})
         return meas
 
     def reference(self):
         return self.inner.reference()
+
+
+@dataclass(frozen=True)
+class JournalingCompiler:
+    """Wraps the backend's compiler on its way to the CPU workers: there it installs a stand-in
+    cupy without a device, journals ``{"pid", "gpus", "config"}`` per finished compile, and
+    dies (``os._exit``) on ``poison`` or when it is the first to claim ``die_marker``."""
+
+    inner: object
+    journal: str
+    die_marker: str | None = None
+    poison: dict | None = None
+
+    def build(self, config):
+        if "cupy" not in sys.modules:
+            from test_tune_gpu import make_fake_cupy
+            sys.modules["cupy"] = make_fake_cupy(devices=0)
+        if self.poison is not None and config == self.poison:
+            os._exit(1)
+        if self.die_marker and claim(self.die_marker):
+            os._exit(1)                              # killed in the middle of a compile
+        artifact = self.inner.build(config)
+        import ray
+        append(self.journal, {"pid": os.getpid(), "gpus": list(ray.get_gpu_ids()), "config": dict(config)})
+        return artifact
+
+
+def append(path: str, record: dict) -> None:
+    """One JSON line, appended atomically (O_APPEND) by whichever process."""
+    fd = os.open(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY)
+    try:
+        os.write(fd, (json.dumps(record) + "\n").encode())
+    finally:
+        os.close(fd)
 
 
 def claim(path: str) -> bool:
@@ -76,6 +117,8 @@ class HostsimFactory:
     fatal_marker: str | None = None
     fail_at: int | None = None
     poison: dict | None = None
+    compile_die_marker: str | None = None
+    compile_poison: dict | None = None
 
     def __call__(self):
         from test_tune_gpu import make_fake_cupy
@@ -83,7 +126,7 @@ class HostsimFactory:
         from beast.tune.gpu import CupyBackend
         inner = CupyBackend(self.settings, self.size, max_samples=5, max_seconds=0.2)
         return JournalingBackend(inner, self.journal, self.die_marker, self.fatal_marker, self.fail_at,
-                                self.poison)
+                                 self.poison, self.compile_die_marker, self.compile_poison)
 
 
 def read_journal(path: str) -> list[dict]:

@@ -2,7 +2,12 @@
 generated kernels on CPU threads (beast.tune.hostsim) and does the array work with NumPy, so
 that compilation, launch arguments, verification against matmul, timing and the runner's
 pipeline all execute."""
+import itertools
+import os
+import pickle
+import re
 import sys
+import tempfile
 import time
 import types
 from pathlib import Path
@@ -15,8 +20,8 @@ from beast.devices import resolve_device
 from beast.errors import DeviceError
 from beast.tune import format_report, tune
 from beast.tune.emulate import emulate_gemm
-from beast.tune.hostsim import HostModule, host_compiler
-from beast.tune.measure import OK, WRONG
+from beast.tune.hostsim import HostModule, build_host_library, host_compiler
+from beast.tune.measure import COMPILE_ERROR, OK, WRONG, CompileFailure
 
 GEMM = str(Path(__file__).resolve().parent.parent / "spaces" / "gemm.py")
 SMALL = dict(max_threads_per_block=64, max_threads_dim_x=16, max_threads_dim_y=16, warp_size=4,
@@ -59,6 +64,86 @@ class FakeRawKernel:
         self.module.launch(self.name, grid, block, shared_mem, args)
 
 
+    @classmethod
+    def loaded(cls, module, name):
+        """A kernel of a module that FakeRawModule loaded (no compile step left)."""
+        self = cls("", name)
+        self.module = module
+        return self
+
+
+class FakeNvrtc(types.ModuleType):
+    """The slice of CuPy's NVRTC binding (``cupy.cuda.nvrtc``) that NvrtcCompiler uses; the
+    "cubin" is a host shared library (beast.tune.hostsim) holding the kernel.  It touches no
+    device, as NVRTC does not."""
+
+    class NVRTCError(RuntimeError):
+        pass
+
+    def __init__(self, archs=(50, 60, 70, 75, 80, 86, 89, 90)):
+        super().__init__("cupy.cuda.nvrtc")
+        self.archs = tuple(archs)
+        self.programs = {}
+        self.ids = itertools.count(1)
+        self.calls = []
+
+    def getVersion(self):
+        return (12, 4)
+
+    def getSupportedArchs(self):
+        return self.archs
+
+    def createProgram(self, src, name, headers, include_names):
+        prog = next(self.ids)
+        self.programs[prog] = {"src": src, "name": name, "log": "", "lib": None, "arch": None}
+        return prog
+
+    def compileProgram(self, prog, options):
+        p = self.programs[prog]
+        self.calls.append(tuple(options))
+        arch = [o.split("=", 1)[1] for o in options if o.startswith("-arch=")]
+        assert len(arch) == 1 and re.fullmatch(r"(sm|compute)_\d+", arch[0]), options
+        p["arch"] = arch[0]
+        kernels = re.findall(r'extern "C" __global__ void __launch_bounds__\(\w+\)\s*(\w+)\(', p["src"])
+        tmp = tempfile.mkdtemp(prefix="fake-nvrtc-")
+        lib = os.path.join(tmp, "k.so")
+        ok, log = build_host_library(p["src"], kernels, lib, [o for o in options if o.startswith("-D")])
+        p["log"] = log
+        if not ok:
+            raise self.NVRTCError("NVRTC_ERROR_COMPILATION (6)")
+        with open(lib, "rb") as f:
+            p["lib"] = f.read()
+
+    def getCUBIN(self, prog):
+        p = self.programs[prog]
+        if not p["arch"].startswith("sm_"):
+            raise RuntimeError("cubin is requested, but the real arch (sm_XX) is not provided")
+        return p["lib"]
+
+    def getPTX(self, prog):
+        return self.programs[prog]["lib"]
+
+    def getProgramLog(self, prog):
+        return self.programs[prog]["log"]
+
+    def destroyProgram(self, prog):
+        del self.programs[prog]
+
+
+class FakeRawModule:
+    """``cupy.RawModule(path=...)``: loads the host library a FakeNvrtc built."""
+
+    loaded = []
+
+    def __init__(self, code=None, *, path=None, options=()):
+        assert code is None and path is not None and path.endswith((".cubin", ".ptx"))
+        self.module = HostModule.from_library(path, [])
+        FakeRawModule.loaded.append(path)
+
+    def get_function(self, name):
+        return FakeRawKernel.loaded(self.module, name)
+
+
 class FakeEvent:
     def record(self):
         self.t = time.perf_counter()
@@ -67,9 +152,12 @@ class FakeEvent:
         pass
 
 
-def make_fake_cupy():
+def make_fake_cupy(devices: int = 1, archs=None):
+    """A stand-in ``cupy`` module; ``devices=0`` for a machine without a GPU (NVRTC still works);
+    ``archs`` the architectures its NVRTC knows."""
     cp = types.ModuleType("cupy")
     cp.RawKernel = FakeRawKernel
+    cp.RawModule = FakeRawModule
     cp.full = lambda shape, value, dtype=None: dev(np.full(shape, value, dtype=dtype))
     cp.asfortranarray = lambda x: dev(np.asfortranarray(x))
     cp.matmul = lambda a, b: dev(np.matmul(a, b))
@@ -96,15 +184,21 @@ def make_fake_cupy():
         def __exit__(self, *exc):
             return False
 
+    def device_count():
+        if not devices:
+            raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
+        return devices
+
     runtime = types.SimpleNamespace(
-        getDeviceCount=lambda: 1,
+        getDeviceCount=device_count,
         getDeviceProperties=lambda i: {"name": b"Host CPU threads", "major": 9, "minor": 0,
                                        "sharedMemPerBlock": 49152, "sharedMemPerBlockOptin": 232448},
         deviceSynchronize=lambda: None)
     cp.cuda = types.SimpleNamespace(
         runtime=runtime, Device=Device, Event=FakeEvent,
         get_elapsed_time=lambda s, e: (e.t - s.t) * 1e3,
-        get_current_stream=lambda: types.SimpleNamespace(synchronize=lambda: None))
+        get_current_stream=lambda: types.SimpleNamespace(synchronize=lambda: None),
+        nvrtc=FakeNvrtc() if archs is None else FakeNvrtc(archs))
     return cp
 
 

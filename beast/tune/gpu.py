@@ -8,6 +8,11 @@ there is no CuPy, driver or device.
   the runner can compile ahead on CPU threads), cached in memory by the source's sha256 and
   on disk by CuPy's own kernel cache.  Configurations that differ only in ``shmem_l1`` or
   ``shmem_banks`` share a binary.
+* Compilation apart from the GPU (``beast tune --ray``): :meth:`CupyBackend.compiler` gives a
+  picklable :class:`NvrtcCompiler` that runs NVRTC on any CPU machine with CuPy (no device, no
+  CUDA context) for the GPU's architecture and returns an :class:`Artifact` -- cubin bytes, or
+  PTX when NVRTC does not know the GPU's architecture -- which :meth:`CupyBackend.load` writes
+  to a file and loads with ``cupy.RawModule(path=...)`` (``cuModuleLoad``) on the GPU.
 * Launch: grid ``(ceil(M/blk_m), ceil(N/blk_n))``, block ``(dim_m, dim_n)``, dynamic shared
   memory ``blk_k*(blk_m+blk_n)*sizeof(T)`` (``max_dynamic_shared_size_bytes`` raised above
   48 KiB), ``preferred_shared_memory_carveout`` from ``shmem_l1``.  ``shmem_banks`` is only
@@ -30,6 +35,9 @@ there is no CuPy, driver or device.
 """
 from __future__ import annotations
 
+import os
+import socket
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -130,6 +138,82 @@ class Compiled:
         return self.kernel.layout.config()
 
 
+@dataclass(frozen=True)
+class Artifact:
+    """A kernel compiled apart from the GPU, to be shipped to it: picklable, a few tens of KB.
+
+    ``fmt`` is ``"cubin"`` (for the exact architecture ``arch``, e.g. ``"sm_90"``), ``"ptx"``
+    (``"compute_XY"``: the driver JIT-compiles it at load) or a stand-in's own format;
+    ``data`` the bytes; ``built_by`` where it was compiled (host/pid)."""
+
+    kernel: GemmKernel
+    fmt: str
+    data: bytes
+    arch: str
+    options: tuple
+    compile_s: float
+    built_by: str
+
+    @property
+    def config(self) -> dict:
+        return self.kernel.layout.config()
+
+    @property
+    def key(self) -> str:
+        """What identifies the binary: same source, architecture and options, same bytes."""
+        return f"{self.kernel.source_hash}-{self.arch}-{self.options!r}"
+
+
+def _nvrtc_arch(nvrtc, cc: tuple[int, int]) -> tuple[str, str]:
+    """(``-arch`` value, format): ``sm_XY`` (cubin) when NVRTC knows the GPU's architecture,
+    else PTX for the newest one it knows below it (the driver JIT-compiles PTX forward)."""
+    want = cc[0] * 10 + cc[1]
+    supported = getattr(nvrtc, "getSupportedArchs", None)
+    archs = tuple(supported()) if supported is not None else ()
+    if not archs or want in archs:
+        return f"sm_{want}", "cubin"
+    below = [a for a in archs if a <= want]
+    if not below:
+        raise CompileFailure(f"NVRTC {'.'.join(map(str, nvrtc.getVersion()))} cannot compile for "
+                             f"compute capability {cc[0]}.{cc[1]} (it knows {min(archs)} to {max(archs)})")
+    return f"compute_{max(below)}", "ptx"
+
+
+@dataclass(frozen=True)
+class NvrtcCompiler:
+    """Compiles configurations with NVRTC on a CPU, for a GPU of compute capability ``cc``.
+
+    Picklable (a Ray task carries it to CPU workers); needs CuPy's NVRTC binding
+    (``cupy.cuda.nvrtc``) but no device: it never creates a CUDA context."""
+
+    settings: GemmSettings
+    cc: tuple
+    options: tuple = ()
+
+    def build(self, config: Mapping) -> Artifact:
+        """The :class:`Artifact` of ``config``; :class:`CompileFailure` when it does not compile."""
+        try:
+            kernel = generate(config, self.settings)
+        except BeastError as err:
+            raise CompileFailure(f"cannot generate the kernel: {err.message}") from None
+        nvrtc = _import_cupy().cuda.nvrtc
+        arch, fmt = _nvrtc_arch(nvrtc, tuple(self.cc))
+        options = (f"-arch={arch}", *self.options)
+        t0 = time.perf_counter()
+        prog = nvrtc.createProgram(kernel.source, f"{kernel.name}.cu", (), ())
+        try:
+            try:
+                nvrtc.compileProgram(prog, options)
+            except nvrtc.NVRTCError as err:
+                log = nvrtc.getProgramLog(prog)
+                raise CompileFailure(f"NVRTC: {err}\n{log[-3000:]}") from None
+            data = nvrtc.getCUBIN(prog) if fmt == "cubin" else nvrtc.getPTX(prog)
+        finally:
+            nvrtc.destroyProgram(prog)
+        return Artifact(kernel, fmt, bytes(data), arch, tuple(self.options), time.perf_counter() - t0,
+                        f"{socket.gethostname()}/pid{os.getpid()}")
+
+
 class _Problem:
     """The operands of one M x N x K problem on the device, the cuBLAS reference and the error bound."""
 
@@ -212,7 +296,9 @@ class CupyBackend:
     """Measures GEMM configurations of one problem (settings, M x N x K) on a local GPU.
 
     The backend protocol the runner uses: ``device_name``, ``compile(config)`` (thread-safe,
-    CPU: NVRTC), ``measure(compiled)`` (GPU thread), ``reference()`` (cuBLAS).
+    CPU: NVRTC), ``measure(compiled)`` (GPU thread), ``reference()`` (cuBLAS).  Ray's runner
+    compiles elsewhere: ``compiler()`` (a picklable :class:`NvrtcCompiler` for this GPU) builds
+    :class:`Artifact` objects on CPU workers and ``load(artifact)`` makes them ``Compiled`` here.
     """
 
     def __init__(self, settings: GemmSettings | Mapping, size: tuple[int, int, int], *, device_id: int = 0,
@@ -233,6 +319,8 @@ class CupyBackend:
         self._cache: dict[str, object] = {}
         self._lock = threading.Lock()
         self._problem: _Problem | None = None
+        self._loaded: dict[str, object] = {}
+        self._workdir: tempfile.TemporaryDirectory | None = None
 
     # ---- compile (CPU threads)
     def compile(self, config: Mapping) -> Compiled:
@@ -260,6 +348,37 @@ class CupyBackend:
         with self._lock:
             self._cache.setdefault(key, raw)
         return Compiled(kernel, raw, time.perf_counter() - t0, False)
+
+    # ---- compile apart (Ray: NVRTC on CPU workers, loaded here)
+    def compiler(self) -> NvrtcCompiler:
+        """A picklable compiler for this GPU's architecture, to run where there is no GPU."""
+        return NvrtcCompiler(self.settings, self.compute_capability, self.options)
+
+    def load(self, artifact: Artifact) -> Compiled:
+        """Load an artefact compiled by :meth:`compiler` (cached by its key): the bytes go to a
+        file that ``cupy.RawModule(path=...)`` loads, its kernel as a ``RawKernel``.
+        CompileFailure when the driver refuses the image."""
+        cupy = self.cupy
+        hit = self._loaded.get(artifact.key)
+        if hit is not None:
+            return Compiled(artifact.kernel, hit[1], artifact.compile_s, True)
+        if self._workdir is None:
+            self._workdir = tempfile.TemporaryDirectory(prefix="beast-kernels-")
+        path = os.path.join(self._workdir.name,
+                            f"{artifact.kernel.source_hash[:24]}_{artifact.arch}.{artifact.fmt}")
+        tmp = f"{path}.{threading.get_ident()}.part"
+        with open(tmp, "wb") as f:
+            f.write(artifact.data)
+        os.replace(tmp, path)
+        try:
+            with cupy.cuda.Device(self.device_id):
+                module = cupy.RawModule(path=path)
+                raw = module.get_function(artifact.kernel.name)
+        except Exception as err:                        # invalid image, unknown architecture
+            raise CompileFailure(f"loading the {artifact.fmt} ({artifact.arch}) built on "
+                                 f"{artifact.built_by}: {type(err).__name__}: {str(err)[-2000:]}") from None
+        self._loaded[artifact.key] = (module, raw)       # the module outlives its kernels
+        return Compiled(artifact.kernel, raw, artifact.compile_s, False)
 
     # ---- GPU side
     def _ensure_problem(self) -> _Problem:
@@ -360,6 +479,11 @@ class CupyBackend:
 
     def close(self) -> None:
         self._problem = None
+        self._loaded.clear()
+        if self._workdir is not None:
+            self._workdir.cleanup()
+            self._workdir = None
 
 
-__all__ = ["gpu_available", "require_gpu", "CupyBackend", "Compiled", "check_launch_rules", "ld_multiple"]
+__all__ = ["gpu_available", "require_gpu", "CupyBackend", "Compiled", "Artifact", "NvrtcCompiler",
+           "check_launch_rules", "ld_multiple"]

@@ -92,33 +92,51 @@ extern "C" void host_launch_{name}(unsigned gx, unsigned gy, unsigned bx, unsign
 """
 
 
+def build_host_library(source: str, names: Sequence[str], path: str,
+                       options: Sequence[str] = ()) -> tuple[bool, str]:
+    """Compile generated kernel ``source`` (kernels ``names``) into the shared library ``path``.
+
+    The host simulator's counterpart of an NVRTC compile: it needs no device, and the library's
+    bytes can be shipped to another process and loaded there (:meth:`HostModule.from_library`).
+    ``options`` go to the compiler (``-D...`` and the like).  Returns ``(ok, compiler log)``."""
+    cxx = host_compiler()
+    if cxx is None:
+        raise BeastError("no C++ host compiler (g++ or clang++) found to run kernels on the CPU")
+    full = HOST_SHIM + source + "".join(_launcher(n) for n in names)
+    src = os.path.splitext(path)[0] + ".cpp"
+    with open(src, "w") as f:
+        f.write(full)
+    cmd = [cxx, "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", "-Wno-unknown-pragmas",
+           "-Wno-unused-parameter", *options, src, "-o", path]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    return proc.returncode == 0, proc.stderr[-4000:]
+
+
 class HostModule:
     """Generated kernel source (``source`` holding the kernels ``names``) compiled for the host.
 
     :meth:`launch` takes the arguments of a CUDA launch of the generated kernel signature."""
 
     def __init__(self, source: str, names: Sequence[str], workdir: str | None = None):
-        cxx = host_compiler()
-        if cxx is None:
-            raise BeastError("no C++ host compiler (g++ or clang++) found to run kernels on the CPU")
         self.names = list(names)
-        full = HOST_SHIM + source + "".join(_launcher(n) for n in self.names)
-        digest = hashlib.sha256(full.encode()).hexdigest()[:16]
+        digest = hashlib.sha256((source + "\0".join(self.names)).encode()).hexdigest()[:16]
         self._tmp = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="beast-hostsim-")
             workdir = self._tmp.name
-        src = os.path.join(workdir, f"hostsim_{digest}.cpp")
         lib = os.path.join(workdir, f"hostsim_{digest}.so")
-        with open(src, "w") as f:
-            f.write(full)
-        cmd = [cxx, "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", "-Wno-unknown-pragmas",
-               "-Wno-unused-parameter", src, "-o", lib]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise BeastError("host compilation of the generated kernels failed:\n" + proc.stderr[-4000:])
+        ok, log = build_host_library(source, self.names, lib)
+        if not ok:
+            raise BeastError("host compilation of the generated kernels failed:\n" + log)
         self.lib = ctypes.CDLL(lib)
-        self.source = full
+
+    @classmethod
+    def from_library(cls, path: str, names: Sequence[str]) -> "HostModule":
+        """Load a library :func:`build_host_library` made (possibly in another process)."""
+        self = cls.__new__(cls)
+        self.names, self._tmp = list(names), None
+        self.lib = ctypes.CDLL(os.path.abspath(path))
+        return self
 
     def launch(self, name: str, grid, block, smem_bytes: int, args) -> None:
         """Run kernel ``name``: ``args`` = (M, N, K, alpha_re, alpha_im, A, lda, B, ldb, beta_re,

@@ -1,4 +1,5 @@
-"""Tuning on every GPU of a Ray cluster: one measuring actor per GPU, one resumable log.
+"""Tuning on every GPU of a Ray cluster: compiles on CPU workers, one measuring actor per GPU,
+one resumable log.
 
 :func:`tune_ray` is what ``beast tune ... --ray [ADDRESS]`` runs.  It writes the same JSONL log
 as :func:`beast.tune.runner.tune` (a log started by one can be resumed by the other) and
@@ -8,25 +9,38 @@ How the work is spread:
 
 * One :class:`GpuWorker` actor per GPU of the cluster (``num_gpus=1``; Ray sets
   ``CUDA_VISIBLE_DEVICES``, so its backend measures on device 0).  Each holds its own backend
-  (default :class:`beast.tune.gpu.CupyBackend`), compiles ahead on CPU threads of its node
-  (``compile_workers`` at a time: NVRTC runs on the CPU) and measures one kernel at a time on
-  its GPU.
-* The driver (:func:`run_distributed`) pulls configurations from any iterator -- a strategy's
-  candidates -- only when a worker has room (``lookahead`` in flight per worker), and hands
-  every outcome to a callback at once; :func:`tune_ray` appends it to the log there.
-* A worker that dies (process killed, node lost) loses only what it had in flight: those
-  configurations go back to the front of the queue and are measured by the others.  Nothing is
-  logged before its measurement came back, and nothing in the log or in flight is dispatched
-  again, so no configuration is logged twice, and none is measured again unless its worker
-  died after measuring it but before the answer arrived.  A configuration in flight on
-  ``max_attempts`` dead workers is logged as ``launch_error`` (it may be what kills them).  A
-  worker whose backend raises :class:`~beast.tune.measure.FatalBackendError` (a poisoned CUDA
-  context) takes no more work, hands back what it had queued, and is replaced by a fresh actor.
+  (default :class:`beast.tune.gpu.CupyBackend`) and only loads and measures, one kernel at a
+  time.
+* Compiling is apart from the GPUs: the backend's ``compiler()`` (for CuPy an
+  :class:`~beast.tune.gpu.NvrtcCompiler` for the GPU's architecture) is shipped once to the
+  object store, and every configuration is compiled by a Ray task (:func:`compile_config`,
+  ``num_cpus=1``, no GPU) on any CPU of the cluster.  The task returns a small status and the
+  artefact (cubin bytes) as two objects: the driver reads the status, and passes the artefact's
+  reference to a GPU actor, so the bytes go from the compiling node to the measuring one.
+* The driver (:func:`run_distributed`) pipelines: up to ``prefetch`` configurations per GPU
+  actor are compiling or compiled and waiting, and up to ``lookahead`` calls are queued on each
+  actor, so a GPU never waits for a compile while CPUs keep up.  Configurations are pulled
+  from any iterator -- a strategy's candidates -- only when there is room, and every outcome
+  goes to a callback at once; :func:`tune_ray` appends it to the log there.
+* A configuration that does not compile is a ``compile_error`` result, logged once.  A compile
+  task whose process dies is submitted again; after ``max_attempts`` deaths the configuration
+  is logged as ``compile_error`` (lost).  A compile task that fails otherwise (CuPy missing on
+  a CPU node, a bug) stops the run before anything wrong is logged: rerun to resume.
+* A GPU worker that dies (process killed, node lost) loses only what it had in flight: those
+  configurations are compiled again and measured by the others.  Nothing is logged before its
+  measurement came back, and nothing in the log or in flight is dispatched again, so no
+  configuration is logged twice, and none is measured again unless its worker died after
+  measuring it but before the answer arrived.  A configuration in flight on ``max_attempts``
+  dead workers is logged as ``launch_error`` (it may be what kills them).  A worker whose
+  backend raises :class:`~beast.tune.measure.FatalBackendError` (a poisoned CUDA context)
+  takes no more work, hands back what it had queued (their artefacts go to the others), and
+  is replaced by a fresh actor.
 
 Ray is optional (``pip install 'beast-autotune[ray]'``) and imported only here.
 """
 from __future__ import annotations
 
+import math
 import os
 import socket
 import threading
@@ -39,13 +53,15 @@ from beast.errors import BeastError
 
 from .kernel import KERNEL_VERSION, GemmLayout, GemmSettings
 from .log import TuneLog, config_key, make_header
-from .measure import COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, FatalBackendError, Measurement
+from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, CompileFailure, FatalBackendError,
+                      Measurement)
 from .runner import (STRATEGIES, ProgressFn, TuneReport, TuneResult, _check_size, _device_identity,
                      _is_better, _message, _peak, _probe_config, _resume, _search_strategy,
                      candidates)
 from .strategies import strategy_stream
 
-#: how many dead workers a configuration may have been in flight on before it is logged as lost.
+#: how many dead workers (GPU or compile) a configuration may have been in flight on before it
+#: is logged as lost.
 MAX_ATTEMPTS = 3
 
 
@@ -77,6 +93,21 @@ class _CupyFactory:
         return CupyBackend(self.settings, self.size, seed=self.seed)
 
 
+def compile_config(compiler, config: dict):
+    """The body of a compile task (run as a Ray task on a CPU worker, ``num_returns=2``).
+
+    Returns ``(status, artefact)``: status ``{"error", "worker", "compile_s"}`` with ``error``
+    the compiler's message when the configuration does not compile (artefact None then).
+    Anything but a :class:`CompileFailure` propagates: the environment, not the kernel, is
+    wrong."""
+    where = f"{socket.gethostname()}/cpu-pid{os.getpid()}"
+    try:
+        artifact = compiler.build(config)
+    except CompileFailure as err:
+        return {"error": err.message, "worker": where, "compile_s": None}, None
+    return {"error": None, "worker": where, "compile_s": getattr(artifact, "compile_s", None)}, artifact
+
+
 @dataclass
 class Outcome:
     """What a worker sends back for one configuration: its measurement (None when the worker
@@ -91,13 +122,13 @@ class Outcome:
 class GpuWorker:
     """The body of the Ray actor that owns one GPU (run as ``ray.remote(GpuWorker)``).
 
-    Its ``run`` method is called concurrently (a threaded actor): compiles overlap on up to
-    ``compile_workers`` CPU threads, measurements take turns on the GPU.  A backend that cannot
-    be created (no CuPy, no device) is reported by :meth:`info` rather than raised, so that the
-    driver can say why.
+    It loads artefacts compiled elsewhere (``backend.load``) and measures them, one at a time
+    (``run`` may be called concurrently: the calls take turns on the GPU).  A backend that
+    cannot be created (no CuPy, no device) or cannot compile apart from its GPU is reported by
+    :meth:`info` rather than raised, so that the driver can say why.
     """
 
-    def __init__(self, backend_factory: Callable[[], object], compile_workers: int = 1):
+    def __init__(self, backend_factory: Callable[[], object]):
         self.error = None
         self.fatal = None
         self.backend = None
@@ -107,14 +138,23 @@ class GpuWorker:
             self.error = err.message
         except Exception as err:  # noqa: BLE001 - reported to the driver as text
             self.error = f"{type(err).__name__}: {err}"
-        self._compile_slots = threading.BoundedSemaphore(max(1, int(compile_workers)))
+        if self.backend is not None and not (hasattr(self.backend, "compiler") and hasattr(self.backend, "load")):
+            self.error = (f"the backend {type(self.backend).__name__} cannot compile apart from its GPU "
+                          "(it needs compiler() and load(artifact))")
         self._gpu = threading.Lock()
         self.name = _worker_name()
 
     def info(self) -> dict:
-        """``{"worker", "device_name", "pid", "error"}``."""
+        """``{"worker", "device_name", "pid", "error", "compiler"}`` (``compiler``: the picklable
+        object whose ``build(config)`` compiles for this GPU on a CPU worker)."""
+        compiler = None
+        if self.error is None:
+            try:
+                compiler = self.backend.compiler()
+            except Exception as err:  # noqa: BLE001 - reported to the driver as text
+                self.error = _message(err)
         return {"worker": self.name, "device_name": getattr(self.backend, "device_name", None),
-                "pid": os.getpid(), "error": self.error}
+                "pid": os.getpid(), "error": self.error, "compiler": compiler}
 
     def reference(self):
         """The backend's reference (cuBLAS) measurement, or None when it has none."""
@@ -122,26 +162,24 @@ class GpuWorker:
         if fn is None:
             return None
         try:
-            return fn()
+            with self._gpu:
+                return fn()
         except Exception as err:  # noqa: BLE001 - the table then lacks "% of cuBLAS"
             return Measurement(LAUNCH_ERROR, error=f"cuBLAS reference: {_message(err)}")
 
-    def run(self, config: dict) -> Outcome:
-        """Compile (CPU slot) then measure (GPU, one at a time) one configuration.
+    def run(self, artifact) -> Outcome:
+        """Load one compiled configuration and measure it (GPU, one at a time).
 
         After a fatal backend error the worker measures nothing more: it answers with
-        ``measurement`` None, and the driver sends the configuration elsewhere."""
-        if self.fatal is not None:
-            return Outcome(None, self.name)
-        with self._compile_slots:
-            try:
-                compiled = self.backend.compile(config)
-            except Exception as err:  # noqa: BLE001 - recorded as compile_error
-                return Outcome(Measurement(COMPILE_ERROR, error=_message(err)), self.name)
+        ``measurement`` None, and the driver sends the artefact elsewhere."""
         fatal = None
         with self._gpu:
             if self.fatal is not None:
                 return Outcome(None, self.name)
+            try:
+                compiled = self.backend.load(artifact)
+            except CompileFailure as err:               # the driver refused the image
+                return Outcome(Measurement(COMPILE_ERROR, error=err.message), self.name)
             try:
                 meas = self.backend.measure(compiled)
             except FatalBackendError as err:
@@ -151,6 +189,9 @@ class GpuWorker:
                 meas = Measurement(LAUNCH_ERROR, error=_message(err))
         if meas.status not in STATUSES:
             meas = Measurement(LAUNCH_ERROR, error=f"backend returned unknown status {meas.status!r}")
+        built_by = getattr(artifact, "built_by", None)
+        if built_by is not None:
+            meas.extra.setdefault("compiled_on", built_by)
         return Outcome(meas, self.name, fatal)
 
     def close(self) -> None:
@@ -181,32 +222,38 @@ class _Slot:
 
 @dataclass
 class DistributedStats:
-    """What :func:`run_distributed` did: workers used, workers lost, configurations retried."""
+    """What :func:`run_distributed` did: GPU workers used and lost, configurations retried
+    after a GPU worker died (``retried``) or a compile task died (``compile_retried``),
+    artefacts built per CPU worker (``compiled``)."""
 
     workers: list[str] = field(default_factory=list)
     lost_workers: list[str] = field(default_factory=list)
     replaced_workers: int = 0
     retried: int = 0
+    compile_retried: int = 0
+    compiled: dict = field(default_factory=dict)
     stopped: str | None = None
 
 
 class WorkerPool:
-    """One :class:`GpuWorker` actor per GPU of the connected Ray cluster.
+    """One :class:`GpuWorker` actor per GPU of the connected Ray cluster, and the compile task.
 
     ``num_workers`` (default: the cluster's GPU count) actors are started, each reserving one
-    GPU and ``cpus_per_worker`` CPUs of its node (default: the fewest CPUs per GPU of the GPU
-    nodes, possibly 0) and compiling on ``compile_workers`` threads (default:
-    ``max(1, cpus_per_worker)``).  Workers that have not started after ``start_timeout``
-    seconds (their GPU busy elsewhere) are given up; none started is an error.
+    GPU and ``cpus_per_worker`` CPUs (default 0: measuring mostly waits on the GPU, and every
+    CPU is left to the compile tasks, one CPU each).  ``prefetch``: configurations compiling or
+    compiled ahead per actor (default: the cluster's CPUs per actor, at least 2); ``lookahead``:
+    calls queued on each actor (default 2: the next kernel is there when one finishes).
+    Workers that have not started after ``start_timeout`` seconds (their GPU busy elsewhere)
+    are given up; none started is an error.
     """
 
     def __init__(self, backend_factory: Callable[[], object], *, num_workers: int | None = None,
-                 cpus_per_worker: int | None = None, compile_workers: int | None = None,
+                 cpus_per_worker: int | None = None, prefetch: int | None = None,
                  lookahead: int | None = None, start_timeout: float = 300.0):
         ray = import_ray()
         self.ray = ray
-        gpu_nodes = [node["Resources"] for node in ray.nodes()
-                     if node.get("Alive") and node.get("Resources", {}).get("GPU", 0) >= 1]
+        nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
+        gpu_nodes = [r for r in nodes if r.get("GPU", 0) >= 1]
         gpus = sum(int(r["GPU"]) for r in gpu_nodes)
         if gpus < 1:
             raise BeastError("the Ray cluster has no GPU to measure on",
@@ -215,14 +262,18 @@ class WorkerPool:
             num_workers = gpus
         if not 1 <= num_workers <= gpus:
             raise BeastError(f"cannot start {num_workers} GPU workers: the Ray cluster has {gpus} GPU(s)")
-        if cpus_per_worker is None:
-            cpus_per_worker = min(int(r.get("CPU", 0)) // int(r["GPU"]) for r in gpu_nodes)
-        self.compile_workers = compile_workers or max(1, cpus_per_worker)
-        self.lookahead = lookahead or self.compile_workers + 2
+        cpus = sum(int(r.get("CPU", 0)) for r in nodes)
+        if cpus < 1:
+            raise BeastError("the Ray cluster has no CPU to compile on",
+                             hint="start a Ray node with CPUs (ray start --num-cpus N)")
+        self.cpus_per_worker = cpus_per_worker or 0
+        self.prefetch = prefetch or max(2, math.ceil(cpus / num_workers))
+        self.lookahead = lookahead or 2
         self.factory = backend_factory
-        self.cpus_per_worker = cpus_per_worker
-        self._remote = ray.remote(GpuWorker).options(num_gpus=1, num_cpus=cpus_per_worker,
-                                                     max_concurrency=self.lookahead + 1)
+        self._remote = ray.remote(GpuWorker).options(num_gpus=1, num_cpus=self.cpus_per_worker,
+                                                     max_concurrency=self.lookahead + 2)
+        self.compile_task = ray.remote(compile_config).options(num_cpus=1, num_gpus=0, num_returns=2,
+                                                               max_retries=0)
         actors = [self._start() for _ in range(num_workers)]
         calls = {a.info.remote(): a for a in actors}
         started, late = ray.wait(list(calls), num_returns=len(calls), timeout=start_timeout)
@@ -252,10 +303,15 @@ class WorkerPool:
                              "one tuning log holds the times of one device",
                              hint="tune each kind of GPU in its own run (a cluster of one kind)")
         self.device_name = infos[0]["device_name"]
+        self.compiler = ray.put(infos[0]["compiler"])     # shipped once, shared by every compile task
         self.slots = [_Slot(a, i["worker"]) for a, i in zip(actors, infos)]
 
     def _start(self):
-        return self._remote.remote(self.factory, self.compile_workers)
+        return self._remote.remote(self.factory)
+
+    def compile(self, config: dict):
+        """Submit the compile task of ``config``: (status ref, artefact ref)."""
+        return self.compile_task.remote(self.compiler, config)
 
     def replace(self, slot: _Slot) -> bool:
         """Kill the slot's actor and start a fresh one (its GPU context is lost); False, and the
@@ -295,39 +351,47 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
                     on_result: Callable[[dict, Measurement, str], None], *,
                     skip: Mapping | None = None, limit: int | None = None,
                     max_attempts: int = MAX_ATTEMPTS) -> DistributedStats:
-    """Measure ``configs`` on the pool's workers; ``on_result(config, measurement, worker)`` for each.
+    """Compile ``configs`` on CPU workers and measure them on the pool's GPU workers;
+    ``on_result(config, measurement, worker)`` for each.
 
-    ``configs`` is pulled lazily, one item whenever a worker has room, so a strategy may decide
-    what to propose from the results told so far; it may yield ``None`` for "nothing to propose
-    until the next result comes back".  Configurations whose key (values in ``iterators``
-    order) is in ``skip`` (a log's ``done``) or already in flight are not dispatched.  At most
-    ``limit`` outcomes are reported (None: until ``configs`` runs out).
+    ``configs`` is pulled lazily, one item whenever the pipeline has room (``pool.prefetch``
+    compiling or compiled per live GPU worker), so a strategy may decide what to propose from
+    the results told so far; it may yield ``None`` for "nothing to propose until the next
+    result comes back".  Configurations whose key (values in ``iterators`` order) is in
+    ``skip`` (a log's ``done``) or already in flight are not dispatched.  At most ``limit``
+    outcomes are reported (None: until ``configs`` runs out).
 
     Every call is settled one by one: a result that came back is reported even when its worker
-    died or failed afterwards, so nothing is measured twice.  A configuration whose worker died
-    before answering goes to the front of the queue for another worker; after ``max_attempts``
-    such deaths it is reported as ``launch_error``.  A worker that reported a fatal backend
-    error takes no new work, its queued configurations come back unmeasured and go to the
+    died or failed afterwards, so nothing is measured twice.  A configuration whose GPU worker
+    died before answering is compiled again and goes to another worker, one whose compile task
+    died is compiled again; after ``max_attempts`` such deaths it is reported as
+    ``launch_error`` (GPU) or ``compile_error`` (compile).  A worker that reported a fatal
+    backend error takes no new work, its queued artefacts come back unmeasured and go to the
     others, and once it is idle it is replaced by a fresh actor.  The run stops early when
-    every worker is lost (``stopped`` says so).
+    every GPU worker is lost, or when a compile task fails for a reason other than the kernel
+    (``stopped`` says so; nothing is reported for the configuration).
     """
     ray = pool.ray
     names = tuple(iterators)
     source: Iterator = iter(configs)
     skip = skip if skip is not None else {}
     stats = DistributedStats(workers=[s.name for s in pool.slots])
-    retry: deque = deque()
-    attempts: dict[tuple, int] = {}
+    retry: deque = deque()                   # (cfg, key) to compile again
+    ready: deque = deque()                   # (cfg, key, artefact ref) compiled, waiting for a GPU
+    compiling: dict = {}                     # status ref -> (cfg, key, artefact ref)
+    measuring: dict = {}                     # outcome ref -> (slot, cfg, key, artefact ref)
+    gpu_deaths: dict[tuple, int] = {}
+    compile_deaths: dict[tuple, int] = {}
     inflight_keys: set = set()
-    pending: dict = {}                       # ObjectRef -> (slot, config, key)
     reported = 0
     exhausted = False
+    halted = None
 
     def take():
         nonlocal exhausted
         if retry:
             return retry.popleft()
-        while not exhausted:
+        while not exhausted and halted is None:
             try:
                 cfg = next(source)
             except StopIteration:
@@ -338,38 +402,69 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
             key = config_key(cfg, names)
             if key in skip or key in inflight_keys:
                 continue
+            inflight_keys.add(key)
             return dict(cfg), key
         return None
 
     def fill():
-        # least loaded first, so that every worker starts at once
-        while True:
-            if limit is not None and reported + len(inflight_keys) >= limit:
-                return
-            ready = [s for s in pool.slots if s.alive and not s.draining and s.inflight < pool.lookahead]
-            if not ready:
-                return
-            item = take()
-            if item is None:
-                return
-            slot = min(ready, key=lambda s: s.inflight)
-            cfg, key = item
-            ref = slot.actor.run.remote(cfg)
-            pending[ref] = (slot, cfg, key)
-            inflight_keys.add(key)
+        live = [s for s in pool.slots if s.alive and not s.draining]
+        while ready:                         # compiled: to the least loaded GPU with room
+            room = [s for s in live if s.inflight < pool.lookahead]
+            if not room:
+                break
+            slot = min(room, key=lambda s: s.inflight)
+            cfg, key, art = ready.popleft()
+            measuring[slot.actor.run.remote(art)] = (slot, cfg, key, art)
             slot.inflight += 1
+        ahead = pool.prefetch * max(1, len(live))
+        while len(compiling) + len(ready) < ahead:
+            if retry:
+                cfg, key = retry.popleft()
+            elif limit is not None and reported + len(inflight_keys) >= limit:
+                return
+            else:
+                item = take()
+                if item is None:
+                    return
+                cfg, key = item
+            status, art = pool.compile(cfg)
+            compiling[status] = (cfg, key, art)
 
-    def report(cfg, meas, worker):
+    def report(cfg, key, meas, worker):
         nonlocal reported
         reported += 1
+        inflight_keys.discard(key)
         on_result(cfg, meas, worker)
 
-    fill()
-    while pending:
-        ready, _ = ray.wait(list(pending), num_returns=1)
-        ref = ready[0]
-        slot, cfg, key = pending.pop(ref)
-        inflight_keys.discard(key)
+    def compiled(ref):
+        nonlocal halted
+        cfg, key, art = compiling.pop(ref)
+        try:
+            status = ray.get(ref)
+        except ray.exceptions.RayTaskError as err:       # the environment, not the kernel
+            inflight_keys.discard(key)
+            if halted is None:
+                halted = (f"compiling on a Ray CPU worker failed: {str(err)[-1500:]}\n"
+                          "fix the CPU workers and rerun the same command to resume from the log")
+            return
+        except ray.exceptions.RayError:                  # its process died: compile it again
+            compile_deaths[key] = compile_deaths.get(key, 0) + 1
+            if compile_deaths[key] >= max_attempts:
+                report(cfg, key, Measurement(COMPILE_ERROR, error=f"lost: the compile task died "
+                                                                  f"{compile_deaths[key]} times"), "compile")
+            else:
+                stats.compile_retried += 1
+                retry.appendleft((cfg, key))
+            return
+        stats.compiled[status["worker"]] = stats.compiled.get(status["worker"], 0) + 1
+        if status["error"] is not None:
+            report(cfg, key, Measurement(COMPILE_ERROR, error=status["error"],
+                                         extra={"compiled_on": status["worker"]}), status["worker"])
+        else:
+            ready.append((cfg, key, art))
+
+    def measured(ref):
+        slot, cfg, key, art = measuring.pop(ref)
         slot.inflight -= 1
         try:
             outcome: Outcome = ray.get(ref)
@@ -381,20 +476,23 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
                     ray.kill(slot.actor)
                 except Exception:  # noqa: BLE001 - already gone
                     pass
-            attempts[key] = attempts.get(key, 0) + 1
-            if attempts[key] >= max_attempts:
-                report(cfg, Measurement(LAUNCH_ERROR, error=f"lost: the Ray worker measuring it died "
-                                                            f"{attempts[key]} times"), slot.name)
-            else:
+            gpu_deaths[key] = gpu_deaths.get(key, 0) + 1
+            if gpu_deaths[key] >= max_attempts:
+                report(cfg, key, Measurement(LAUNCH_ERROR, error=f"lost: the Ray worker measuring it died "
+                                                                 f"{gpu_deaths[key]} times"), slot.name)
+            else:                    # compiled again: its artefact may have died with the node
                 stats.retried += 1
                 retry.appendleft((cfg, key))
         except ray.exceptions.RayTaskError as err:         # a bug in the backend, not the device
-            report(cfg, Measurement(LAUNCH_ERROR, error=f"Ray worker: {err}"[-2000:]), slot.name)
+            report(cfg, key, Measurement(LAUNCH_ERROR, error=f"Ray worker: {err}"[-2000:]), slot.name)
+        except ray.exceptions.RayError:                    # the artefact was lost: compile again
+            stats.retried += 1
+            retry.appendleft((cfg, key))
         else:
             if outcome.measurement is None:                # refused after a fatal error: not measured
-                retry.appendleft((cfg, key))
+                ready.appendleft((cfg, key, art))
             else:
-                report(cfg, outcome.measurement, outcome.worker)
+                report(cfg, key, outcome.measurement, outcome.worker)
                 if outcome.fatal is not None:
                     slot.draining = True
         if slot.alive and slot.draining and slot.inflight == 0:
@@ -402,9 +500,22 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
                 stats.replaced_workers += 1
             else:
                 stats.lost_workers.append(slot.name)
+
+    fill()
+    while compiling or measuring:
+        if not any(s.alive for s in pool.slots) and not measuring:
+            break                                          # nothing left to measure on
+        done, _ = ray.wait(list(measuring) + list(compiling), num_returns=1)
+        ref = done[0]
+        if ref in measuring:
+            measured(ref)
+        else:
+            compiled(ref)
         fill()
-    work_left = bool(retry) or (not exhausted and (limit is None or reported < limit))
-    if work_left and not any(s.alive for s in pool.slots):
+    work_left = bool(retry or ready or compiling) or (not exhausted and (limit is None or reported < limit))
+    if halted is not None:
+        stats.stopped = halted
+    elif work_left and not any(s.alive for s in pool.slots):
         stats.stopped = "every Ray worker was lost; rerun the same command to resume from the log"
     return stats
 
@@ -414,15 +525,19 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
 @dataclass
 class RayTuneReport(TuneReport):
     """A :class:`TuneReport` with what the Ray run did: ``workers`` (host/gpu names),
-    ``lost_workers``, ``retried`` (configurations dispatched again after their worker died)
-    ``replaced_workers`` (restarted after a fatal backend error) and ``per_worker``
-    (configurations measured by each worker in this run)."""
+    ``lost_workers``, ``retried`` (configurations dispatched again after their worker died),
+    ``compile_retried`` (compiled again after their compile task died), ``replaced_workers``
+    (restarted after a fatal backend error), ``per_worker`` (configurations measured by each
+    worker in this run; compile errors under the CPU worker that found them) and
+    ``compiled`` (compile tasks finished per CPU worker, host/pid)."""
 
     workers: list = field(default_factory=list)
     lost_workers: list = field(default_factory=list)
     replaced_workers: int = 0
     retried: int = 0
+    compile_retried: int = 0
     per_worker: dict = field(default_factory=dict)
+    compiled: dict = field(default_factory=dict)
 
 
 def strategy_source(strategy, batch: int) -> tuple[Iterator, Callable[[dict, Measurement], None]]:
@@ -463,7 +578,7 @@ def connect(address: str | None):
 def tune_ray(space, size, *, address: str | None = None, budget: int | None = None,
              strategy="exhaustive", log_path: str | os.PathLike | None = None, seed: int = 0,
              progress: ProgressFn | None = None, backend_factory: Callable[[], object] | None = None,
-             num_workers: int | None = None, compile_workers: int | None = None,
+             num_workers: int | None = None, prefetch: int | None = None,
              lookahead: int | None = None, chunk_size: int = 65536,
              max_attempts: int = MAX_ATTEMPTS) -> RayTuneReport:
     """:func:`beast.tune.runner.tune` on every GPU of a Ray cluster.
@@ -474,9 +589,12 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
     measurement)`` (see :func:`strategy_source`), told the log's resumed results first.
     ``address``: see :func:`connect` (an already initialized Ray is used as it is).
     ``backend_factory``: a picklable callable that makes the backend inside each worker
-    (default: CuPy on the worker's GPU).  ``num_workers``: actors to start (default: one per
-    GPU of the cluster); ``compile_workers``: compile threads per actor; ``lookahead``:
-    configurations in flight per actor; ``max_attempts``: see :func:`run_distributed`.
+    (default: CuPy on the worker's GPU); the backend's ``compiler()`` must give a picklable
+    object whose ``build(config)`` compiles on a CPU worker, and its ``load(artefact)`` what
+    ``measure`` takes.  ``num_workers``: actors to start (default: one per GPU of the
+    cluster); ``prefetch``: configurations compiling or compiled ahead per actor;
+    ``lookahead``: calls queued on each actor (see :class:`WorkerPool`); ``max_attempts``: see
+    :func:`run_distributed`.
     """
     named = isinstance(strategy, str)
     if named and strategy not in STRATEGIES:
@@ -495,8 +613,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
     pool = None
     log = None
     try:
-        pool = WorkerPool(backend_factory, num_workers=num_workers, compile_workers=compile_workers,
-                          lookahead=lookahead)
+        pool = WorkerPool(backend_factory, num_workers=num_workers, prefetch=prefetch, lookahead=lookahead)
         identity = _device_identity(space, SimpleNamespace(device_name=pool.device_name))
         header = make_header(device=identity, size=(m, n, k), space_hash=space.source_hash, iterators=names,
                              settings=space.settings, kernel_version=KERNEL_VERSION,
@@ -529,7 +646,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
 
         search = _search_strategy(space, strategy, seed, budget, log.records) if named else None
         if search is not None:            # local, model, hybrid, random by sampling: as tune() runs them
-            source = strategy_stream(search, need, batch=pool.lookahead * len(pool.slots))
+            source = strategy_stream(search, need, batch=pool.prefetch * len(pool.slots))
 
             def tell(cfg, meas):
                 search.tell(cfg, meas.ms if meas.status == OK else None)
@@ -537,7 +654,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
             source = candidates(space, strategy, need, log.done, seed=seed, chunk_size=chunk_size)
             tell = None
         else:
-            source, tell = strategy_source(strategy, pool.lookahead * len(pool.slots))
+            source, tell = strategy_source(strategy, pool.prefetch * len(pool.slots))
             for r in report.results:                   # what the log already holds
                 tell(dict(r.config), r.measurement)
 
@@ -565,6 +682,8 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
             report.lost_workers = stats.lost_workers
             report.replaced_workers = stats.replaced_workers
             report.retried = stats.retried
+            report.compile_retried = stats.compile_retried
+            report.compiled = stats.compiled
             report.stopped = stats.stopped
         return report
     finally:
@@ -579,11 +698,15 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
 def format_ray_summary(report: RayTuneReport) -> str:
     """One line on the workers of a Ray run: how many, what each measured, what was lost."""
     parts = [f"Ray: {len(report.workers)} worker(s)"]
+    if report.compiled:
+        parts.append(f"compiled {sum(report.compiled.values())} on {len(report.compiled)} CPU worker(s)")
     if report.per_worker:
         parts.append("measured " + ", ".join(f"{w}: {c}" for w, c in sorted(report.per_worker.items())))
     if report.lost_workers:
         parts.append(f"lost {len(report.lost_workers)} worker(s) ({', '.join(report.lost_workers)}), "
                      f"{report.retried} configuration(s) retried elsewhere")
+    if report.compile_retried:
+        parts.append(f"{report.compile_retried} compile(s) retried after their worker died")
     if report.replaced_workers:
         parts.append(f"restarted {report.replaced_workers} worker(s) after a fatal device error")
     return "; ".join(parts)
@@ -591,4 +714,4 @@ def format_ray_summary(report: RayTuneReport) -> str:
 
 __all__ = ["tune_ray", "run_distributed", "WorkerPool", "GpuWorker", "Outcome", "RayTuneReport",
            "DistributedStats", "strategy_source", "connect", "cupy_backend_factory", "format_ray_summary",
-           "import_ray", "MAX_ATTEMPTS"]
+           "compile_config", "import_ray", "MAX_ATTEMPTS"]
