@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from beast.tune.measure import FatalBackendError
 
@@ -25,12 +25,11 @@ class JournalingBackend:
     the ``poison`` configuration kills any worker."""
 
     def __init__(self, inner, journal: str, die_marker: str | None, fatal_marker: str | None,
-                 fail_at: int | None, poison: dict | None = None, compile_die_marker: str | None = None,
-                 compile_poison: dict | None = None):
+                 fail_at: int | None, poison: dict | None = None, compile_kw: dict | None = None):
         self.inner, self.journal = inner, journal
         self.die_marker, self.fatal_marker, self.fail_at = die_marker, fatal_marker, fail_at
         self.poison = poison
-        self.compile_die_marker, self.compile_poison = compile_die_marker, compile_poison
+        self.compile_kw = compile_kw or {}
         self.device_name = inner.device_name
         self.started = 0
 
@@ -38,8 +37,7 @@ class JournalingBackend:
         return self.inner.compile(config)
 
     def compiler(self):
-        return JournalingCompiler(self.inner.compiler(), self.journal + ".compiles", self.compile_die_marker,
-                                  self.compile_poison)
+        return JournalingCompiler(self.inner.compiler(), self.journal + ".compiles", **self.compile_kw)
 
     def load(self, artifact):
         return self.inner.load(artifact)
@@ -64,15 +62,21 @@ class JournalingBackend:
 @dataclass(frozen=True)
 class JournalingCompiler:
     """Wraps the backend's compiler on its way to the CPU workers: there it installs a stand-in
-    cupy without a device, journals ``{"pid", "gpus", "config"}`` per finished compile, and
-    dies (``os._exit``) on ``poison`` or when it is the first to claim ``die_marker``."""
+    cupy without a device, journals ``{"pid", "gpus", "config", "ok"}`` per finished compile,
+    and dies (``os._exit``) on ``poison`` or when it is the first to claim ``die_marker``.
+    ``broken`` is compiled with an option that makes the compiler fail; ``env_error`` makes
+    every compile raise as a CPU node without CuPy would."""
 
     inner: object
     journal: str
     die_marker: str | None = None
     poison: dict | None = None
+    broken: dict | None = None
+    env_error: bool = False
 
     def build(self, config):
+        if self.env_error:
+            raise ImportError("no NVRTC here (simulated)")
         if "cupy" not in sys.modules:
             from test_tune_gpu import make_fake_cupy
             sys.modules["cupy"] = make_fake_cupy(devices=0)
@@ -80,9 +84,16 @@ class JournalingCompiler:
             os._exit(1)
         if self.die_marker and claim(self.die_marker):
             os._exit(1)                              # killed in the middle of a compile
-        artifact = self.inner.build(config)
+        compiler = self.inner
+        if config == self.broken:
+            compiler = replace(compiler, options=("-Dbeast_gemm=1",))
         import ray
-        append(self.journal, {"pid": os.getpid(), "gpus": list(ray.get_gpu_ids()), "config": dict(config)})
+        record = {"pid": os.getpid(), "gpus": list(ray.get_gpu_ids()), "config": dict(config), "ok": False}
+        try:
+            artifact = compiler.build(config)
+            record["ok"] = True
+        finally:
+            append(self.journal, record)
         return artifact
 
 
@@ -119,6 +130,8 @@ class HostsimFactory:
     poison: dict | None = None
     compile_die_marker: str | None = None
     compile_poison: dict | None = None
+    compile_broken: dict | None = None
+    compile_env_error: bool = False
 
     def __call__(self):
         from test_tune_gpu import make_fake_cupy
@@ -126,7 +139,8 @@ class HostsimFactory:
         from beast.tune.gpu import CupyBackend
         inner = CupyBackend(self.settings, self.size, max_samples=5, max_seconds=0.2)
         return JournalingBackend(inner, self.journal, self.die_marker, self.fatal_marker, self.fail_at,
-                                 self.poison, self.compile_die_marker, self.compile_poison)
+                                 self.poison, dict(die_marker=self.compile_die_marker, poison=self.compile_poison,
+                                                   broken=self.compile_broken, env_error=self.compile_env_error))
 
 
 def read_journal(path: str) -> list[dict]:

@@ -260,3 +260,62 @@ def test_no_cupy_means_no_gpu(monkeypatch):
     assert not gpu_available()
     with pytest.raises(DeviceError, match="no GPU found: CuPy is not installed"):
         CupyBackend({"precision": "single", "arithmetic": "real", "trans_a": 0, "trans_b": 0}, (8, 8, 8))
+
+
+def test_compiled_on_a_machine_without_gpu_loads_and_measures(monkeypatch):
+    """The split of ``beast tune --ray``: the backend's NvrtcCompiler, pickled, compiles where
+    there is no device (the stand-in cupy there has none: only NVRTC), for the GPU's
+    architecture; the pickled artefact loads through ``cupy.RawModule(path=...)`` on the GPU
+    side and verifies and times as a compile() there does."""
+    from beast.tune.gpu import Artifact, CupyBackend, NvrtcCompiler, gpu_available
+    space = beast.load(GEMM, device=resolve_device("k40c").replace(**SMALL), settings=dict(precision="double"))
+    monkeypatch.setitem(sys.modules, "cupy", make_fake_cupy())
+    backend = CupyBackend(space.settings, (19, 23, 17), max_samples=4, max_seconds=0.5)
+    compiler = pickle.loads(pickle.dumps(backend.compiler()))
+    assert compiler.cc == (9, 0)
+    rows = space.enumerate()
+    configs = [{n: int(rows[n][i]) for n in space.iterators} for i in (0, len(rows) - 1)]
+
+    cpu = make_fake_cupy(devices=0)                        # the CPU worker
+    monkeypatch.setitem(sys.modules, "cupy", cpu)
+    assert not gpu_available()
+    artifacts = [pickle.loads(pickle.dumps(compiler.build(cfg))) for cfg in configs]
+    assert all(o[0] == "-arch=sm_90" for o in cpu.cuda.nvrtc.calls)
+    assert not cpu.cuda.nvrtc.programs                    # every NVRTC program destroyed
+    for art, cfg in zip(artifacts, configs):
+        assert art.fmt == "cubin" and art.arch == "sm_90" and art.config == cfg
+        assert art.data[:4] == b"\x7fELF" and art.compile_s > 0 and "/pid" in art.built_by
+
+    FakeRawModule.loaded.clear()
+    for art in artifacts:
+        m = backend.measure(backend.load(art))
+        assert m.status == OK, m.error
+        assert m.extra["err_ratio"] <= 1 and m.gflops > 0
+    assert [p.endswith(".cubin") for p in FakeRawModule.loaded] == [True, True]
+    again = backend.load(artifacts[0])                    # loaded once per binary
+    assert again.cached and len(FakeRawModule.loaded) == 2
+    local = backend.measure(backend.compile(configs[0]))  # the single-process path agrees
+    assert local.status == OK and local.extra["err_ratio"] <= 1
+
+    # an NVRTC that does not know sm_90 gets PTX for the newest architecture below it
+    monkeypatch.setitem(sys.modules, "cupy", make_fake_cupy(devices=0, archs=(70, 75, 80)))
+    ptx = compiler.build(configs[0])
+    assert (ptx.fmt, ptx.arch) == ("ptx", "compute_80")
+    assert ptx.key != artifacts[0].key
+    assert backend.measure(backend.load(ptx)).status == OK
+    assert FakeRawModule.loaded[-1].endswith(".ptx")
+    monkeypatch.setitem(sys.modules, "cupy", make_fake_cupy(devices=0, archs=(95, 100)))
+    with pytest.raises(CompileFailure, match="cannot compile for compute capability 9.0"):
+        compiler.build(configs[0])
+
+    # a kernel that does not compile: the compiler's log in the message, the program destroyed
+    monkeypatch.setitem(sys.modules, "cupy", cpu)
+    broken = NvrtcCompiler(compiler.settings, compiler.cc, ("-Dbeast_gemm=1",))
+    with pytest.raises(CompileFailure, match="NVRTC_ERROR_COMPILATION") as info:
+        broken.build(configs[0])
+    assert "error" in info.value.message and not cpu.cuda.nvrtc.programs
+    # an image the driver refuses is a compile error, not a crash
+    bad = Artifact(artifacts[0].kernel, "cubin", b"not an ELF image", "sm_90", ("-DX",), 0.0, "nowhere/pid0")
+    with pytest.raises(CompileFailure, match="loading the cubin \\(sm_90\\) built on nowhere/pid0"):
+        backend.load(bad)
+    backend.close()

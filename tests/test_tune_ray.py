@@ -1,9 +1,12 @@
 """``beast tune --ray``: the tuning work spread over the GPUs of a Ray cluster (beast.tune.ray_runner).
 
-A local Ray instance with three fake GPUs; in each worker the host simulator stands in for the
-device (tests/ray_hostsim.py: CupyBackend over the stand-in cupy of test_tune_gpu, kernels run on
-CPU threads).  Checked against the JSONL log: every configuration once, none lost, when a worker
-dies mid-run; a run interrupted and resumed; an ask/tell strategy driving the workers."""
+A local Ray instance with two CPUs and three fake GPUs; in each GPU worker the host simulator
+stands in for the device (tests/ray_hostsim.py: CupyBackend over the stand-in cupy of
+test_tune_gpu, kernels run on CPU threads), and the kernels are compiled by Ray tasks on CPU
+workers whose stand-in cupy has no device (its NVRTC builds the host library as the "cubin").
+Checked against the JSONL log and the workers' journals: every configuration once, none lost,
+when a GPU worker or a compile task dies mid-run; compile errors logged once; a run interrupted
+and resumed; an ask/tell strategy driving the workers."""
 import os
 import json
 import sys
@@ -20,7 +23,7 @@ from beast.errors import BeastError  # noqa: E402
 from beast.tune import tune  # noqa: E402
 from beast.tune.hostsim import host_compiler  # noqa: E402
 from beast.tune.log import config_key, read_log  # noqa: E402
-from beast.tune.measure import LAUNCH_ERROR, OK  # noqa: E402
+from beast.tune.measure import COMPILE_ERROR, LAUNCH_ERROR, OK  # noqa: E402
 from beast.tune.ray_runner import format_ray_summary, tune_ray  # noqa: E402
 from beast.tune.runner import _search_strategy, candidates  # noqa: E402
 from beast.tune.strategies import strategy_stream  # noqa: E402
@@ -104,8 +107,20 @@ def test_a_killed_worker_loses_nothing_and_nothing_is_measured_twice(cluster, sp
     workers = {r["worker"] for r in records if "config" in r}
     assert len(workers) >= 2 and len({j["pid"] for j in journal}) >= 2
     assert sum(report.per_worker.values()) == 7
+    # compiled in Ray tasks without a GPU, in processes other than the GPU workers; every logged
+    # configuration compiled, and what the dead worker had in flight compiled again
+    compiles = read_journal(fac.journal + ".compiles")
+    assert compiles and all(c["ok"] and c["gpus"] == [] for c in compiles)
+    assert not {c["pid"] for c in compiles} & ({j["pid"] for j in journal} | {dead})
+    compiled_keys = [config_key(c["config"], names) for c in compiles]
+    assert set(compiled_keys) == set(keys) and len(compiled_keys) == 7 + report.retried
+    assert sum(report.compiled.values()) == len(compiles)
+    compile_pids = {f"pid{c['pid']}" for c in compiles}
+    measured = [r for r in records if r.get("status") == OK and "config" in r]
+    assert all(r["compiled_on"].split("/")[-1] in compile_pids for r in measured)
     summary = format_ray_summary(report)
     assert "lost 1 worker(s)" in summary and "restarted 1 worker(s)" in summary
+    assert f"compiled {len(compiles)} on" in summary
 
 
 def test_an_interrupted_run_resumes_from_its_log(cluster, space, tmp_path):
@@ -154,6 +169,49 @@ def test_a_configuration_that_kills_its_workers_is_logged_as_lost(cluster, space
     assert len(keys) == 3 == len(set(keys))
     rec = next(r for r in records if r.get("config") == poison)
     assert rec["status"] == LAUNCH_ERROR and "died 2 times" in rec["error"]
+
+
+def test_compile_tasks_that_die_are_retried_and_compile_errors_logged_once(cluster, space, tmp_path):
+    """The first compile task dies mid-compile (compiled again elsewhere), one configuration
+    kills every compile task that takes it (logged as lost after max_attempts), one does not
+    compile (a compile_error, compiled once, never retried)."""
+    log = tmp_path / "r.jsonl"
+    names = space.iterators
+    first = [dict(c) for c in candidates(space, "exhaustive", 5, {})]
+    poison, broken = first[1], first[3]
+    fac = factory(space, tmp_path, compile_die_marker=str(tmp_path / "died"), compile_poison=poison,
+                  compile_broken=broken)
+    report = tune_ray(space, SIZE, budget=5, log_path=log, num_workers=2, max_attempts=2, backend_factory=fac)
+    assert os.path.exists(tmp_path / "died")
+    assert report.complete and report.measured == 5 and not report.lost_workers
+    assert report.compile_retried == 2                      # the poison's first death, the marker's
+    assert report.counts[OK] == 3 and report.counts[COMPILE_ERROR] == 2
+    _, records, keys = log_keys(log, names)
+    assert len(keys) == 5 == len(set(keys)) and set(keys) == {config_key(c, names) for c in first}
+    by_key = {config_key(r["config"], names): r for r in records if "config" in r}
+    lost = by_key[config_key(poison, names)]
+    assert lost["status"] == COMPILE_ERROR and "the compile task died 2 times" in lost["error"]
+    failed = by_key[config_key(broken, names)]
+    assert failed["status"] == COMPILE_ERROR and "NVRTC_ERROR_COMPILATION" in failed["error"]
+    assert "/cpu-pid" in failed["compiled_on"]
+    compiles = read_journal(fac.journal + ".compiles")
+    assert [c["ok"] for c in compiles if c["config"] == broken] == [False]       # not retried
+    assert not any(c["config"] == poison for c in compiles)
+    assert sorted(config_key(j["config"], names) for j in read_journal(fac.journal)) == \
+        sorted(k for k, r in by_key.items() if r["status"] == OK)                 # each measured once
+    assert "2 compile(s) retried" in format_ray_summary(report)
+
+
+def test_compile_tasks_that_cannot_run_stop_the_run_before_logging(cluster, space, tmp_path):
+    """A CPU worker without a working compiler is not the kernels' fault: nothing is logged for
+    them, and the run stops saying why (rerun to resume)."""
+    log = tmp_path / "r.jsonl"
+    report = tune_ray(space, SIZE, budget=3, log_path=log, num_workers=1,
+                      backend_factory=factory(space, tmp_path, compile_env_error=True))
+    assert not report.complete and report.measured == 0
+    assert "compiling on a Ray CPU worker failed" in report.stopped and "no NVRTC here" in report.stopped
+    _, records, keys = log_keys(log, space.iterators)
+    assert keys == []
 
 
 class Neighbours:

@@ -35,6 +35,7 @@ there is no CuPy, driver or device.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import tempfile
@@ -364,8 +365,8 @@ class CupyBackend:
             return Compiled(artifact.kernel, hit[1], artifact.compile_s, True)
         if self._workdir is None:
             self._workdir = tempfile.TemporaryDirectory(prefix="beast-kernels-")
-        path = os.path.join(self._workdir.name,
-                            f"{artifact.kernel.source_hash[:24]}_{artifact.arch}.{artifact.fmt}")
+        digest = hashlib.sha256(artifact.key.encode()).hexdigest()[:24]
+        path = os.path.join(self._workdir.name, f"{digest}.{artifact.fmt}")
         tmp = f"{path}.{threading.get_ident()}.part"
         with open(tmp, "wb") as f:
             f.write(artifact.data)
