@@ -1,38 +1,71 @@
-"""``beast tune --ray``: how the measuring work scales over GPUs, with a stand-in device.
+"""``beast tune --ray``: compiles on CPU tasks, measurements on GPU actors, with stand-in devices.
 
-Each "GPU" is a Ray fake GPU whose backend sleeps: ``BEAST_BENCH_RAY_MEASURE_S`` per measurement
-(default 0.1 s, the order of a real verify-and-time) and ``BEAST_BENCH_RAY_COMPILE_S`` per compile
-(default 0.05 s).  Sleeping needs no CPU, so the 2-core machine shows the dispatcher's scaling and
-overhead rather than its own speed.  ``BEAST_BENCH_RAY_CONFIGS`` configurations (default 48) of the
-K40c GEMM space, random strategy; the single-process :func:`beast.tune.tune` with the same backend
-is the baseline.  Per case: wall time of the whole call (``wall_s``, Ray worker start included)
-until the first progress call (``start_s``: space loaded, Ray workers started, reference taken)
-and from the first to the last result (``steady_s``), as ``extra_info``.
+Two stand-ins, each against the single-process :func:`beast.tune.tune` with the same backend:
+
+* **sleep** (the dispatcher's scaling): a backend whose compile sleeps
+  ``BEAST_BENCH_RAY_COMPILE_S`` (default 0.05 s) in a Ray compile task and whose measurement
+  sleeps ``BEAST_BENCH_RAY_MEASURE_S`` (default 0.1 s) on a fake GPU; 1, 2 and 4 GPUs on a
+  cluster of ``BEAST_BENCH_RAY_SLEEP_CPUS`` logical CPUs (default 8: sleeping needs no CPU, so
+  the compile tasks are not capped by the 2 real cores).  ``BEAST_BENCH_RAY_CONFIGS``
+  configurations (default 48) of the K40c GEMM space, random strategy.
+* **hostsim** (real work on this machine): the host simulator of the tests
+  (``tests/ray_hostsim.py``): every compile is a real C++ compile of the generated kernel (the
+  stand-in's NVRTC) in a Ray task, every measurement real launches on CPU threads, verified
+  and timed; ``BEAST_BENCH_RAY_HOSTSIM_CONFIGS`` configurations (default 24), M = N = K = 64,
+  1 and 2 GPUs on a cluster of the machine's real CPUs.
+
+Per case, as ``extra_info``: wall time of the whole call (``wall_s``, Ray worker start
+included), until the first progress call (``start_s``), from the first to the last result
+(``steady_s``), ``per_s`` (results per second over ``steady_s``); for hostsim also the mean
+compile (``compile_s``) and measurement (``measure_s``) of one configuration and ``gpu_busy``,
+the fraction of the time from the first measurement's end to the last one's, times the GPUs,
+that the GPU workers spent measuring (1: no GPU ever waited for a compile).
 
     python3 -m pytest bench/bench_ray.py --benchmark-only --benchmark-json=bench/results/ray.json
 """
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from conftest import GEMM, env_int
+from conftest import GEMM, ROOT, env_int
 
 ray = pytest.importorskip("ray")
 
+TESTS = str(ROOT / "tests")
+if TESTS not in sys.path:
+    sys.path.insert(0, TESTS)
+
 import beast  # noqa: E402
+from beast.devices import resolve_device  # noqa: E402
 from beast.tune import tune  # noqa: E402
+from beast.tune.hostsim import host_compiler  # noqa: E402
 from beast.tune.measure import OK, Measurement  # noqa: E402
 from beast.tune.ray_runner import tune_ray  # noqa: E402
 
 MAX_GPUS = 4
 CONFIGS = env_int("BEAST_BENCH_RAY_CONFIGS", 48)
+HOSTSIM_CONFIGS = env_int("BEAST_BENCH_RAY_HOSTSIM_CONFIGS", 24)
+SLEEP_CPUS = env_int("BEAST_BENCH_RAY_SLEEP_CPUS", 8)
 MEASURE_S = float(os.environ.get("BEAST_BENCH_RAY_MEASURE_S", "0.1"))
 COMPILE_S = float(os.environ.get("BEAST_BENCH_RAY_COMPILE_S", "0.05"))
+HOSTSIM_SIZE = (64, 64, 64)
+
+
+@dataclass(frozen=True)
+class SleepCompiler:
+    """Compiles by sleeping ``compile_s``; the artefact is the configuration."""
+
+    compile_s: float
+
+    def build(self, config):
+        time.sleep(self.compile_s)
+        return dict(config)
 
 
 class SleepBackend:
@@ -43,9 +76,14 @@ class SleepBackend:
     def __init__(self, compile_s: float, measure_s: float):
         self.compile_s, self.measure_s = compile_s, measure_s
 
+    def compiler(self):
+        return SleepCompiler(self.compile_s)
+
+    def load(self, artifact):
+        return artifact
+
     def compile(self, config):
-        time.sleep(self.compile_s)
-        return config
+        return self.load(self.compiler().build(config))
 
     def measure(self, config):
         time.sleep(self.measure_s)
@@ -62,13 +100,18 @@ class SleepFactory:
         return SleepBackend(self.compile_s, self.measure_s)
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    if ray.is_initialized():
-        ray.shutdown()
-    here = str(Path(__file__).resolve().parent)
-    ray.init(num_cpus=2, num_gpus=MAX_GPUS, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": here}})
+def use_cluster(cpus: int) -> None:
+    """A local Ray instance with ``cpus`` CPUs and MAX_GPUS fake GPUs (restarted when it has other CPUs)."""
+    if ray.is_initialized() and ray.cluster_resources().get("CPU") == cpus:
+        return
+    ray.shutdown()
+    path = os.pathsep.join([str(Path(__file__).resolve().parent), TESTS, str(ROOT)])
+    ray.init(num_cpus=cpus, num_gpus=MAX_GPUS, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _ray_down():
     yield
     ray.shutdown()
 
@@ -78,7 +121,13 @@ def space():
     return beast.load(str(GEMM), device="k40c", settings={"precision": "single"})
 
 
-def timed(benchmark, run):
+@pytest.fixture(scope="module")
+def small_space():
+    from test_tune_gpu import SMALL
+    return beast.load(str(GEMM), device=resolve_device("k40c").replace(**SMALL), settings={"precision": "single"})
+
+
+def timed(benchmark, run, configs):
     marks = []
 
     def progress(done, total, best):
@@ -88,30 +137,89 @@ def timed(benchmark, run):
         marks.clear()
         t0 = time.perf_counter()
         report = run(progress)
-        benchmark.extra_info["wall_s"] = time.perf_counter() - t0
-        benchmark.extra_info["start_s"] = marks[0] - t0 if marks else None
-        benchmark.extra_info["steady_s"] = marks[-1] - marks[1] if len(marks) > 2 else None
+        info = benchmark.extra_info
+        info["wall_s"] = time.perf_counter() - t0
+        info["start_s"] = marks[0] - t0 if marks else None
+        info["steady_s"] = marks[-1] - marks[1] if len(marks) > 2 else None
+        info["per_s"] = (len(marks) - 2) / info["steady_s"] if info["steady_s"] else None
+        info["first_s"] = marks[1] - marks[0] if len(marks) > 1 else None
         return report
 
     report = benchmark.pedantic(once, rounds=1, iterations=1)
-    assert report.measured == CONFIGS and report.counts[OK] == CONFIGS
-    benchmark.extra_info.update(configs=CONFIGS, measure_s=MEASURE_S, compile_s=COMPILE_S)
+    assert report.measured == configs and report.counts[OK] == configs
+    benchmark.extra_info["configs"] = configs
     return report
 
 
-def test_single_process(benchmark, space):
-    benchmark.group = "tune: workers"
-    benchmark.extra_info["gpus"] = "1 (no Ray)"
+# --------------------------------------------------------------------------- sleep
+
+def test_sleep_single_process(benchmark, space):
+    benchmark.group = "tune --ray: sleeping stand-in"
+    benchmark.extra_info.update(gpus="1 (no Ray)", measure_s=MEASURE_S, compile_s=COMPILE_S)
     timed(benchmark, lambda progress: tune(space, (256, 256, 256), budget=CONFIGS, strategy="random",
                                            backend=SleepBackend(COMPILE_S, MEASURE_S), progress=progress,
-                                           compile_workers=2))
+                                           compile_workers=2), CONFIGS)
 
 
 @pytest.mark.parametrize("gpus", [1, 2, 4])
-def test_ray(benchmark, cluster, space, gpus):
-    benchmark.group = "tune: workers"
-    benchmark.extra_info["gpus"] = gpus
+def test_sleep_ray(benchmark, space, gpus):
+    use_cluster(SLEEP_CPUS)
+    benchmark.group = "tune --ray: sleeping stand-in"
+    benchmark.extra_info.update(gpus=gpus, cpus=SLEEP_CPUS, measure_s=MEASURE_S, compile_s=COMPILE_S)
     report = timed(benchmark, lambda progress: tune_ray(
-        space, (256, 256, 256), budget=CONFIGS, strategy="random", num_workers=gpus, compile_workers=2,
-        backend_factory=SleepFactory(COMPILE_S, MEASURE_S), progress=progress))
+        space, (256, 256, 256), budget=CONFIGS, strategy="random", num_workers=gpus,
+        backend_factory=SleepFactory(COMPILE_S, MEASURE_S), progress=progress), CONFIGS)
     assert len(report.per_worker) == gpus
+
+
+# --------------------------------------------------------------------------- host simulator
+
+def hostsim_costs(benchmark, report, journal: str, gpus: int) -> None:
+    """Mean compile and measurement of one configuration, and how busy the "GPUs" were."""
+    from ray_hostsim import read_journal
+    info = benchmark.extra_info
+    compiles = [r.measurement.extra.get("compile_s") for r in report.results]
+    compiles = [c for c in compiles if c]
+    info["compile_s"] = sum(compiles) / len(compiles) if compiles else None
+    spans = [(j["t0"], j["t1"]) for j in read_journal(journal)]
+    info["measure_s"] = sum(t1 - t0 for t0, t1 in spans) / len(spans)
+    # from the first measurement's end to the last one's: the time each GPU spent measuring
+    lo, hi = min(t1 for _, t1 in spans), max(t1 for _, t1 in spans)
+    busy = sum(max(0.0, min(t1, hi) - max(t0, lo)) for t0, t1 in spans)
+    info["gpu_busy"] = busy / ((hi - lo) * gpus) if hi > lo else None
+
+
+needs_cxx = pytest.mark.skipif(host_compiler() is None, reason="no C++20 host compiler for the host simulator")
+
+
+@needs_cxx
+def test_hostsim_single_process(benchmark, small_space, tmp_path):
+    from ray_hostsim import HostsimFactory
+    benchmark.group = "tune --ray: host simulator"
+    benchmark.extra_info["gpus"] = "1 (no Ray)"
+    journal = str(tmp_path / "single.jsonl")
+    backend = HostsimFactory(dict(small_space.settings), HOSTSIM_SIZE, journal)()
+    try:
+        report = timed(benchmark, lambda progress: tune(
+            small_space, HOSTSIM_SIZE, budget=HOSTSIM_CONFIGS, strategy="random", seed=5, backend=backend,
+            progress=progress, compile_workers=os.cpu_count() or 1), HOSTSIM_CONFIGS)
+    finally:
+        sys.modules.pop("cupy", None)
+    hostsim_costs(benchmark, report, journal, 1)
+
+
+@needs_cxx
+@pytest.mark.parametrize("gpus", [1, 2])
+def test_hostsim_ray(benchmark, small_space, tmp_path, gpus):
+    from ray_hostsim import HostsimFactory
+    cpus = os.cpu_count() or 1
+    use_cluster(cpus)
+    benchmark.group = "tune --ray: host simulator"
+    benchmark.extra_info.update(gpus=gpus, cpus=cpus)
+    journal = str(tmp_path / f"ray{gpus}.jsonl")
+    factory = HostsimFactory(dict(small_space.settings), HOSTSIM_SIZE, journal)
+    report = timed(benchmark, lambda progress: tune_ray(
+        small_space, HOSTSIM_SIZE, budget=HOSTSIM_CONFIGS, strategy="random", seed=5, num_workers=gpus,
+        backend_factory=factory, progress=progress), HOSTSIM_CONFIGS)
+    assert len(report.per_worker) == gpus and sum(report.compiled.values()) == HOSTSIM_CONFIGS
+    hostsim_costs(benchmark, report, journal, gpus)

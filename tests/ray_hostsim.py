@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass, replace
 
 from beast.tune.measure import FatalBackendError
 
 
 class JournalingBackend:
-    """Wraps a backend: appends ``{"pid", "config"}`` to ``journal`` after each completed measurement.
+    """Wraps a backend: appends ``{"pid", "config", "t0", "t1"}`` to ``journal`` after each
+    completed measurement (``t0``/``t1``: its start and end, seconds since the epoch).
 
     The first worker to start its ``fail_at``-th measurement exits (claiming ``die_marker``);
     the next one to get there raises FatalBackendError (claiming ``fatal_marker``).  Measuring
@@ -51,8 +53,9 @@ class JournalingBackend:
                 os._exit(1)                        # killed in the middle of a measurement
             if self.fatal_marker and claim(self.fatal_marker):
                 raise FatalBackendError("the CUDA context is unusable after launch: illegal address (simulated)")
+        t0 = time.time()
         meas = self.inner.measure(compiled)
-        append(self.journal, {"pid": os.getpid(), "config": compiled.config})
+        append(self.journal, {"pid": os.getpid(), "config": compiled.config, "t0": t0, "t1": time.time()})
         return meas
 
     def reference(self):
@@ -62,7 +65,7 @@ class JournalingBackend:
 @dataclass(frozen=True)
 class JournalingCompiler:
     """Wraps the backend's compiler on its way to the CPU workers: there it installs a stand-in
-    cupy without a device, journals ``{"pid", "gpus", "config", "ok"}`` per finished compile,
+    cupy without a device, journals ``{"pid", "gpus", "config", "ok", "t0", "t1"}`` per compile,
     and dies (``os._exit``) on ``poison`` or when it is the first to claim ``die_marker``.
     ``broken`` is compiled with an option that makes the compiler fail; ``env_error`` makes
     every compile raise as a CPU node without CuPy would."""
@@ -88,11 +91,13 @@ class JournalingCompiler:
         if config == self.broken:
             compiler = replace(compiler, options=("-Dbeast_gemm=1",))
         import ray
-        record = {"pid": os.getpid(), "gpus": list(ray.get_gpu_ids()), "config": dict(config), "ok": False}
+        record = {"pid": os.getpid(), "gpus": list(ray.get_gpu_ids()), "config": dict(config), "ok": False,
+                  "t0": time.time()}
         try:
             artifact = compiler.build(config)
             record["ok"] = True
         finally:
+            record["t1"] = time.time()
             append(self.journal, record)
         return artifact
 

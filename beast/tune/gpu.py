@@ -211,6 +211,8 @@ class NvrtcCompiler:
             data = nvrtc.getCUBIN(prog) if fmt == "cubin" else nvrtc.getPTX(prog)
         finally:
             nvrtc.destroyProgram(prog)
+        if isinstance(data, str):                       # CuPy before v13 returns PTX as str
+            data = data.encode()
         return Artifact(kernel, fmt, bytes(data), arch, tuple(self.options), time.perf_counter() - t0,
                         f"{socket.gethostname()}/pid{os.getpid()}")
 
