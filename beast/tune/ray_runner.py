@@ -501,17 +501,24 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
             else:
                 stats.lost_workers.append(slot.name)
 
-    fill()
-    while compiling or measuring:
-        if not any(s.alive for s in pool.slots) and not measuring:
-            break                                          # nothing left to measure on
-        done, _ = ray.wait(list(measuring) + list(compiling), num_returns=1)
-        ref = done[0]
-        if ref in measuring:
-            measured(ref)
-        else:
-            compiled(ref)
+    try:
         fill()
+        while compiling or measuring:
+            if not any(s.alive for s in pool.slots) and not measuring:
+                break                                      # nothing left to measure on
+            done, _ = ray.wait(list(measuring) + list(compiling), num_returns=1)
+            ref = done[0]
+            if ref in measuring:
+                measured(ref)
+            else:
+                compiled(ref)
+            fill()
+    finally:                 # stopped early (interrupted, every GPU lost): free the CPUs they hold
+        for ref in compiling:
+            try:
+                ray.cancel(ref)
+            except Exception:  # noqa: BLE001 - finished meanwhile
+                pass
     work_left = bool(retry or ready or compiling) or (not exhausted and (limit is None or reported < limit))
     if halted is not None:
         stats.stopped = halted
