@@ -377,6 +377,7 @@ class CupyBackend:
             with cupy.cuda.Device(self.device_id):
                 module = cupy.RawModule(path=path)
                 raw = module.get_function(artifact.kernel.name)
+                raw.num_regs  # noqa: B018 - CuPy loads lazily: make a refused image fail here
         except Exception as err:                        # invalid image, unknown architecture
             raise CompileFailure(f"loading the {artifact.fmt} ({artifact.arch}) built on "
                                  f"{artifact.built_by}: {type(err).__name__}: {str(err)[-2000:]}") from None
