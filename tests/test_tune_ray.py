@@ -251,6 +251,37 @@ def test_an_ask_tell_strategy_drives_the_workers(cluster, space, tmp_path):
     assert all(c["blk_m"] in first for c, _ in strategy.told)
 
 
+class Counting:
+    """Proposes survivors in enumeration order, as many as asked; records how many were in
+    flight (proposed, not yet told) after each ask."""
+
+    def __init__(self, space):
+        self.rows = [dict(c) for c in candidates(space, "exhaustive", None, {})]
+        self.proposed = self.told = 0
+        self.inflight = []
+
+    def ask(self, n):
+        pick = self.rows[self.proposed:self.proposed + n]
+        self.proposed += len(pick)
+        self.inflight.append(self.proposed - self.told)
+        return pick
+
+    def tell(self, config, measurement):
+        self.told += 1
+
+
+def test_the_pipeline_runs_ahead_of_the_gpus_within_its_bounds(cluster, space, tmp_path):
+    """With prefetch 2 and 2 calls queued per GPU worker, two workers never hold more than
+    (2 + 2) x 2 configurations, yet more than one per worker: compiles run ahead."""
+    strategy = Counting(space)
+    report = tune_ray(space, SIZE, budget=12, strategy=strategy, num_workers=2, prefetch=2, lookahead=2,
+                      backend_factory=factory(space, tmp_path))
+    assert report.complete and report.measured == 12 == strategy.told
+    assert max(strategy.inflight) <= (2 + 2) * 2
+    assert max(strategy.inflight) > 2
+    assert len(report.per_worker) == 2
+
+
 @pytest.mark.parametrize("name", ["local", "random"])
 def test_a_named_search_strategy_drives_the_workers(cluster, space, tmp_path, name):
     """The strategies of beast.tune.strategies run on Ray as in one process: distinct survivors,

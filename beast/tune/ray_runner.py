@@ -216,6 +216,7 @@ class _Slot:
     actor: object
     name: str
     inflight: int = 0
+    dispatched: int = 0
     alive: bool = True
     draining: bool = False
 
@@ -408,14 +409,15 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
 
     def fill():
         live = [s for s in pool.slots if s.alive and not s.draining]
-        while ready:                         # compiled: to the least loaded GPU with room
+        while ready:                         # compiled: to the least loaded GPU with room, in turn
             room = [s for s in live if s.inflight < pool.lookahead]
             if not room:
                 break
-            slot = min(room, key=lambda s: s.inflight)
+            slot = min(room, key=lambda s: (s.inflight, s.dispatched))
             cfg, key, art = ready.popleft()
             measuring[slot.actor.run.remote(art)] = (slot, cfg, key, art)
             slot.inflight += 1
+            slot.dispatched += 1
         ahead = pool.prefetch * max(1, len(live))
         while len(compiling) + len(ready) < ahead:
             if retry:
