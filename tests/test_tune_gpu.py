@@ -17,11 +17,11 @@ import pytest
 
 import beast
 from beast.devices import resolve_device
-from beast.errors import DeviceError
+from beast.errors import BeastError, DeviceError
 from beast.tune import format_report, tune
 from beast.tune.emulate import emulate_gemm
 from beast.tune.hostsim import HostModule, build_host_library, host_compiler
-from beast.tune.measure import COMPILE_ERROR, OK, WRONG, CompileFailure
+from beast.tune.measure import OK, WRONG, CompileFailure
 
 GEMM = str(Path(__file__).resolve().parent.parent / "spaces" / "gemm.py")
 SMALL = dict(max_threads_per_block=64, max_threads_dim_x=16, max_threads_dim_y=16, warp_size=4,
@@ -319,3 +319,8 @@ def test_compiled_on_a_machine_without_gpu_loads_and_measures(monkeypatch):
     with pytest.raises(CompileFailure, match="loading the cubin \\(sm_90\\) built on nowhere/pid0"):
         backend.load(bad)
     backend.close()
+    # a machine without CuPy cannot compile at all: an error about the machine, not the kernel
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    with pytest.raises(BeastError, match="cannot compile on .*: CuPy is not installed") as info:
+        compiler.build(configs[0])
+    assert not isinstance(info.value, CompileFailure)

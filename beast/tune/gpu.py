@@ -197,7 +197,11 @@ class NvrtcCompiler:
             kernel = generate(config, self.settings)
         except BeastError as err:
             raise CompileFailure(f"cannot generate the kernel: {err.message}") from None
-        nvrtc = _import_cupy().cuda.nvrtc
+        try:
+            nvrtc = _import_cupy().cuda.nvrtc
+        except DeviceError as err:          # the machine, not the kernel: not a compile_error
+            raise BeastError(f"cannot compile on {socket.gethostname()}: {err.message.removeprefix('no GPU found: ')}",
+                             hint="every Ray node that compiles needs CuPy (pip install cupy-cuda12x)") from None
         arch, fmt = _nvrtc_arch(nvrtc, tuple(self.cc))
         options = (f"-arch={arch}", *self.options)
         t0 = time.perf_counter()
