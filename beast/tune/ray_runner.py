@@ -465,6 +465,16 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
         else:
             ready.append((cfg, key, art))
 
+    def again(slot, cfg, key, why):
+        """Compile and measure it again (its artefact may have died with a node), or after
+        ``max_attempts`` such losses report it as lost."""
+        gpu_deaths[key] = gpu_deaths.get(key, 0) + 1
+        if gpu_deaths[key] >= max_attempts:
+            report(cfg, key, Measurement(LAUNCH_ERROR, error=f"lost: {why} {gpu_deaths[key]} times"), slot.name)
+        else:
+            stats.retried += 1
+            retry.appendleft((cfg, key))
+
     def measured(ref):
         slot, cfg, key, art = measuring.pop(ref)
         slot.inflight -= 1
@@ -478,18 +488,11 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
                     ray.kill(slot.actor)
                 except Exception:  # noqa: BLE001 - already gone
                     pass
-            gpu_deaths[key] = gpu_deaths.get(key, 0) + 1
-            if gpu_deaths[key] >= max_attempts:
-                report(cfg, key, Measurement(LAUNCH_ERROR, error=f"lost: the Ray worker measuring it died "
-                                                                 f"{gpu_deaths[key]} times"), slot.name)
-            else:                    # compiled again: its artefact may have died with the node
-                stats.retried += 1
-                retry.appendleft((cfg, key))
+            again(slot, cfg, key, "the Ray worker measuring it died")
         except ray.exceptions.RayTaskError as err:         # a bug in the backend, not the device
             report(cfg, key, Measurement(LAUNCH_ERROR, error=f"Ray worker: {err}"[-2000:]), slot.name)
-        except ray.exceptions.RayError:                    # the artefact was lost: compile again
-            stats.retried += 1
-            retry.appendleft((cfg, key))
+        except ray.exceptions.RayError as err:             # its artefact was lost with its node
+            again(slot, cfg, key, f"its compiled kernel was lost ({type(err).__name__})")
         else:
             if outcome.measurement is None:                # refused after a fatal error: not measured
                 ready.appendleft((cfg, key, art))
