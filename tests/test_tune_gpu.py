@@ -324,3 +324,39 @@ def test_compiled_on_a_machine_without_gpu_loads_and_measures(monkeypatch):
     with pytest.raises(BeastError, match="cannot compile on .*: CuPy is not installed") as info:
         compiler.build(configs[0])
     assert not isinstance(info.value, CompileFailure)
+
+
+def real_nvrtc():
+    """CuPy's NVRTC binding when CuPy and libnvrtc are installed (no GPU needed), else None."""
+    if isinstance(sys.modules.get("cupy"), types.ModuleType) and not hasattr(sys.modules["cupy"], "__file__"):
+        return None                                     # a stand-in left by another test
+    try:
+        import cupy
+        cupy.cuda.nvrtc.getVersion()
+    except Exception:
+        return None
+    return cupy.cuda.nvrtc
+
+
+@pytest.mark.skipif(real_nvrtc() is None, reason="needs CuPy and NVRTC (no GPU needed)")
+def test_real_nvrtc_builds_cubin_and_ptx_without_a_gpu():
+    """Where CuPy's NVRTC is installed, the code a Ray CPU worker runs builds real artefacts:
+    an ELF cubin for sm_90 holding the kernel, PTX for an architecture NVRTC does not know,
+    NVRTC's own log for a kernel that does not compile."""
+    from beast.tune.gpu import NvrtcCompiler
+    from beast.tune.kernel import GemmSettings
+    from beast.tune.runner import candidates
+    space = beast.load(GEMM, device="h100", settings=dict(precision="single", arithmetic="complex", trans_b=1))
+    config = next(candidates(space, "random", 1, {}, seed=2))
+    settings = GemmSettings.from_mapping(space.settings)
+    cubin = NvrtcCompiler(settings, (9, 0)).build(config)
+    assert (cubin.fmt, cubin.arch) == ("cubin", "sm_90")
+    assert cubin.data[:4] == b"\x7fELF" and b"beast_gemm" in cubin.data
+    archs = real_nvrtc().getSupportedArchs()
+    future = (max(archs) // 10 + 1, 9)                  # newer than any NVRTC knows: PTX
+    ptx = NvrtcCompiler(settings, future).build(config)
+    assert ptx.fmt == "ptx" and ptx.arch == f"compute_{max(archs)}"
+    assert b".entry beast_gemm" in ptx.data
+    with pytest.raises(CompileFailure, match="(?s)NVRTC_ERROR_COMPILATION.*error: expected") as info:
+        NvrtcCompiler(settings, (9, 0), ("-Dbeast_gemm=1",)).build(config)
+    assert "beast_gemm.cu" in info.value.message
