@@ -14,6 +14,9 @@ Two stand-ins, each against the single-process :func:`beast.tune.tune` with the 
   and timed; ``BEAST_BENCH_RAY_HOSTSIM_CONFIGS`` configurations (default 24), M = N = K = 64,
   1 and 2 GPUs on a cluster of the machine's real CPUs.
 
+Where CuPy and NVRTC are installed (no GPU needed), ``test_nvrtc_compile`` also times the real
+compile a Ray task runs (``BEAST_BENCH_RAY_NVRTC_CONFIGS``, default 16, H100 SGEMM for sm_90).
+
 Per case, as ``extra_info``: wall time of the whole call (``wall_s``, Ray worker start
 included), until the first progress call (``start_s``), from the first to the last result
 (``steady_s``), ``per_s`` (results per second over ``steady_s``); for hostsim also the mean
@@ -51,6 +54,7 @@ from beast.tune.ray_runner import tune_ray  # noqa: E402
 MAX_GPUS = 4
 CONFIGS = env_int("BEAST_BENCH_RAY_CONFIGS", 48)
 HOSTSIM_CONFIGS = env_int("BEAST_BENCH_RAY_HOSTSIM_CONFIGS", 24)
+NVRTC_CONFIGS = env_int("BEAST_BENCH_RAY_NVRTC_CONFIGS", 16)
 SLEEP_CPUS = env_int("BEAST_BENCH_RAY_SLEEP_CPUS", 8)
 MEASURE_S = float(os.environ.get("BEAST_BENCH_RAY_MEASURE_S", "0.1"))
 COMPILE_S = float(os.environ.get("BEAST_BENCH_RAY_COMPILE_S", "0.05"))
@@ -170,6 +174,50 @@ def test_sleep_ray(benchmark, space, gpus):
         space, (256, 256, 256), budget=CONFIGS, strategy="random", num_workers=gpus,
         backend_factory=SleepFactory(COMPILE_S, MEASURE_S), progress=progress), CONFIGS)
     assert len(report.per_worker) == gpus
+
+
+# --------------------------------------------------------------------------- real NVRTC
+
+def _nvrtc_available() -> bool:
+    try:
+        import cupy
+        cupy.cuda.nvrtc.getVersion()
+    except Exception:  # noqa: BLE001 - no CuPy, or no libnvrtc
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _nvrtc_available(), reason="needs CuPy and NVRTC (no GPU needed)")
+def test_nvrtc_compile(benchmark):
+    """What a Ray compile task costs with the real compiler: ``NvrtcCompiler.build`` (NVRTC,
+    in this process, no GPU) of NVRTC_CONFIGS random configurations of the H100 SGEMM space,
+    for sm_90."""
+    import cupy
+    from beast.tune.gpu import NvrtcCompiler
+    from beast.tune.kernel import GemmSettings
+    from beast.tune.runner import candidates
+    space = beast.load(str(GEMM), device="h100", settings={"precision": "single"})
+    configs = list(candidates(space, "random", NVRTC_CONFIGS, {}, seed=7))
+    compiler = NvrtcCompiler(GemmSettings.from_mapping(space.settings), (9, 0))
+    walls, cpus, sizes = [], [], []
+
+    def once():
+        walls.clear(), cpus.clear(), sizes.clear()
+        for cfg in configs:
+            t0, c0 = time.perf_counter(), time.process_time()
+            art = compiler.build(cfg)
+            walls.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
+            sizes.append(len(art.data))
+
+    benchmark.group = "tune --ray: NVRTC compile"
+    benchmark.pedantic(once, rounds=1, iterations=1)
+    walls.sort(), cpus.sort()
+    benchmark.extra_info.update(
+        configs=len(configs), nvrtc=".".join(map(str, cupy.cuda.nvrtc.getVersion())), cupy=cupy.__version__,
+        wall_median_s=walls[len(walls) // 2], wall_min_s=walls[0], wall_max_s=walls[-1],
+        cpu_median_s=cpus[len(cpus) // 2], cpu_min_s=cpus[0], cpu_max_s=cpus[-1],
+        cubin_kb_mean=sum(sizes) / len(sizes) / 1024)
 
 
 # --------------------------------------------------------------------------- host simulator
