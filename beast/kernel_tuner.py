@@ -103,6 +103,63 @@ class KernelTunerSpace(Space):
             return super().count(backend=backend, threads=threads)
         return sum(len(rows) for rows in self.iterate(1 << 16, backend=backend, threads=threads))
 
+    def sample(self, n: int, seed=None, backend: str | None = None, threads: int | None = None) -> np.ndarray:
+        """``n`` distinct survivors, uniformly at random, with the user's values (see
+        :meth:`beast.Space.sample`). With restrictions evaluated in Python, the compiled space's
+        survivors are drawn in random order and the first ``n`` that pass them are kept."""
+        if not self._checks:
+            return self._decode(super().sample(n, seed=seed, backend=backend, threads=threads))
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise BeastError(f"the sample size must be a non-negative integer, not {n!r}")
+        sampler = self._sampler(backend, threads)
+        rng = np.random.default_rng(seed)
+        total, seen, parts, have = sampler.count(), set(), [], 0
+        while have < n and len(seen) < total:
+            want = max(2 * (n - have), 64)
+            if 2 * len(seen) > total:
+                ranks = rng.permutation(np.setdiff1d(np.arange(total), np.fromiter(seen, np.int64)))
+            else:
+                draw = rng.integers(0, total, size=2 * want)
+                _, first = np.unique(draw, return_index=True)
+                ranks = np.array([r for r in draw[np.sort(first)].tolist() if r not in seen], dtype=np.int64)
+            ranks = ranks[:want]
+            seen.update(ranks.tolist())
+            rows = self._keep(self._decode(sampler.rows_at(ranks)))[:n - have]
+            parts.append(rows)
+            have += len(rows)
+        return np.concatenate(parts) if parts else np.empty(0, dtype=self.dtype)
+
+    def contains(self, configs, backend: str | None = None):
+        """Whether configurations (with the user's values) are survivors: Kernel Tuner's
+        ``is_param_config_valid`` (see :meth:`beast.Space.contains`)."""
+        from collections.abc import Mapping
+        single = isinstance(configs, Mapping)
+        rows = [configs] if single else (configs if isinstance(configs, np.ndarray) else list(configs))
+        names = [p.name for p in self._params]
+        missing = sorted({n for r in rows for n in names if n not in (r.dtype.names if isinstance(r, np.void) else r)},
+                         key=names.index)
+        if missing:
+            raise BeastError(f"a configuration has no value for {', '.join(map(repr, missing))}",
+                             hint=f"give every parameter a value: {', '.join(names)}")
+        raw, known = [], np.ones(len(rows), dtype=bool)
+        for i, r in enumerate(rows):
+            enc = {}
+            for p in self._params:
+                v = _encode(p, r[p.name])
+                if v is None:
+                    known[i] = False
+                    v = 0
+                enc[p.ident] = v
+            raw.append(enc)
+        out = np.zeros(len(rows), dtype=bool)
+        if known.any():
+            idx = np.flatnonzero(known)
+            out[idx] = super().contains([raw[i] for i in idx], backend=backend)
+            for i in np.flatnonzero(out):
+                config = {p.name: _plain(rows[i][p.name]) for p in self._params}
+                out[i] = all(check(config) for check in self._checks)
+        return bool(out[0]) if single else out
+
     def to_kernel_tuner(self, backend: str | None = None, threads: int | None = None):
         """``(tune_params, list_of_tuples)``: the declared ``tune_params`` and the survivors."""
         return self.tune_params, _tuples(self.enumerate(backend=backend, threads=threads))
@@ -110,6 +167,30 @@ class KernelTunerSpace(Space):
     def __repr__(self):
         return (f"<beast.KernelTunerSpace {len(self._params)} parameters, "
                 f"{len(self.conditions)} compiled restrictions, {len(self._checks)} in Python>")
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _encode(param, value):
+    """The value the compiled space uses for a user's value of ``param`` (the value itself, or
+    its index in the declared values), None when it is not one of them."""
+    value = _plain(value)
+    if param.kind == "int":
+        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and value == int(value) else None
+    same = [j for j, v in enumerate(param.values) if type(v) is type(value) and v == value]
+    if not same:
+        same = [j for j, v in enumerate(param.values) if _equal(v, value)]
+    return same[0] if same else None
+
+
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - values that cannot be compared are different
+        return False
 
 
 def from_kernel_tuner(tune_params: dict, restrictions=None, max_threads: int = 1024,

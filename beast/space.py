@@ -124,16 +124,61 @@ class Space:
         rows in every backend. When ``n`` is at least :meth:`count`, every survivor is returned
         once, in random order. The first call on a space counts it once (cached in memory and in
         beast's cache directory); later calls cost about ``n`` small walks of the nest."""
-        backend = backend or DEFAULT_BACKEND
-        samplers = self.__dict__.setdefault("_samplers", {})
         try:
-            if backend not in samplers:
-                from .sampling import Sampler
-                samplers[backend] = Sampler(self.program, backend, threads)
-            samplers[backend].threads = threads
-            return samplers[backend].sample(n, seed=seed)
+            return self._sampler(backend, threads).sample(n, seed=seed)
         except BeastError as err:
             raise err.with_traceback(None) from None
+
+    def _sampler(self, backend, threads):
+        """The space's :class:`beast.sampling.Sampler` on ``backend`` (built once)."""
+        backend = backend or DEFAULT_BACKEND
+        samplers = self.__dict__.setdefault("_samplers", {})
+        if backend not in samplers:
+            from .sampling import Sampler
+            samplers[backend] = Sampler(self.program, backend, threads)
+        samplers[backend].threads = threads
+        return samplers[backend]
+
+    # -- membership (Kernel Tuner's is_param_config_valid)
+    def contains(self, configs, backend: str | None = None):
+        """Whether a configuration survives: ``configs`` is a mapping (iterator -> value), giving a
+        bool, or many of them (a structured array like :meth:`enumerate`'s, or a sequence of
+        mappings), giving a bool array. Exact, and without enumerating the space: each test walks
+        the loops' sequences once (:func:`beast.ir.prefix.member`). A value that is not an integer
+        is in no survivor; an error of the space at that configuration is raised."""
+        import numpy as np
+        from collections.abc import Mapping
+        single = isinstance(configs, Mapping)
+        rows = [configs] if single else configs
+        order = self.program.loop_order
+        if isinstance(rows, np.ndarray) and rows.dtype.names:
+            missing = [n for n in order if n not in rows.dtype.names]
+            table = [[row[n] for n in order] for row in rows] if not missing else None
+        else:
+            rows = list(rows)
+            missing = sorted({n for r in rows for n in order if n not in r})
+            table = [[r[n] for n in order] for r in rows] if not missing else None
+        if missing:
+            raise BeastError(f"a configuration has no value for {', '.join(map(repr, missing))}",
+                             hint=f"give every iterator a value: {', '.join(self.iterators)}")
+        ok = np.array([all(_integral(v) for v in r) for r in table], dtype=bool)
+        prefixes = np.array([[int(v) for v in r] if good else [0] * len(order)
+                             for r, good in zip(table, ok)], dtype=np.int64).reshape(len(table), len(order))
+        out = np.zeros(len(table), dtype=bool)
+        if ok.any():
+            backend = backend or DEFAULT_BACKEND
+            members = self.__dict__.setdefault("_members", {})
+            try:
+                if backend not in members:
+                    from .ir.prefix import member
+                    members[backend] = get_backend(backend).build(member(self.program))
+                out[ok] = members[backend].count_each(prefixes[ok]) > 0
+            except BeastError as err:
+                raise err.with_traceback(None) from None
+        return bool(out[0]) if single else out
+
+    def __contains__(self, config) -> bool:
+        return self.contains(config)
 
     def __repr__(self):
         return f"<beast.Space {self.name}: {len(self.iterators)} iterators, {len(self.conditions)} conditions>"
@@ -161,6 +206,17 @@ class DagView:
     def to_dict(self) -> dict:
         from .frontend.report import dag_dict
         return dag_dict(self._plan)
+
+
+def _integral(value) -> bool:
+    """An int (not a bool), or a number equal to one (2.0, numpy integers), within 64 bits."""
+    import numbers
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return value == int(value) and -(1 << 63) <= int(value) < (1 << 63)
+    except (OverflowError, ValueError):
+        return False
 
 
 def load(path, device=None, settings=None) -> Space:

@@ -14,6 +14,7 @@ import pytest
 
 import beast
 from beast.codegen import c as cgen
+from beast.codegen.c_exprs import c_float, c_int
 from beast.devices import resolve_device
 from beast.errors import BeastError, EvaluationError, SpaceError
 from beast.runtime import c_backend
@@ -526,18 +527,18 @@ def test_integer_and_float_arithmetic_match_python(tmp_path):
                 if op == "**" and not 0 <= b <= 70:
                     continue
                 cases.append((op, a, b, "i"))
-                lines.append(f'{{ int64_t r = 0; int e = bn_{name}_ii(&r, {cgen.c_int(a)}, {cgen.c_int(b)}); '
+                lines.append(f'{{ int64_t r = 0; int e = bn_{name}_ii(&r, {c_int(a)}, {c_int(b)}); '
                              f'printf("%d %lld\\n", e, (long long)r); }}')
     for name, op in _DD_OPS.items():
         for a in _FLOATS:
             for b in _FLOATS:
                 cases.append((op, a, b, "d"))
-                lines.append(f'{{ double r = 0; int e = bn_{name}_dd(&r, {cgen.c_float(a)}, {cgen.c_float(b)}); '
+                lines.append(f'{{ double r = 0; int e = bn_{name}_dd(&r, {c_float(a)}, {c_float(b)}); '
                              f'printf("%d %a\\n", e, r); }}')
     for a in _INTS:
         for b in _FLOATS:
             cases.append(("cmp", a, b, "c"))
-            lines.append(f'printf("%d\\n", bn_cmp_id({cgen.c_int(a)}, {cgen.c_float(b)}));')
+            lines.append(f'printf("%d\\n", bn_cmp_id({c_int(a)}, {c_float(b)}));')
     out = _harness(tmp_path, "\n".join(lines))
     kinds = {cgen.KIND["zero_floordiv"]: "zero", cgen.KIND["zero_mod"]: "zero",
              cgen.KIND["zero_ffloordiv"]: "zero", cgen.KIND["zero_fmod"]: "zero",

@@ -375,3 +375,45 @@ def test_membership_restriction_answers_every_calling_convention():
     assert keep({"a": 1, "b": 2}) and keep(a=3, b=4) and keep(1, 2) and not keep({"a": 2, "b": 1})
     assert check_restrictions([keep], {"a": 3, "b": 4}, False)          # Kernel Tuner's own check
     assert not check_restrictions([keep], {"a": 3, "b": 3}, False)
+
+
+# --- membership and sampling with the user's values -------------------------------------------
+
+def _lambda_restriction(x, y, z, w):    # reads math: evaluated in Python
+    return z != "string_2" or math.floor(x) > 1
+
+
+def test_contains_agrees_with_is_param_config_valid():
+    tune_params = dict(SIMPLE, w=[1, 2, 4])
+    restrictions = ["y % x == 1 or w > 1", _lambda_restriction]      # the lambda runs in Python
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        space = beast.from_kernel_tuner(tune_params, restrictions)
+    ref = Searchspace(tune_params, restrictions, 1024)
+    names = list(tune_params)
+    combos = list(itertools.product(*tune_params.values())) + [(7, 4, "string_1", 1), (1, 4, "other", 2)]
+    got = space.contains([dict(zip(names, c)) for c in combos])
+    want = [c in set(ref.list) for c in combos]
+    assert got.tolist() == want and any(want) and not all(want)
+    assert space.contains(dict(zip(names, ref.list[0]))) is True
+    assert all(ref.is_param_config_valid(c) == w for c, w in zip(combos[:-2], want[:-2]))
+
+
+def test_sample_gives_the_users_values_and_honours_python_restrictions():
+    tune_params = dict(SIMPLE, w=[1, 2, 4])
+    restrictions = ["y % x == 1 or w > 1", _lambda_restriction]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        space = beast.from_kernel_tuner(tune_params, restrictions)
+        survivors = set(beast_list(tune_params, restrictions))
+    for n in (1, 5, len(survivors), len(survivors) + 3):
+        rows = space.sample(n, seed=3)
+        got = [tuple(r) for r in rows.tolist()]
+        assert len(got) == len(set(got)) == min(n, len(survivors))
+        assert set(got) <= survivors
+        assert rows.dtype == space.dtype
+    assert space.sample(5, seed=3).tolist() == space.sample(5, seed=3).tolist()
+    # without Python restrictions the compiled sampler is used directly, decoded
+    plain = beast.from_kernel_tuner(SIMPLE, ["y % x == 1"])
+    rows = plain.sample(4, seed=0)
+    assert {tuple(r) for r in rows.tolist()} <= set(beast_list(SIMPLE, ["y % x == 1"]))

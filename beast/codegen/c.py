@@ -49,7 +49,7 @@ from ..ir.sites import LoopValueSite, NodeSite, UserSite
 from ..ir.tabulate import MAX_VALUES, Tabulator, Untabulatable
 from .c_body import _FuncGen, _TablePrinter
 from .c_exprs import (CTYPE, INT64_MAX, INT64_MIN, INTISH, ZERO, CVal, _Code, _Gen, _mangle,  # noqa: F401
-                      _Untranslatable, c_comment, c_float, c_int)
+                      _Untranslatable, c_comment, c_int)
 from .python import PyExpr
 
 # ---------------------------------------------------------------------------------------------

@@ -204,6 +204,10 @@ class _FuncGen:
             self.statements(st.body)
         self.gen.iterate(st.iterable, body, st.node)
 
+    def s_Fail(self, st):
+        kind = {"min": "BN_K_EMPTY_MIN", "max": "BN_K_EMPTY_MAX"}[st.func]
+        self.code(self.ctx.fail(self.gen.site_of(st), kind))
+
     def s_Break(self, st):
         self.code("break;")
 

@@ -9,8 +9,7 @@ import re
 
 from ..errors import BeastError
 from ..expr import BINOPS, COMPARES, BoolOp, Compare, Const, Not, Select, Var
-from ..ir.body import Comp, ConstArr, ListLit, PyBool, Untranslatable
-from ..ir.lower import join_types as _join
+from ..ir.body import ConstArr, ListLit, Untranslatable
 from ..ir.lower import select_type as _select_type
 from .exprs import ATOM, ExprPrinter
 
@@ -153,15 +152,9 @@ class _Gen:
         self.site = 0           # the statement's site (IR) or the function's fallback site
         self.pos = {}           # id(expr) -> site of that operation (function bodies)
         self.origins = {}       # id(expr) -> its ast node (function bodies)
-        self.scopes = []        # comprehension variables: [{name: CVal}]
-        self.pure_printer = CExpr(self.lookup)
+        self.pure_printer = CExpr(self.resolve)
 
     # -- helpers
-    def lookup(self, name):
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return scope[name]
-        return self.resolve(name)
 
     def site_of(self, e):
         return self.pos.get(id(e), self.site)
@@ -258,7 +251,7 @@ class _Gen:
             return type(e.value) in (int, bool) and INT64_MIN <= e.value <= INT64_MAX
         if isinstance(e, Var):
             try:
-                v = self.lookup(e.name)
+                v = self.resolve(e.name)
             except _Untranslatable:
                 return False
             return v.type in INTISH and not v.is_const
@@ -274,7 +267,7 @@ class _Gen:
         if isinstance(e, Const):
             return "bool" if isinstance(e.value, bool) else "int"
         if isinstance(e, Var):
-            return self.lookup(e.name).type
+            return self.resolve(e.name).type
         return _select_type(self._pure_type(e.then), self._pure_type(e.orelse))
 
     # -- leaves
@@ -296,7 +289,7 @@ class _Gen:
         raise _Untranslatable(e, f"a constant of type {type(v).__name__}")
 
     def v_Var(self, e):
-        return self.lookup(e.name)
+        return self.resolve(e.name)
 
     def v_PrefixValue(self, e):
         # sampling (beast.ir.prefix): a value of the prefix the runtime passes in w->pre
@@ -547,52 +540,8 @@ class _Gen:
         self.code(f"if (BN_UNLIKELY({fname}(w, &{t}{''.join(', ' + x for x in texts)}))) {self.ctx.fail_prop()}")
         return CVal(t, "bool")
 
-    # -- function-body constructs
-    def v_PyBool(self, e):
-        values = list(e.values)
-        first = self.value(values[0])
-        rest = values[1:]
-        if not rest:
-            return first
-        if first.is_const and first.type in ("int", "bool", "float", "str", "none"):
-            decided = bool(first.const) != (e.op == "and")
-            if decided:
-                return first
-            return self.v_PyBool(PyBool(e.op, rest)) if len(rest) > 1 else self.value(rest[0])
-        # general case: the result type is the join of every operand's type
-        with self.code.capture() as cap:
-            tail = self.v_PyBool(PyBool(e.op, rest)) if len(rest) > 1 else self.value(rest[0])
-        rtype = _join(first.type, tail.type)
-        if rtype not in NUMERIC:
-            raise _Untranslatable(e, f"'{e.op}' of {first.type} and {tail.type} values")
-        t = self.tmp(rtype)
-        self.code(f"{t} = {self.convert(first, rtype)};")
-        test = self.truth_of(CVal(t, rtype))
-        self.code(f"if ({'' if e.op == 'and' else '!'}{test}) {{")
-        self.code.lines.extend(cap.lines)
-        self.code(f"    {t} = {self.convert(tail, rtype)};")
-        self.code("}")
-        return CVal(t, rtype)
-
-    def v_Chain(self, e):
-        operands = list(e.operands)
-        a = self.value(operands[0])
-        return self._chain(a, list(e.ops), operands[1:], e)
-
-    def _chain(self, a, ops, rest, node):
-        b = self.stable(self.value(rest[0]))
-        op = ops[0]
-        first = self._cmp_or_in(op, a, b, node)
-        if len(ops) == 1:
-            return first
-        return self._lazy(self.truth_of(first), lambda: self.truth_of(self._chain(b, ops[1:], rest[1:], node)),
-                          False)
-
-    def _cmp_or_in(self, op, a, b, node):
-        if op in ("in", "not in"):
-            return self.contains(a, b, op == "not in", node)
-        return self.compare(op, a, b, node)
-
+    # -- function-body constructs (and/or, chains, comprehensions and folds are statements by now:
+    # beast.ir.desugar)
     def v_In(self, e):
         item = self.value(e.item)
         cont = self.value(e.container)
@@ -666,9 +615,6 @@ class _Gen:
     def v_ListLit(self, e):
         return self.materialize(e)
 
-    def v_Comp(self, e):
-        return self.materialize(e)
-
     def v_ListOf(self, e):
         return self.materialize(e)
 
@@ -686,35 +632,9 @@ class _Gen:
         if isinstance(e, ListLit):
             for x in e.elts:
                 push(self.value(x))
-        elif isinstance(e, Comp):
-            self.comprehension(e, push)
         else:
             self.iterate(e.iterable, lambda v: push(v), e)
         return CVal(lst, "list")
-
-    def comprehension(self, e, body, gens=None):
-        gens = list(e.gens if gens is None else gens)
-        target, iterable, ifs = gens[0]
-
-        def inner(v):
-            var = self.unit.tmp()
-            vt = "int" if v.type in INTISH else v.type
-            if vt not in NUMERIC:
-                raise _Untranslatable(e, f"a comprehension over {v.type} values")
-            self.code(f"{CTYPE[vt]} {var} = {self.convert(v, vt)};")
-            self.code(f"(void){var};")
-            self.scopes.append({target: CVal(var, vt)})
-            try:
-                for cond in ifs:
-                    self.code(f"if (!{self.truth(cond)}) continue;")
-                if len(gens) > 1:
-                    self.comprehension(e, body, gens[1:])
-                else:
-                    body(self.value(e.elt))
-            finally:
-                self.scopes.pop()
-
-        self.iterate(iterable, inner, e)
 
     def iterate(self, iterable, body, node, value=None):
         """Run ``body(CVal)`` for each value of an iterable: a range, a list, a constant array."""
@@ -741,58 +661,15 @@ class _Gen:
             raise _Untranslatable(node, f"iterating over a {cont.type}")
 
     def v_Fold(self, e):
-        func = e.func
-        site = self.site_of(e)
-        it = e.iterable
-        if func == "len":
-            v = self.value(it)
-            if v.type == "list":
-                return CVal(f"{v}.n", "int")
-            if v.type == "carray":
-                return self.v_Const(Const(v.parts[1]))
-            if v.type == "range":
-                return CVal(f"(int64_t)bn_range_len({v.parts[0]}, {v.parts[1]}, {v.parts[2]})", "int")
-            raise _Untranslatable(e, f"len() of a {v.type}")
-        done = self.unit.tmp()
-        if func in ("all", "any"):
-            r = self.let("bool", "1" if func == "all" else "0")
-
-            def body(v):
-                test = self.truth_of(v)
-                if func == "all":
-                    self.code(f"if (!{test}) {{ {r} = 0; goto {done}; }}")
-                else:
-                    self.code(f"if ({test}) {{ {r} = 1; goto {done}; }}")
-        elif func == "sum":
-            r = self.let("int", "0")
-
-            def body(v):
-                if v.type not in INTISH:
-                    raise _Untranslatable(e, f"sum() of {v.type} values")
-                self.code(f"if (BN_UNLIKELY(__builtin_add_overflow({r}, {v}, &{r}))) "
-                          f"{self.fail(site, 'BN_K_OVERFLOW')}")
-        elif func in ("min", "max"):
-            r = self.let("int", "0")
-            seen = self.let("bool", "0")
-            sign = "<" if func == "min" else ">"
-
-            def body(v):
-                if v.type not in INTISH:
-                    raise _Untranslatable(e, f"{func}() of {v.type} values")
-                x = self.stable(v)
-                self.code(f"if (!{seen} || {x} {sign} {r}) {{ {r} = {x}; {seen} = 1; }}")
-        else:
-            raise _Untranslatable(e, f"{func}()")
-        if isinstance(it, Comp):
-            self.comprehension(it, body)
-        else:
-            self.iterate(it, body, e)
-        self.code(f"goto {done};")
-        self.code(f"{done}:;")
-        if func in ("min", "max"):
-            kind = "BN_K_EMPTY_MIN" if func == "min" else "BN_K_EMPTY_MAX"
-            self.code(f"if (BN_UNLIKELY(!{seen})) {self.fail(site, kind)}")
-        return CVal(r.text, "bool" if func in ("all", "any") else "int")
+        """len(); the folds that loop are statements by now (beast.ir.desugar)."""
+        v = self.value(e.iterable)
+        if v.type == "list":
+            return CVal(f"{v}.n", "int")
+        if v.type == "carray":
+            return self.v_Const(Const(v.parts[1]))
+        if v.type == "range":
+            return CVal(f"(int64_t)bn_range_len({v.parts[0]}, {v.parts[1]}, {v.parts[2]})", "int")
+        raise _Untranslatable(e, f"len() of a {v.type}")
 
     def v_Index(self, e):
         cont = self.value(e.container)

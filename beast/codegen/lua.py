@@ -46,13 +46,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..expr import CallSeq, Const, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, free_vars
+from ..expr import CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, free_vars
 from ..ir import Check, Emit, Let, Loop, Program, Tally, pure_nest
 from ..ir.body import Untranslatable as _LoweringRefused
 from .exprs import ATOM
+from ..ir.intervals import NestIntervals
 from .lua_body import FunctionTranslator
 from .lua_ops import (LIMIT, SETOP_CODES, ErrorSite, LuaCodegenError, LuaExpr, LuaOps, Untranslatable, V,
-                      iv_hull, lua_ident)
+                      lua_ident)
 
 @dataclass
 class LuaSource:
@@ -90,7 +91,7 @@ class LuaPrinter:
         self.sites = [None]
         self.site_index = {}
         self.names = {}
-        self.ivs = {}
+        self.ivs = NestIntervals(program, LIMIT).vars     # beast.ir.intervals
         self.tables = {}            # tuple of ints -> Lua name
         self.fn = None              # the Lua function being printed (_FnOut)
         self.parts = []             # line lists of the functions split off deep loop nests
@@ -232,7 +233,7 @@ class LuaPrinter:
             parts.append(v)
         return parts
 
-    def range_head(self, seq: RangeSeq):
+    def range_head(self, seq: RangeSeq) -> str:
         a, b, c = self.range_parts(seq)
         if c.iv is not None and c.iv[0] > 0:
             lim = self.ex.arith("-", b, self.ex.const_number(1))
@@ -240,15 +241,7 @@ class LuaPrinter:
             lim = self.ex.arith("+", b, self.ex.const_number(1))
         else:
             lim = V(f"_b_rlim({b.code}, {c.code}, {self.site('rstep')})", ATOM, "int")
-        iv = None
-        if a.iv is not None and b.iv is not None:
-            if c.iv is not None and c.iv[0] > 0:
-                iv = (a.iv[0], max(a.iv[0], b.iv[1] - 1))
-            elif c.iv is not None and c.iv[1] < 0:
-                iv = (min(a.iv[1], b.iv[0] + 1), a.iv[1])
-            else:
-                iv = iv_hull(a.iv, b.iv)
-        return f"{a.code}, {lim.code}, {c.code}", iv
+        return f"{a.code}, {lim.code}, {c.code}"
 
     def range_len(self, seq: RangeSeq) -> str:
         a, b, c = self.range_parts(seq)
@@ -339,8 +332,6 @@ class LuaPrinter:
                     self.check_type(ty, v, s.var)
                     self.emit(depth, f"local {name} = {v.code}", s.node, nloops)
                     self.fn.live += 1
-                    if ty == "int":
-                        self.ivs[s.var] = v.iv
                 self.defined.append(s.var)
             elif isinstance(s, Check):
                 cond = self.ex.truth(self.ex.v(s.expr))
@@ -452,8 +443,7 @@ class LuaPrinter:
         inner = (cont, brk)
         k_nonint = self.site("nonint", s.var)
         if isinstance(seq, RangeSeq):
-            head, iv = self.range_head(seq)
-            self.ivs[s.var] = iv
+            head = self.range_head(seq)
             self.emit(depth, f"for {var} = {head} do", s.node, nloops)
             self.fn.live += 4
             self.block(s.body, depth + 1, mode, inner, nloops + 1)
@@ -465,13 +455,11 @@ class LuaPrinter:
             vals = [int(x) for x in seq.values]
             table = self.values_table(vals)
             j = f"_b_j{n}"
-            self.ivs[s.var] = (min(vals), max(vals)) if vals else None
             self.emit(depth, f"for {j} = 1, {len(vals)} do", s.node, nloops)
             self.fn.live += 5
             self.emit(depth + 1, f"local {var} = {table}[{j}]", s.node, nloops)
             if any(abs(x) >= LIMIT for x in vals):
                 self.emit(depth + 1, f"_b_chk({var}, {self.site('overflow')})", s.node, nloops + 1)
-                self.ivs[s.var] = None
             self.block(s.body, depth + 1, mode, inner, nloops + 1)
             self.emit(depth + 1, f"::{cont}::")
             self.emit(depth, "end")
@@ -491,20 +479,17 @@ class LuaPrinter:
                 else:
                     self.emit(depth + 1, f"local {var} = {v.code}", s.node, nloops)
                 self.bind_check(depth + 1, var, v, s, nloops, k_nonint)
-                self.ivs[s.var] = v.iv if v.ty == "int" else None
                 self.block(s.body, depth + 1, mode, inner, nloops + 1)
                 self.emit(depth, "end")
             else:
                 self.emit(depth, "do")
                 self.emit(depth + 1, f"local {var} = {self.solve_value(seq)}", s.node, nloops)
-                self.ivs[s.var] = self.range_head(seq.base)[1]
                 self.emit(depth + 1, f"if {var} then")
                 self.block(s.body, depth + 2, mode, inner, nloops + 1)
                 self.emit(depth + 1, "end")
                 self.emit(depth, "end")
             self.emit(depth, f"::{cont}::")
             return
-        self.ivs[s.var] = None
         if isinstance(seq, CallSeq):
             args = self.call_args(seq.func, [self.ex.v(a) for a in seq.args])
             ref = self.func_ref[seq.func]
@@ -541,25 +526,9 @@ class LuaPrinter:
             self.emit(depth, f"::{brk}::")
             self.emit(depth - 1, "end")
             return
-        if isinstance(seq, SetOpSeq) and constant_values(seq) is not None:
-            vals = constant_values(seq)
-            table = self.values_table(vals)
-            j = f"_b_j{n}"
-            self.emit(depth, f"for {j} = 1, {len(vals)} do", s.node, nloops)
-            self.fn.live += 5
-            self.emit(depth + 1, f"local {var} = {table}[{j}]", s.node, nloops)
-            if any(abs(x) >= LIMIT for x in vals):
-                self.emit(depth + 1, f"_b_chk({var}, {self.site('overflow')})", s.node, nloops + 1)
-            self.block(s.body, depth + 1, mode, inner, nloops + 1)
-            self.emit(depth + 1, f"::{cont}::")
-            self.emit(depth, "end")
-            self.emit(depth, f"::{brk}::")
-            return
         if isinstance(seq, (SetOpSeq, DivisorSeq)):
-            # a table of values built at run time; divisors are integers of a known range
+            # a table of values built at run time
             j, tb = f"_b_j{n}", f"_b_t{n}"
-            if isinstance(seq, DivisorSeq):
-                self.ivs[s.var] = self.range_head(seq.base)[1]
             self.emit(depth, "do")
             depth += 1
             self.fn.live += 6
@@ -662,29 +631,6 @@ def _subtree_vars(loop: Loop) -> set:
         elif isinstance(st, Emit):
             out |= set(st.columns)
     return out
-
-
-def constant_values(seq):
-    """The values of a sequence that reads no variable and calls nothing (else None): a set
-    operation of lists and constant ranges is computed once, at compile time."""
-    if isinstance(seq, ValuesSeq):
-        return [int(v) for v in seq.values]
-    if isinstance(seq, RangeSeq):
-        parts = seq.exprs()
-        if all(isinstance(x, Const) and isinstance(x.value, int) for x in parts) and parts[2].value != 0:
-            return list(range(*(x.value for x in parts)))
-        return None
-    if isinstance(seq, ScalarSeq):
-        if isinstance(seq.value, Const) and type(seq.value.value) in (int, bool):
-            return [int(seq.value.value)]
-        return None
-    if isinstance(seq, SetOpSeq):
-        a, b = constant_values(seq.left), constant_values(seq.right)
-        if a is None or b is None:
-            return None
-        from ..lang import set_operation
-        return set_operation(seq.op, a, b)
-    return None
 
 
 def print_lua(program: Program, force_python=()) -> LuaSource:

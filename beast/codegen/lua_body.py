@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from ..expr import Const, Var
-from ..ir.body import Comp, ConstArr, ListLit
+from ..ir.body import ConstArr, ListLit
 from ..ir.lower import lower_function
 from .exprs import ATOM
 from .lua_ops import (ADD, LIMIT, NUMERIC, SETOP_CODES, UNARY, LuaOps, Untranslatable, V, _has_call,
@@ -272,6 +272,9 @@ class FunctionTranslator(LuaOps):
 
         self.iterate(it, body)
 
+    def s_Fail(self, st):
+        self.emit(f"_b_fail({self.site(st.kind, st.func, st)})")
+
     def s_Break(self, st):
         self.emit("do break end")
         return True
@@ -436,57 +439,6 @@ class FunctionTranslator(LuaOps):
     def x_Not(self, e):
         return self.not_(self.ex(e.operand))
 
-    def x_PyBool(self, e):
-        # Python's and/or: the value is an operand (evaluated lazily)
-        op, vals = e.op, e.values
-        first = self.ex(vals[0])
-        # all bool and no side statements: a plain Lua expression
-        mark = len(self.out)
-        rest = []
-        pure = True
-        for x in vals[1:]:
-            before = len(self.out)
-            v = self.ex(x)
-            if len(self.out) != before:
-                pure = False
-            rest.append(v)
-        if pure and first.ty == "bool" and all(v.ty == "bool" for v in rest) and \
-                not any(_has_call(v.code) for v in rest):
-            out = first
-            for v in rest:
-                out = self.boolop(op, out, v)
-            return out
-        del self.out[mark:]
-        ty = None
-        for t in [first.ty] + [v.ty for v in rest]:
-            ty = _join(ty, t) if ty is not None else t
-            if ty is None:
-                raise Untranslatable("and/or over values of different types")
-        if ty not in ("int", "float", "num", "bool", "str"):
-            raise Untranslatable(f"and/or over {ty}")
-        t = self.tmp()
-        tf = f"{t}f"
-        self.emit(f"local {t}, {tf}")
-
-        def store(v):
-            if ty in ("int", "num", "float"):
-                v = self.num(v)
-            self.emit(f"{t} = {v.code}" + (f"; {tf} = {self.flag(v)}" if ty == "num" else ""))
-
-        store(first)
-        result = V(t, ATOM, ty, flag=tf if ty == "num" else None)
-        depth = 0
-        for x in vals[1:]:
-            cond = self.truth(V(t, ATOM, ty, flag=tf if ty == "num" else None))
-            self.emit(f"if {cond if op == 'and' else f'not ({cond})'} then")
-            self.indent += 1
-            depth += 1
-            store(self.ex(x))
-        for _ in range(depth):
-            self.indent -= 1
-            self.emit("end")
-        return result
-
     def x_Compare(self, e):
         return self.compare1(e.op, self.ex(e.left), self.ex(e.right))
 
@@ -506,31 +458,6 @@ class FunctionTranslator(LuaOps):
             same = (a.ty == b.ty) != e.negate
             return V("true" if same else "false", ATOM, "bool", k=same)
         raise Untranslatable("'is'")
-
-    def x_Chain(self, e):
-        # a < b < c evaluates b once and stops at the first false
-        left = self.ex(e.operands[0])
-        r = self.tmp()
-        self.emit(f"local {r} = false")
-        depth = 0
-        for i, (op, comp) in enumerate(zip(e.ops, e.operands[1:])):
-            right = self.hoist(self.ex(comp))
-            if op in ("in", "not in"):
-                test = self.contains(right, left)
-                test = self.not_(test) if op == "not in" else test
-            else:
-                test = self.compare1(op, left, right)
-            if i == len(e.ops) - 1:
-                self.emit(f"{r} = {test.code}")
-            else:
-                self.emit(f"if {self.truth(test)} then")
-                self.indent += 1
-                depth += 1
-            left = right
-        for _ in range(depth):
-            self.indent -= 1
-            self.emit("end")
-        return V(r, ATOM, "bool")
 
     def compare1(self, op, a, b):
         if a.ty in ("list", "range", "obj", "tuple") or b.ty in ("list", "range", "obj", "tuple"):
@@ -608,97 +535,17 @@ class FunctionTranslator(LuaOps):
             vals.append(v.code)
         return V("{" + ", ".join(vals) + "}", ATOM, "list")
 
-    def x_Comp(self, e):
-        t = self.tmp()
-        self.emit(f"local {t} = {{}}")
-
-        def elt():
-            v = self.num(self.ex(e.elt))
-            if v.ty != "int":
-                raise Untranslatable("a list of non-integers")
-            self.emit(f"{t}[#{t} + 1] = {v.code}")
-
-        self.comprehension(e.gens, elt)
-        return V(t, ATOM, "list")
-
-    def comprehension(self, gens, inner):
-        """Nested loops of a comprehension's generators (fresh scope), calling ``inner()``."""
-        self.scopes.append({})
-
-        def level(i):
-            if i == len(gens):
-                inner()
-                return
-            target, iterable, ifs = gens[i]
-            it = self.ex(iterable)
-
-            def body(elem):
-                lua = f"{lua_ident(target)}_{self.tmp()}"
-                self.scopes[-1][target] = LocalVar(lua, "int")
-                self.emit(f"local {lua} = {elem.code}")
-                depth = 0
-                for cond in ifs:
-                    self.emit(f"if {self.truth(self.ex(cond))} then")
-                    self.indent += 1
-                    depth += 1
-                level(i + 1)
-                for _ in range(depth):
-                    self.indent -= 1
-                    self.emit("end")
-
-            self.iterate(it, body)
-
-        level(0)
-        self.scopes.pop()
-
     def x_Fold(self, e):
-        fn, arg = e.func, e.iterable
-        if fn == "len":
-            v = self.ex(arg)
-            if v.const and isinstance(v.k, (tuple, list, str, range)):
-                return self.const_number(len(v.k))
-            if v.ty == "list":
-                return V(f"#{wrap(v, UNARY)}", UNARY, "int")
-            if v.ty == "range":
-                a, b, c = v.parts
-                return V(f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('overflow', None, e)})",
-                         ATOM, "int")
-            raise Untranslatable(f"len() of a {v.ty}")
-        r = self.tmp()
-        done = self.label()
-        if fn in ("all", "any"):
-            self.emit(f"local {r} = {'true' if fn == 'all' else 'false'}")
-        elif fn == "sum":
-            self.emit(f"local {r} = 0")
-        else:
-            self.emit(f"local {r} = nil")
-        kovf = self.site("overflow", None, e)
-
-        def consume(v):
-            if fn == "all":
-                self.emit(f"if not ({self.truth(v)}) then {r} = false; goto {done} end")
-            elif fn == "any":
-                self.emit(f"if {self.truth(v)} then {r} = true; goto {done} end")
-            else:
-                v = self.num(v)
-                if v.ty != "int":
-                    raise Untranslatable(f"{fn}() of non-integers")
-                if fn == "sum":
-                    self.emit(f"{r} = _b_chk({r} + {v.code}, {kovf})")
-                else:
-                    cmp = "<" if fn == "min" else ">"
-                    v = self.hoist(v)
-                    self.emit(f"if {r} == nil or {v.code} {cmp} {r} then {r} = {v.code} end")
-
-        if isinstance(arg, Comp):
-            self.comprehension(arg.gens, lambda: consume(self.ex(arg.elt)))
-        else:
-            self.iterate(self.ex(arg), consume)
-        self.emit(f"::{done}::")
-        if fn in ("min", "max"):
-            k = self.site("empty", fn, e)
-            self.emit(f"if {r} == nil then _b_fail({k}) end")
-        return V(r, ATOM, "bool" if fn in ("all", "any") else "int")
+        """len(); the folds that loop are statements by now (beast.ir.desugar)."""
+        v = self.ex(e.iterable)
+        if v.const and isinstance(v.k, (tuple, list, str, range)):
+            return self.const_number(len(v.k))
+        if v.ty == "list":
+            return V(f"#{wrap(v, UNARY)}", UNARY, "int")
+        if v.ty == "range":
+            a, b, c = v.parts
+            return V(f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('overflow', None, e)})", ATOM, "int")
+        raise Untranslatable(f"len() of a {v.ty}")
 
     def x_Call(self, e):
         if e.func == "abs":
@@ -746,8 +593,6 @@ class FunctionTranslator(LuaOps):
         raise Untranslatable(f"float() of a {v.ty}")
 
     def x_ListOf(self, e):
-        if isinstance(e.iterable, Comp):
-            return self.x_Comp(e.iterable)
         return self.fresh_list(self.ex(e.iterable), "list", "_b_copy({})")
 
     def x_Sorted(self, e):

@@ -8,6 +8,12 @@ import re
 from dataclasses import dataclass
 
 from ..errors import BeastError
+from ..ir.intervals import absolute as iv_abs
+from ..ir.intervals import binop as iv_binop
+from ..ir.intervals import hull as iv_hull
+from ..ir.intervals import minmax as iv_minmax
+from ..ir.intervals import nonzero
+from ..ir.intervals import power as iv_power
 from .exprs import ATOM, ExprPrinter
 
 LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
@@ -100,39 +106,6 @@ def or_flags(*flags) -> str:
 
 def safe_iv(iv) -> bool:
     return iv is not None and -SAFE <= iv[0] and iv[1] <= SAFE
-
-
-def iv_hull(a, b):
-    if a is None or b is None:
-        return None
-    return (min(a[0], b[0]), max(a[1], b[1]))
-
-
-def iv_binop(op, a, b):
-    """Interval of an integer operation (None when unknown)."""
-    if a is None or b is None:
-        return None
-    if op == "+":
-        return (a[0] + b[0], a[1] + b[1])
-    if op == "-":
-        return (a[0] - b[1], a[1] - b[0])
-    if op == "*":
-        ps = [x * y for x in a for y in b]
-        return (min(ps), max(ps))
-    if op == "//":
-        if b[0] > 0:
-            cands = [x // y for x in a for y in b]
-            return (min(cands), max(cands))
-        m = max(abs(a[0]), abs(a[1]))
-        return (-m, m)
-    if op == "%":
-        if b[0] > 0:
-            return (0, b[1] - 1)
-        if b[1] < 0:
-            return (b[0] + 1, 0)
-        m = max(abs(b[0]), abs(b[1]))
-        return (-m, m)
-    return None
 
 
 def lua_number(x):
@@ -256,15 +229,14 @@ class LuaOps:
                 return V(f"_b_chkn({code}, {flag}, {self.site('overflow', op, node)})", ATOM, "num", flag)
             return V(code, prec, "float")
         if op == "/":
-            if b.iv is not None and (b.iv[0] > 0 or b.iv[1] < 0):
+            if nonzero(b.iv):
                 return V(f"{wrap(a, MUL)} / {wrap(b, MUL, True)}", MUL, "float")
             k = self.site("op", "/", node)
             return V(f"_b_tdiv({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, "float")
         if op == "//":
-            nonzero = b.iv is not None and (b.iv[0] > 0 or b.iv[1] < 0)
             if both_int:
                 iv = iv_binop("//", a.iv, b.iv)
-                if nonzero:
+                if nonzero(b.iv):
                     return V(f"_b_floor({wrap(a, MUL)} / {wrap(b, MUL, True)})", ATOM, "int", iv=iv)
                 k = self.site("op", "//", node)
                 return V(f"_b_idiv({a.code}, {b.code}, {k})", ATOM, "int", iv=iv)
@@ -273,10 +245,9 @@ class LuaOps:
         if op == "%":
             if both_int:
                 iv = iv_binop("%", a.iv, b.iv)
-                nonzero = b.iv is not None and (b.iv[0] > 0 or b.iv[1] < 0)
                 small = (a.iv is not None and b.iv is not None and
                          max(map(abs, a.iv)) + max(map(abs, b.iv)) < LIMIT)
-                if nonzero and small:
+                if nonzero(b.iv) and small:
                     return V(f"{wrap(a, MUL)} % {wrap(b, MUL, True)}", MUL, "int", iv=iv)
                 k = self.site("op", "%", node)
                 return V(f"_b_mod({a.code}, {b.code}, {k}, false, false)", ATOM, "int", iv=iv)
@@ -285,10 +256,7 @@ class LuaOps:
         if op == "**":
             k = self.site("op", "**", node)
             if both_int and b.const and b.k >= 0:
-                iv = None
-                if a.iv is not None and b.k <= 64:
-                    m = max(abs(a.iv[0]), abs(a.iv[1])) ** b.k
-                    iv = (-m, m) if a.iv[0] < 0 else (a.iv[0] ** b.k, a.iv[1] ** b.k)
+                iv = iv_power(a.iv, b.k)
                 if safe_iv(iv):
                     return V(f"{wrap(a, POW, True)} ^ {b.code}", POW, "int", iv=iv)
                 return V(f"_b_pow({a.code}, {b.code}, {k}, false, false)", ATOM, "int")
@@ -390,10 +358,7 @@ class LuaOps:
             return self.const_number(min(a.k, b.k) if fn == "min" else max(a.k, b.k))
         tys = {a.ty, b.ty}
         ty = "int" if tys == {"int"} else "float" if tys == {"float"} else "num"
-        iv = None
-        if ty == "int" and a.iv is not None and b.iv is not None:
-            f = min if fn == "min" else max
-            iv = (f(a.iv[0], b.iv[0]), f(a.iv[1], b.iv[1]))
+        iv = iv_minmax(fn, a.iv, b.iv) if ty == "int" else None
         flag = None
         if ty == "num":
             flag = f"_b_{fn}f({a.code}, {b.code}, {self.flag(a)}, {self.flag(b)})"
@@ -405,10 +370,7 @@ class LuaOps:
             raise self.unsupported(f"abs() of {a.ty}")
         if a.const:
             return self.const_number(abs(a.k))
-        iv = None
-        if a.iv is not None:
-            lo, hi = a.iv
-            iv = (0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)))
+        iv = iv_abs(a.iv)
         return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, iv)
 
     def select(self, c: str, a: V, b: V) -> V:

@@ -272,6 +272,14 @@ class Append(Stmt):
 
 
 @dataclass
+class Fail(Stmt):
+    """Raise the error ``kind`` of the operation ``func`` (from the desugaring: 'empty' is min()
+    or max() of nothing); its position is the operation's, in ``FuncBody.positions``."""
+    kind: str
+    func: str
+
+
+@dataclass
 class Eval(Stmt):
     """An expression evaluated for its errors only."""
     value: Expr

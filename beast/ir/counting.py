@@ -14,8 +14,9 @@ def pure_nest(loop: Loop, types: dict, inner_safe: bool = False):
     but the outermost must also be one whose evaluation cannot fail (for printers that evaluate
     all the lengths in one expression, where an error must still name the right loop)."""
     seq = loop.seq
+    # a scalar counts 1 without being evaluated: only when evaluating it cannot fail
     if isinstance(seq, (CallSeq, SetOpSeq, SolveSeq, DivisorSeq)) or (
-            isinstance(seq, ScalarSeq) and static_type(seq.value, types) != "int"):
+            isinstance(seq, ScalarSeq) and (static_type(seq.value, types) != "int" or not safe_seq(seq))):
         return None
     if len(loop.body) != 1:
         return None

@@ -14,6 +14,7 @@ import builtins
 
 from ..expr import BinOp, Call, Compare, Const, Not, Select, UnOp, Var
 from ..frontend.functions import is_vocabulary
+from .desugar import desugar
 from .body import (Append, Assign, Break, Chain, Comp, ConstArr, Continue, Conv, Eager, Eval, Fold,
                    For, FuncBody, Identity, If, In, Index, ListLit, ListOf, PyBool, RangeCall, Return,
                    SetItem, SetOpCall, Sorted, Unpack, Untranslatable, While, Yield)
@@ -104,8 +105,11 @@ class _Lowerer:
             for node in ast.walk(ast.Module(body=self.fdef.body, type_ignores=[])):
                 if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
                     raise Untranslatable(node, "yield")
-        body = self.statements(self.fdef.body)
+        body, numeric = desugar(self, self.statements(self.fdef.body))
         types = self.infer(self.assigns)
+        for name, origin in numeric:
+            if types[name] not in NUMERIC + ("str",):
+                raise Untranslatable(origin, f"a value of and/or/if-else that is a {types[name]}")
         untyped = {name for name in self.stored if name not in self.typed}
         local_types = {}
         for name in sorted(self.stored):

@@ -110,3 +110,28 @@ def prefix_width(program: Program) -> int:
                 if isinstance(e, PrefixValue):
                     width = max(width, e.index + 1)
     return width
+
+
+def member(program: Program) -> Program:
+    """``program`` as a membership test: every loop keeps its sequence but skips each value other
+    than the one the prefix gives it (:class:`PrefixValue`, loop order), before any statement of
+    its body runs. Counting it under a full prefix (one value per loop) gives 1 when that
+    configuration is a survivor and 0 when it is not; it costs a walk of each loop's sequence,
+    not of the space."""
+    from ..expr import Compare, Var
+    from .nest import Check
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, Loop):
+                skip = Check(f"_b_member_{s.var}", Compare("!=", Var(s.var), PrefixValue(s.depth - 1)),
+                             s.node)
+                out.append(Loop(s.var, s.seq, [skip] + block(s.body), s.node, s.depth))
+            else:
+                out.append(s)
+        return out
+
+    return Program(f"{program.name}_member", block(program.body), program.columns,
+                   program.loop_order, dict(program.funcs), dict(program.constants),
+                   dict(program.types))

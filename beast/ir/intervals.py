@@ -1,0 +1,160 @@
+"""Integer intervals: the range of values each integer variable of the loop nest can take, for a
+target whose integers are exact only strictly inside (-limit, limit) (LuaJIT's doubles: 2**53).
+
+A target uses them to leave out a check that cannot fire: an operation whose operands' intervals
+keep its result inside the limit needs no overflow check, a divisor whose interval excludes 0 no
+zero check. The intervals of the loop variables and lets are computed here once, in nest order;
+the interval arithmetic below is shared with the printers, which carry intervals through the
+expressions they spell. Every interval over-approximates: None means unknown.
+"""
+from __future__ import annotations
+
+from ..expr import BinOp, Call, Const, DivisorSeq, RangeSeq, ScalarSeq, Select, SolveSeq, UnOp, ValuesSeq, Var
+from .nest import Let, Loop
+
+
+def hull(a, b):
+    if a is None or b is None:
+        return None
+    return (min(a[0], b[0]), max(a[1], b[1]))
+
+
+def binop(op, a, b):
+    """Interval of an integer operation (None when unknown)."""
+    if a is None or b is None:
+        return None
+    if op == "+":
+        return (a[0] + b[0], a[1] + b[1])
+    if op == "-":
+        return (a[0] - b[1], a[1] - b[0])
+    if op == "*":
+        ps = [x * y for x in a for y in b]
+        return (min(ps), max(ps))
+    if op == "//":
+        if b[0] > 0:
+            cands = [x // y for x in a for y in b]
+            return (min(cands), max(cands))
+        m = max(abs(a[0]), abs(a[1]))
+        return (-m, m)
+    if op == "%":
+        if b[0] > 0:
+            return (0, b[1] - 1)
+        if b[1] < 0:
+            return (b[0] + 1, 0)
+        m = max(abs(b[0]), abs(b[1]))
+        return (-m, m)
+    return None
+
+
+def power(a, k):
+    """Interval of ``a ** k`` for a constant exponent 0 <= k <= 64 (None when unknown)."""
+    if a is None or not 0 <= k <= 64:
+        return None
+    m = max(abs(a[0]), abs(a[1])) ** k
+    return (-m, m) if a[0] < 0 else (a[0] ** k, a[1] ** k)
+
+
+def absolute(a):
+    if a is None:
+        return None
+    lo, hi = a
+    return (0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)))
+
+
+def minmax(func, a, b):
+    if a is None or b is None:
+        return None
+    f = min if func == "min" else max
+    return (f(a[0], b[0]), f(a[1], b[1]))
+
+
+def nonzero(a) -> bool:
+    return a is not None and (a[0] > 0 or a[1] < 0)
+
+
+def range_values(start, stop, step):
+    """Interval of the values of range(start, stop, step) from the intervals of its arguments."""
+    if start is None or stop is None:
+        return None
+    if step is not None and step[0] > 0:
+        return (start[0], max(start[0], stop[1] - 1))
+    if step is not None and step[1] < 0:
+        return (min(start[1], stop[0] + 1), start[1])
+    return hull(start, stop)
+
+
+class NestIntervals:
+    """The intervals of a program's integer variables (``vars``), for integers exact strictly
+    inside (-limit, limit); ``of(expr)`` gives an expression's, as an integer operand."""
+
+    def __init__(self, program, limit):
+        self.limit = limit
+        self.types = program.types
+        self.vars = {}
+        self._walk(program.body)
+
+    def inside(self, iv):
+        return iv if iv is not None and -self.limit < iv[0] and iv[1] < self.limit else None
+
+    def _walk(self, stmts):
+        for s in stmts:
+            if isinstance(s, Let) and self.types.get(s.var) == "int":
+                self.vars[s.var] = self.of(s.expr)
+            elif isinstance(s, Loop):
+                self.vars[s.var] = self.seq(s.seq)
+                self._walk(s.body)
+
+    def seq(self, seq):
+        if isinstance(seq, RangeSeq):
+            return range_values(*(self.of(x) for x in seq.exprs()))
+        if isinstance(seq, ValuesSeq):
+            vals = [int(v) for v in seq.values]
+            return self.inside((min(vals), max(vals))) if vals else None
+        if isinstance(seq, ScalarSeq):
+            return self.of(seq.value)
+        if isinstance(seq, (SolveSeq, DivisorSeq)):
+            return self.seq(seq.base)
+        return None
+
+    def of(self, e):
+        """The interval of ``e`` used as an integer (a bool is 0 or 1), or None."""
+        if isinstance(e, Const):
+            v = e.value
+            if isinstance(v, bool) or isinstance(v, int):
+                return self.inside((int(v), int(v)))
+            return None
+        if isinstance(e, BinOp) and e.op == "**":     # int ** a constant k >= 0 is an int
+            k = e.right.value if isinstance(e.right, Const) and type(e.right.value) is int else -1
+            if self._type(e.left) not in ("int", "bool"):
+                return None
+            return self.inside(power(self.of(e.left), k))
+        ty = self._type(e)
+        if ty == "bool":
+            return (0, 1)
+        if ty != "int":
+            return None
+        if isinstance(e, Var):
+            return self.vars.get(e.name)
+        if isinstance(e, BinOp):
+            return self.inside(binop(e.op, self.of(e.left), self.of(e.right)))
+        if isinstance(e, UnOp) and e.op == "-":
+            a = self.of(e.operand)
+            return None if a is None else (-a[1], -a[0])
+        if isinstance(e, Call):
+            ivs = [self.of(x) for x in e.args]
+            if e.func == "abs":
+                return absolute(ivs[0])
+            out = ivs[0]
+            for iv in ivs[1:]:
+                out = minmax(e.func, out, iv)
+            return out
+        if isinstance(e, Select):
+            return hull(self.of(e.then), self.of(e.orelse))
+        return None
+
+    def _type(self, e):
+        from ..expr import static_type
+        try:
+            return static_type(e, self.types)
+        except Exception:  # noqa: BLE001 - a type error is reported by the printer, not here
+            return None

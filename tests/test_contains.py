@@ -1,0 +1,80 @@
+"""``Space.contains``: exact membership without enumeration (beast.ir.prefix.member), checked
+against the enumeration itself on every combination of the values the iterators take, plus
+values no survivor has, in every backend."""
+from __future__ import annotations
+
+import itertools
+import os
+
+import numpy as np
+import pytest
+
+import beast
+from conftest import ROOT, available_backends, write_space
+
+AVAILABLE = available_backends()
+
+SPACE = """
+from beast import *
+
+a = iterator(range(-2, 5))
+b = iterator(range(a, 7, 2))
+c = iterator([1, 2, 4, 8])
+s = a * c
+
+@iterator
+def d(a, c):
+    if a > 2:
+        return [c, c + 1]
+    return range(0, c)
+
+@condition
+def odd(a, b, d):
+    return (a + b + d) % 3 == 0 or sum(x for x in range(d) if x % 2) > 6
+
+big = condition(s > 20)
+"""
+
+
+def _check_against_enumeration(space, backend, extra=(-100, 99)):
+    rows = space.enumerate()
+    names = space.iterators
+    survivors = {tuple(int(r[n]) for n in names) for r in rows}
+    values = [sorted({int(r[n]) for r in rows} | set(extra)) for n in names]
+    combos = list(itertools.product(*values))
+    if len(combos) > 20000:
+        rng = np.random.default_rng(0)
+        combos = [combos[i] for i in rng.choice(len(combos), 20000, replace=False)]
+    configs = np.array(combos, dtype=np.int64)
+    table = np.zeros(len(configs), dtype=space.dtype)
+    for j, n in enumerate(names):
+        table[n] = configs[:, j]
+    got = space.contains(table, backend=backend)
+    want = np.array([c in survivors for c in combos])
+    assert got.dtype == bool and np.array_equal(got, want), backend
+    assert want.any() and not want.all()      # the test means something
+    return rows
+
+
+@pytest.mark.parametrize("backend", AVAILABLE)
+def test_contains_is_exact(tmp_path, backend):
+    space = beast.load(write_space(tmp_path, SPACE))
+    rows = _check_against_enumeration(space, backend)
+    first = {n: int(rows[0][n]) for n in space.iterators}
+    assert space.contains(first, backend=backend) is True
+    assert first in space
+    assert space.contains({**first, "a": 2.5}) is False          # not an integer: in no survivor
+    assert space.contains({**first, "a": float(first["a"])}) is True
+    assert space.contains([first, {**first, "c": 3}], backend=backend).tolist() == [True, False]
+
+
+@pytest.mark.parametrize("name", ["kt_matmul.py", "dedispersion.py", "clblast_xgemm_direct.py"])
+def test_contains_on_real_spaces(name):
+    space = beast.load(os.path.join(ROOT, "spaces", "real", name))
+    _check_against_enumeration(space, AVAILABLE[-1])
+
+
+def test_contains_names_a_missing_iterator(tmp_path):
+    space = beast.load(write_space(tmp_path, SPACE))
+    with pytest.raises(beast.BeastError, match="no value for 'd'"):
+        space.contains({"a": 0, "b": 0, "c": 1})
