@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import beast
 from beast.expr import walk
-from beast.ir.body import Chain, Comp, Fold, PyBool, walk_body
+from beast.ir.body import Chain, Comp, Fold, PyBool, Untranslatable, walk_body
 from beast.ir.lower import lower_function
 from conftest import available_backends, write_space
 from test_oracle import assert_backends_agree, outcome
@@ -76,10 +76,17 @@ def test_desugared_bodies_match_python_in_every_backend(tmp_path_factory, body):
     text = _space(body)
     note(text)
     space = beast.load(write_space(tmp_path_factory.mktemp("d"), text))
+    translated = True
     for info in space.program.funcs.values():      # none when the front end inlined the body
-        _assert_desugared(lower_function(info, ["int"] * len(info.node_args)))
+        try:
+            _assert_desugared(lower_function(info, ["int"] * len(info.node_args)))
+        except Untranslatable as why:              # left to Python, on purpose
+            assert "before binding it" in why.reason
+            translated = False
     outcomes = {b: outcome(space, b) for b in AVAILABLE}
     assert_backends_agree(outcomes)
+    if not translated:
+        return
     if "c" in AVAILABLE:
         assert space.enumerator("c").source.tabulated == ()
     if "lua" in AVAILABLE:
@@ -120,6 +127,9 @@ def c(a, b):
     ("return a > 100 and min(range(-a)) > 0", None),
     # min() of nothing, reported at the call
     ("x = 5\nreturn min(y for y in range(a) if y > x)", "empty"),
+    # a comprehension reads its own variable before a later generator binds it (Python raises)
+    ("x = a - b\nreturn sum(a for y in range(a) if x for x in range(a))", "x"),
+    ("return [1 for y in range(2) for z in range(z)]", "z"),
     # a comprehension's variable does not leak into the function
     ("x = 7\nL = [x * 2 for x in range(b + 1)]\nreturn x != 7 or len(L) > 2", None),
 ])

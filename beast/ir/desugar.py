@@ -18,7 +18,7 @@ from dataclasses import replace
 from ..expr import BinOp, Call, Compare, Const, Not, Select, UnOp, Var, walk
 from .body import (Append, Assign, Break, Chain, Comp, Conv, Eager, Eval, Fail, Fold, For, Identity,
                    If, In, Index, ListLit, ListOf, PyBool, RangeCall, Return, SetItem, SetOpCall,
-                   Sorted, Unpack, While, Yield)
+                   Sorted, Unpack, Untranslatable, While, Yield)
 
 LOOP_FOLDS = ("sum", "min", "max", "all", "any")
 
@@ -243,26 +243,39 @@ class _Desugar:
             branches.append(p + [self.set(node, t, x)])
         return pre + [If(node, cond, *branches)], Var(t)
 
-    def loops(self, comp, node, ren, inner, stop=None):
+    def loops(self, comp, node, ren, inner, stop=None, bound=None):
         """The nested ``for``/``if`` statements of a comprehension, ``inner(ren)`` innermost.
-        ``stop``: a test after each inner loop that breaks the outer ones (all/any)."""
+        ``stop``: a test after each inner loop that breaks the outer ones (all/any). ``bound``:
+        the comprehension's variables bound by the generators outside this one (None: this is
+        the first, whose iterable is evaluated in the enclosing scope)."""
         target, iterable, ifs = comp.gens[0]
+        unbound = {t for t, _, _ in comp.gens[1:]}
+        if bound is not None:
+            self.bound_first(comp, iterable, ({target} | unbound) - bound)
         pre, it = self.expr(iterable, node, ren)
         var = self.fresh(target)
         self.lw.assigns.append((var, ("elem", it)))
         ren = {**ren, target: var}
-        body = self.comp_body(comp, 1, node, ren, inner, stop) if len(comp.gens) > 1 else inner(ren)
+        bound = (bound or set()) | {target}
+        for cond in ifs:
+            self.bound_first(comp, cond, unbound - bound)
+        if len(comp.gens) > 1:
+            body = self.loops(Comp(comp.elt, comp.gens[1:]), node, ren, inner, stop, bound)
+            if stop is not None:
+                body.append(If(node, stop, [Break(node)], []))
+        else:
+            body = inner(ren)
         for cond in reversed(ifs):
             p, c = self.expr(cond, node, ren, truth=True)
             body = p + [If(node, c, body, [])]
         return pre + [For(node, var, it, body)]
 
-    def comp_body(self, comp, level, node, ren, inner, stop):
-        rest = Comp(comp.elt, comp.gens[level:])
-        out = self.loops(rest, node, ren, inner, stop)
-        if stop is not None:
-            out.append(If(node, stop, [Break(node)], []))
-        return out
+    def bound_first(self, comp, e, unbound):
+        """Python raises UnboundLocalError where a comprehension reads its own variable before a
+        generator binds it: such a body is left to Python."""
+        if unbound and any(isinstance(x, Var) and x.name in unbound for x in walk(e)):
+            raise Untranslatable(self.lw.origins.get(id(comp)),
+                                 "a comprehension that reads its variable before binding it")
 
     def listcomp(self, comp, node, ren, lst=None):
         lst = lst or self.fresh("list")
