@@ -168,4 +168,3 @@ def load_module(path, device=None, settings=None) -> LoadedModule:
     loaded.settings, loaded.conditions = dict(ctx.settings), list(ctx.conditions)
     loaded.lines, loaded._context = source.splitlines(), ctx
     return loaded
-
