@@ -318,6 +318,38 @@ def test_compiler_version_is_kept(fresh_cache):
     assert c_backend.compiler()[1] == ident
 
 
+def test_python_rows_become_the_same_arrays(space_file):
+    """The Python backend (auto's route for small spaces) fills its arrays through one flat int64
+    buffer: the same rows, dtype and chunking as building them from the row tuples, and a value
+    past 64 bits is the same EvaluationError."""
+    space = beast.load(space_file("""
+        from beast import *
+        a = range(-3, 4)
+        b = iterator([1, 5, 2 ** 40])
+        c = range(a, 5)
+        d = select(c > 1, c * b, -b)
+        e = range(0)
+        condition((a + c) % 3 == 0)
+    """))
+    enumerator = space.enumerator("python")
+    expected = [np.array(rows_, dtype=space.dtype) for rows_ in enumerator.rows(4)]
+    chunks = list(space.iterate(4, backend="python"))
+    assert [len(c) for c in chunks] == [len(c) for c in expected]
+    for got, want in zip(chunks, expected):
+        assert got.dtype == space.dtype and got.flags["C_CONTIGUOUS"] and rows(got) == rows(want)
+    for backend in available_backends():
+        assert rows(space.enumerate(backend="python")) == rows(space.enumerate(backend=backend))
+    big = beast.load(space_file("""
+        from beast import *
+        a = range(3)
+        @iterator
+        def b(a):
+            return [a, 2 ** 63 + a] if a == 2 else [a]
+    """, "big.py"))
+    with pytest.raises(EvaluationError, match="does not fit in 64 bits"):
+        big.enumerate(backend="python")
+
+
 @needs_cc
 def test_which_is_shutil_which(tmp_path, monkeypatch):
     import shutil
