@@ -97,6 +97,10 @@ def _env(cache_dir=None):
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    # NumPy's import otherwise starts a BLAS thread that spins for tens of milliseconds: the CPU
+    # clock counts it (8-12 ms of CPU during a 20 ms sleep just after ``import numpy``, 2 cores)
+    # and it competes for the cores. Neither tool uses BLAS here; both children get the setting.
+    env["OPENBLAS_NUM_THREADS"] = "1"
     if cache_dir is not None:
         env["BEAST_CACHE_DIR"] = cache_dir
     return env

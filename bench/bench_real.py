@@ -16,6 +16,8 @@ Every number comes from a fresh Python process, seen two ways, both tools side b
   then runs ``gc.collect()`` (so that neither tool pays the collector for its imports), then
   times the work with ``perf_counter`` and ``process_time``.
 
+Both tools' children run with ``OPENBLAS_NUM_THREADS=1`` (see :func:`_env`).
+
 beast runs **cold** (a new empty ``BEAST_CACHE_DIR``) and **warm** (a cache that an earlier run
 filled, including the C enumerator that ``auto``'s background build left); **hot** is
 ``count()`` and ``enumerate()`` again (each timed) in the warm work process (what a tuner
@@ -137,6 +139,10 @@ def _env(cache_dir=None):
     env.pop("PYTHONDONTWRITEBYTECODE", None)     # as for an installed package: bytecode is used
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("BEAST_AUTO_BACKEND", None)
+    # NumPy's import otherwise starts a BLAS thread that spins for tens of milliseconds: the CPU
+    # clock counts it (8-12 ms of CPU during a 20 ms sleep just after ``import numpy``, 2 cores)
+    # and it competes for the cores. Neither tool uses BLAS here; both children get the setting.
+    env["OPENBLAS_NUM_THREADS"] = "1"
     if cache_dir is not None:
         env["BEAST_CACHE_DIR"] = cache_dir
     return env
