@@ -1,81 +1,364 @@
-"""Real-world spaces (spaces/real/*.py): Kernel Tuner's Searchspace build against beast.
+"""Real-world spaces (spaces/real/*.py): a first run of beast against Kernel Tuner's Searchspace.
 
-Every measurement runs in a fresh Python process and times only the work, not the imports:
+Every number comes from a fresh Python process, seen two ways, both tools side by side:
 
-- ``kt``: ``kernel_tuner.searchspace.Searchspace(**KERNEL_TUNER)`` (Kernel Tuner 1.5, its
-  default python-constraint solver), the file's Kernel Tuner form;
-- ``beast cold``: ``beast.load(file).count()`` with an empty ``BEAST_CACHE_DIR`` (default backend);
-- ``beast warm``: the same in a new process once the cache holds the compiled enumerator;
-- ``beast count``: a second ``count()`` in the warm process (enumerator loaded).
+- **whole** (view a): a complete ``python -c`` process, interpreter start and every import
+  included, timed by this script (wall clock around the child; CPU time: the child's user +
+  system time from ``getrusage``). beast: ``import beast; space = beast.load(file);
+  space.count(); space.enumerate()`` (default backend, ``auto``). Kernel Tuner 1.5:
+  ``import kernel_tuner; from kernel_tuner.searchspace import Searchspace;
+  Searchspace(tune_params, restrictions, max_threads, ...)`` on the file's ``KERNEL_TUNER`` form
+  (its default solver; the build makes the full list of configurations).
+- **work** (view b): the same work, timed inside the child after every module it needs is
+  imported: the child first imports the modules that the same work imported in an earlier
+  process (found by a discovery run per space, tool and cache state: for beast the front end,
+  code generators, runtimes, lupa, NumPy, ...; for Kernel Tuner what ``Searchspace`` imports),
+  then runs ``gc.collect()`` (so that neither tool pays the collector for its imports), then
+  times the work with ``perf_counter`` and ``process_time``.
 
-Run as pytest-benchmark (``python -m pytest bench/bench_real.py --benchmark-only``; each round
-is one child process, its own timing in extra_info) or as a script that prints the table of
-bench/README.md: ``python bench/bench_real.py [--rounds 3] [--backend c] [--also python,lua]``
-(each number the best of the rounds).
+Both tools' children run with ``OPENBLAS_NUM_THREADS=1`` (see :func:`_env`).
+
+beast runs **cold** (a new empty ``BEAST_CACHE_DIR``) and **warm** (a cache that an earlier run
+filled, including the C enumerator that ``auto``'s background build left); **hot** is
+``count()`` and ``enumerate()`` again (each timed) in the warm work process (what a tuner
+repeats). After every
+beast run the script waits for the background C build, so that it does not compete with the next
+measurement. Every run checks that both tools find the same survivors. Each number is the best of
+``--rounds`` runs (the JSON has the medians too).
+
+    python bench/bench_real.py --rounds 5 --json bench/results/real.json --markdown bench/results/real.md
+    python -m pytest bench/bench_real.py --benchmark-only     # whole processes, pytest-benchmark
 """
 from __future__ import annotations
 
 import argparse
+import compileall
 import glob
 import json
 import os
+import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL = sorted(p for p in glob.glob(os.path.join(ROOT, "spaces", "real", "*.py"))
               if not os.path.basename(p).startswith("_"))
 
-_KT_CHILD = """
-import json, runpy, sys, time
-kt = runpy.run_path(sys.argv[1])["KERNEL_TUNER"]
-from kernel_tuner.searchspace import Searchspace
-kw = {} if kt.get("block_size_names") is None else {"block_size_names": kt["block_size_names"]}
-t = time.perf_counter()
-ss = Searchspace(kt["tune_params"], kt.get("restrictions") or [], kt.get("max_threads", 1024), **kw)
-print(json.dumps({"seconds": time.perf_counter() - t, "count": ss.size}))
-"""
+# -- the children ------------------------------------------------------------------------------
+# Whole runs: nothing but the user's program (the script prints what it found to be checked).
 
-_BEAST_CHILD = """
-import json, sys, time
+_BEAST_WHOLE = """
+import sys
 import beast
-backend = sys.argv[2] if sys.argv[2] != "default" else None
-t = time.perf_counter()
 space = beast.load(sys.argv[1])
-n = space.count(backend=backend)
-first = time.perf_counter() - t
-t = time.perf_counter()
-space.count(backend=backend)
-print(json.dumps({"seconds": first, "again": time.perf_counter() - t, "count": n}))
+n = space.count()
+rows = space.enumerate()
+print(n, len(rows), getattr(space.enumerator(), "backend", "?"))
+"""
+
+_KT_WHOLE = """
+import sys
+import kernel_tuner
+from kernel_tuner.searchspace import Searchspace
+kt = eval(sys.argv[1])
+kw = {} if kt.get("block_size_names") is None else {"block_size_names": kt["block_size_names"]}
+space = Searchspace(kt["tune_params"], kt.get("restrictions") or [], kt.get("max_threads", 1024), **kw)
+print(len(space.list), len(space.list), "kt")
+"""
+
+# Work only: import what the work imports (argv[2], comma-separated), collect, then time.
+
+_PRELUDE = """
+import gc, importlib, json, sys, time
+for _m in filter(None, sys.argv[2].split(",")):
+    try:
+        importlib.import_module(_m)
+    except Exception:
+        pass
+gc.collect()
+T, C = time.perf_counter, time.process_time
+"""
+
+_BEAST_WORK = _PRELUDE + """
+import beast
+t0, c0 = T(), C()
+space = beast.load(sys.argv[1])
+n = space.count()
+rows = space.enumerate()
+t1, c1 = T(), C()
+space.count()
+t2 = T()
+space.enumerate()
+t3 = T()
+print(json.dumps(dict(wall=t1 - t0, cpu=c1 - c0, hot_count=t2 - t1, hot_enumerate=t3 - t2, n=n,
+                      rows=len(rows), used=getattr(space.enumerator(), "backend", "?"))))
+"""
+
+_KT_WORK = _PRELUDE + """
+from kernel_tuner.searchspace import Searchspace
+kt = eval(sys.argv[1])
+kw = {} if kt.get("block_size_names") is None else {"block_size_names": kt["block_size_names"]}
+t0, c0 = T(), C()
+space = Searchspace(kt["tune_params"], kt.get("restrictions") or [], kt.get("max_threads", 1024), **kw)
+n = len(space.list)
+t1, c1 = T(), C()
+print(json.dumps(dict(wall=t1 - t0, cpu=c1 - c0, n=n, rows=n, used="kt")))
+"""
+
+# Discovery: the modules the work imports, in the order it imports them.
+
+_BEAST_DISCOVER = """
+import sys
+import beast
+before = set(sys.modules)
+space = beast.load(sys.argv[1])
+space.count()
+space.enumerate()
+print(",".join(m for m in sys.modules if m not in before and not m.startswith("_beast_")))
+"""
+
+_KT_DISCOVER = """
+import sys
+import kernel_tuner
+from kernel_tuner.searchspace import Searchspace
+kt = eval(sys.argv[1])
+before = set(sys.modules)
+kw = {} if kt.get("block_size_names") is None else {"block_size_names": kt["block_size_names"]}
+Searchspace(kt["tune_params"], kt.get("restrictions") or [], kt.get("max_threads", 1024), **kw)
+print(",".join(["kernel_tuner", "kernel_tuner.searchspace"]
+               + [m for m in sys.modules if m not in before]))
 """
 
 
-def _child(code, args, cache_dir=None):
+def _env(cache_dir=None):
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)     # as for an installed package: bytecode is used
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("BEAST_AUTO_BACKEND", None)
+    # NumPy's import otherwise starts a BLAS thread that spins for tens of milliseconds: the CPU
+    # clock counts it (8-12 ms of CPU during a 20 ms sleep just after ``import numpy``, 2 cores)
+    # and it competes for the cores. Neither tool uses BLAS here; both children get the setting.
+    env["OPENBLAS_NUM_THREADS"] = "1"
     if cache_dir is not None:
         env["BEAST_CACHE_DIR"] = cache_dir
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                         env=env, cwd=ROOT, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return env
 
 
-def kernel_tuner_build(path):
-    """Seconds and survivors of Kernel Tuner's Searchspace, in a fresh process."""
-    return _child(_KT_CHILD, [path])
+def _run(code, args, env):
+    """(stdout's last line, wall seconds, CPU seconds of the child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child failed: {proc.stderr.strip()[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return proc.stdout.strip().splitlines()[-1], wall, cpu
 
 
-def beast_cold_warm(path, backend="default"):
-    """(cold, warm) runs of beast.load + count, each in a fresh process: the first with an empty
-    cache, the second with the cache the first filled."""
-    with tempfile.TemporaryDirectory(prefix="beast-bench-real-") as cache:
-        cold = _child(_BEAST_CHILD, [path, backend], cache)
-        warm = _child(_BEAST_CHILD, [path, backend], cache)
-    return cold, warm
+def wait_for_builds(cache_dir, timeout=60.0) -> bool:
+    """Wait until no background C build is left in ``cache_dir`` (no private ``.tmp-*`` directory)."""
+    deadline = time.monotonic() + timeout
+    while glob.glob(os.path.join(cache_dir, "c", ".tmp-*")):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
-# --- pytest-benchmark ----------------------------------------------------------------------------
+def kernel_tuner_form(path) -> str:
+    """The file's KERNEL_TUNER dict as a Python literal (the child evaluates it: the Kernel Tuner
+    child imports nothing of beast's)."""
+    import ast
+    import runpy
+    text = repr(runpy.run_path(path)["KERNEL_TUNER"])
+    ast.literal_eval(text)       # only literals: the child's eval() sees exactly this dict
+    return text
+
+
+class Bench:
+    """One space: discovery once, then whole and work runs of both tools."""
+
+    def __init__(self, path):
+        self.path = path
+        self.name = os.path.basename(path)[:-3]
+        self.kt = kernel_tuner_form(path)
+        self.modules = {}
+
+    def _cache(self, warm):
+        cache = tempfile.mkdtemp(prefix="beast-bench-real-")
+        if warm:
+            _run(_BEAST_WHOLE, [self.path], _env(cache))
+            wait_for_builds(cache)
+        return cache
+
+    def discover(self):
+        for state in ("cold", "warm"):
+            cache = self._cache(state == "warm")
+            try:
+                line, _, _ = _run(_BEAST_DISCOVER, [self.path], _env(cache))
+                wait_for_builds(cache)
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+            self.modules[state] = line
+        self.modules["kt"] = _run(_KT_DISCOVER, [self.kt], _env())[0]
+
+    def beast_whole(self, warm=False) -> dict:
+        cache = self._cache(warm)
+        try:
+            return self.beast_whole_in(cache)
+        finally:
+            wait_for_builds(cache)
+            shutil.rmtree(cache, ignore_errors=True)
+
+    def beast_whole_in(self, cache) -> dict:
+        """One whole beast process on the cache directory ``cache`` (its background build, if it
+        starts one, is left running)."""
+        line, wall, cpu = _run(_BEAST_WHOLE, [self.path], _env(cache))
+        n, rows, used = line.split()
+        return dict(wall=wall, cpu=cpu, n=int(n), rows=int(rows), used=used)
+
+    def beast_work(self, warm=False) -> dict:
+        cache = self._cache(warm)
+        try:
+            line, _, _ = _run(_BEAST_WORK, [self.path, self.modules["warm" if warm else "cold"]],
+                              _env(cache))
+            wait_for_builds(cache)
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        return json.loads(line)
+
+    def kt_whole(self) -> dict:
+        line, wall, cpu = _run(_KT_WHOLE, [self.kt], _env())
+        n, rows, used = line.split()
+        return dict(wall=wall, cpu=cpu, n=int(n), rows=int(rows), used=used)
+
+    def kt_work(self) -> dict:
+        return json.loads(_run(_KT_WORK, [self.kt, self.modules["kt"]], _env())[0])
+
+
+KINDS = ("kt_whole", "kt_work", "cold_whole", "cold_work", "warm_whole", "warm_work")
+
+
+def measure(paths, rounds) -> dict:
+    compileall.compile_dir(os.path.join(ROOT, "beast"), quiet=1)
+    out = {"python": sys.version.split()[0], "rounds": rounds, "loadavg_start": os.getloadavg(),
+           "start": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "spaces": {}}
+    for path in paths:
+        bench = Bench(path)
+        bench.discover()
+        calls = {"kt_whole": bench.kt_whole, "kt_work": bench.kt_work,
+                 "cold_whole": bench.beast_whole, "cold_work": bench.beast_work,
+                 "warm_whole": lambda: bench.beast_whole(True), "warm_work": lambda: bench.beast_work(True)}
+        runs = {k: [] for k in KINDS}
+        for _ in range(rounds):           # interleaved, so that a burst of load hits every column
+            for kind in KINDS:
+                runs[kind].append(calls[kind]())
+        counts = {(r["n"], r["rows"]) for rs in runs.values() for r in rs}
+        if len(counts) != 1 or len(set(next(iter(counts)))) != 1:
+            raise AssertionError(f"{bench.name}: survivors differ between runs/tools: {counts}")
+        res = {"survivors": runs["kt_whole"][0]["n"], "modules": bench.modules}
+        for kind, rs in runs.items():
+            keys = [k for k, v in rs[0].items() if isinstance(v, float)]
+            res[kind] = {"best": {k: min(r[k] for r in rs) for k in keys},
+                         "median": {k: statistics.median(r[k] for r in rs) for k in keys},
+                         "used": sorted({r["used"] for r in rs})}
+        out["spaces"][bench.name] = res
+        print(row(bench.name, res), flush=True)
+    out["loadavg_end"] = os.getloadavg()
+    out["end"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    return out
+
+
+def _ms(s):
+    return f"{s * 1e3:.1f} ms" if s < 0.1 else f"{s * 1e3:.0f} ms" if s < 10 else f"{s:.1f} s"
+
+
+def _ms_fine(s):
+    return f"{s * 1e3:.3f} ms" if s < 0.001 else f"{s * 1e3:.2f} ms" if s < 0.01 else _ms(s)
+
+
+def _ratio(kt, beast):
+    x = kt / beast
+    return f"**{x:.2g}×**" if x >= 1 else f"{x:.2g}×"
+
+
+def row(name, res):
+    b = {k: res[k]["best"] for k in KINDS}
+    return (f"{name}: {res['survivors']} survivors | whole: KT {_ms(b['kt_whole']['wall'])} "
+            f"beast cold {_ms(b['cold_whole']['wall'])} warm {_ms(b['warm_whole']['wall'])} | "
+            f"work: KT {_ms_fine(b['kt_work']['wall'])} beast cold {_ms_fine(b['cold_work']['wall'])} "
+            f"warm {_ms_fine(b['warm_work']['wall'])} hot count {_ms_fine(b['warm_work']['hot_count'])} "
+            f"enumerate {_ms_fine(b['warm_work']['hot_enumerate'])}")
+
+
+def markdown(results) -> str:
+    """The two tables of bench/README.md, section 6."""
+    lines = ["**(a) whole first run**: a fresh `python -c` process, interpreter start and imports "
+             "included (wall / CPU).", "",
+             "| space | survivors | Kernel Tuner | beast cold | KT / beast cold | beast warm | "
+             "KT / beast warm | beast ran (cold, warm) |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for name, res in results["spaces"].items():
+        b = {k: res[k]["best"] for k in KINDS}
+        lines.append(
+            f"| {name} | {res['survivors']:,} | {_ms(b['kt_whole']['wall'])} / {_ms(b['kt_whole']['cpu'])} "
+            f"| {_ms(b['cold_whole']['wall'])} / {_ms(b['cold_whole']['cpu'])} "
+            f"| {_ratio(b['kt_whole']['wall'], b['cold_whole']['wall'])} / "
+            f"{_ratio(b['kt_whole']['cpu'], b['cold_whole']['cpu'])} "
+            f"| {_ms(b['warm_whole']['wall'])} / {_ms(b['warm_whole']['cpu'])} "
+            f"| {_ratio(b['kt_whole']['wall'], b['warm_whole']['wall'])} / "
+            f"{_ratio(b['kt_whole']['cpu'], b['warm_whole']['cpu'])} "
+            f"| {', '.join(res['cold_whole']['used'])}; {', '.join(res['warm_whole']['used'])} |")
+    lines += ["", "**(b) work only**: the same work after each process's imports (wall / CPU); "
+              "*hot*: `count()`, then `enumerate()`, again in the warm process (wall).", "",
+              "| space | Kernel Tuner build | beast cold | KT / beast cold | beast warm | "
+              "KT / beast warm | hot count | KT / hot count | hot enumerate | KT / hot enumerate |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, res in results["spaces"].items():
+        b = {k: res[k]["best"] for k in KINDS}
+        kt, cold, warm = b["kt_work"], b["cold_work"], b["warm_work"]
+        lines.append(
+            f"| {name} | {_ms_fine(kt['wall'])} / {_ms_fine(kt['cpu'])} "
+            f"| {_ms_fine(cold['wall'])} / {_ms_fine(cold['cpu'])} "
+            f"| {_ratio(kt['wall'], cold['wall'])} / {_ratio(kt['cpu'], cold['cpu'])} "
+            f"| {_ms_fine(warm['wall'])} / {_ms_fine(warm['cpu'])} "
+            f"| {_ratio(kt['wall'], warm['wall'])} / {_ratio(kt['cpu'], warm['cpu'])} "
+            f"| {_ms_fine(warm['hot_count'])} | {_ratio(kt['wall'], warm['hot_count'])} "
+            f"| {_ms_fine(warm['hot_enumerate'])} | {_ratio(kt['wall'], warm['hot_enumerate'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def _write(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json", help="write the measurements here")
+    parser.add_argument("--markdown", help="write the tables here")
+    parser.add_argument("spaces", nargs="*", default=REAL)
+    args = parser.parse_args(argv)
+    results = measure([os.path.abspath(p) for p in args.spaces], args.rounds)
+    table = markdown(results)
+    print(table)
+    if args.json:
+        _write(args.json, json.dumps(results, indent=1))
+    if args.markdown:
+        _write(args.markdown, table)
+
+
+# --- pytest-benchmark: one whole fresh process per round -------------------------------------------
 
 try:
     import pytest
@@ -85,61 +368,33 @@ except ImportError:   # the script mode needs no pytest
 if pytest is not None:
     @pytest.mark.parametrize("path", REAL, ids=[os.path.basename(p)[:-3] for p in REAL])
     @pytest.mark.parametrize("tool", ["kernel_tuner", "beast_cold", "beast_warm"])
-    def test_real_space(benchmark, path, tool, tmp_path):
-        """Each round is one child process (interpreter start and imports included in the
-        round's time; the child's own timing of the work is in extra_info)."""
-        name = os.path.basename(path)[:-3]
-        benchmark.group = f"real space {name}"
-        counter = iter(range(1000))
+    def test_real_space(benchmark, path, tool):
+        """Each round is one whole child process (interpreter start and imports included); a
+        round's cache (empty, or filled by an untimed run) is made in its setup, and the
+        background C build of the round before is waited for there, outside the timing."""
+        bench = Bench(path)
+        benchmark.group = f"real space {bench.name}"
+        caches = []
 
-        def cache(warm):
-            directory = str(tmp_path / f"cache{next(counter)}")
-            os.makedirs(directory)
-            if warm:
-                _child(_BEAST_CHILD, [path, "default"], directory)
-            return (_BEAST_CHILD, [path, "default"], directory), {}
+        def setup():
+            for cache in caches:
+                wait_for_builds(cache)
+                shutil.rmtree(cache, ignore_errors=True)
+            caches[:] = [bench._cache(tool == "beast_warm")]
+            return (caches[0],), {}
 
-        if tool == "kernel_tuner":
-            pytest.importorskip("kernel_tuner")
-            result = benchmark.pedantic(kernel_tuner_build, args=(path,), rounds=3, iterations=1)
-        else:
-            result = benchmark.pedantic(_child, setup=lambda: cache(tool == "beast_warm"),
-                                        rounds=3, iterations=1)
-        benchmark.extra_info.update(space=name, tool=tool, seconds=result["seconds"],
-                                    count=result["count"])
-
-
-# --- the table -----------------------------------------------------------------------------------
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--backend", default="default", help="the backend of the cold/warm columns")
-    parser.add_argument("--also", default="python,lua",
-                        help="comma-separated backends to time cold as well (empty: none)")
-    parser.add_argument("spaces", nargs="*", default=REAL)
-    args = parser.parse_args(argv)
-    also = [b for b in args.also.split(",") if b]
-    print("| space | survivors | Kernel Tuner | beast cold | beast warm | count again | "
-          + "".join(f"{b} cold | " for b in also) + "KT / cold | KT / warm |")
-    print("|---|---:|---:|---:|---:|---:|" + "---:|" * len(also) + "---:|---:|")
-    for path in args.spaces:
-        kt = [kernel_tuner_build(path) for _ in range(args.rounds)]
-        runs = [beast_cold_warm(path, args.backend) for _ in range(args.rounds)]
-        kt_s = min(r["seconds"] for r in kt)
-        cold = min(r[0]["seconds"] for r in runs)
-        warm = min(r[1]["seconds"] for r in runs)
-        again = min(r[1]["again"] for r in runs)
-        counts = {r["count"] for r in kt} | {r[0]["count"] for r in runs}
-        extra = []
-        for backend in also:
-            others = [beast_cold_warm(path, backend)[0] for _ in range(args.rounds)]
-            counts |= {r["count"] for r in others}
-            extra.append(min(r["seconds"] for r in others))
-        assert len(counts) == 1, f"{path}: Kernel Tuner and beast disagree: {counts}"
-        print(f"| {os.path.basename(path)[:-3]} | {counts.pop():,} | {kt_s:.3f} s | {cold:.3f} s "
-              f"| {warm:.3f} s | {again:.4f} s | " + "".join(f"{x:.3f} s | " for x in extra)
-              + f"{kt_s / cold:.2g}x | {kt_s / warm:.2g}x |", flush=True)
+        try:
+            if tool == "kernel_tuner":
+                pytest.importorskip("kernel_tuner")
+                result = benchmark.pedantic(bench.kt_whole, rounds=3, iterations=1)
+            else:
+                result = benchmark.pedantic(bench.beast_whole_in, setup=setup, rounds=3, iterations=1)
+        finally:
+            for cache in caches:
+                wait_for_builds(cache)
+                shutil.rmtree(cache, ignore_errors=True)
+        assert result["n"] == result["rows"] > 0
+        benchmark.extra_info.update(space=bench.name, tool=tool, count=result["n"], used=result["used"])
 
 
 if __name__ == "__main__":

@@ -97,6 +97,24 @@ def test_choice_by_estimated_work(space_file, monkeypatch):
         auto.choose(space.program)
 
 
+def test_smallest_work_runs_python_then_lua_then_c(space_file, monkeypatch):
+    """The thresholds in order: Python below PYTHON_WORK (no LuaJIT state to start), LuaJIT up to
+    BACKGROUND_C_WORK (no C looked up), then C (cached, compiled now, or built for next time)."""
+    monkeypatch.setenv("BEAST_BACKGROUND_BUILD", "0")
+    assert 0 < auto.PYTHON_WORK < auto.BACKGROUND_C_WORK < auto.FOREGROUND_C_WORK
+    side = int(auto.PYTHON_WORK ** 0.5)
+    below = beast.load(space_file(f"from beast import *\na = range({side - 1})\nb = range({side})\n",
+                                  "below.py"))
+    assert auto.estimate_work(below.program) < auto.PYTHON_WORK
+    assert auto.choose(below.program)[0] == "python"
+    above = beast.load(space_file(f"from beast import *\na = range({side + 1})\nb = range({side})\n",
+                                  "above.py"))
+    assert auto.PYTHON_WORK <= auto.estimate_work(above.program) < auto.BACKGROUND_C_WORK
+    assert auto.choose(above.program)[0] == ("lua" if "lua" in available_backends() else "python")
+    for space in (below, above):
+        assert outcome(space, "auto") == outcome(space, "python")
+
+
 @needs_cc
 def test_large_work_compiles_c_now_and_a_cached_build_is_used(space_file, monkeypatch, fresh_cache):
     path = space_file("from beast import *\na = range(400)\nb = range(400)\ncondition((a + b) % 7 == 0)\n")
@@ -156,8 +174,12 @@ CASES = {
 }
 
 
+@pytest.mark.parametrize("python_work", [auto.PYTHON_WORK, 0], ids=["small_to_python", "small_to_lua"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_auto_agrees_with_every_backend(space_file, name):
+def test_auto_agrees_with_every_backend(space_file, name, python_work, monkeypatch):
+    # these spaces are small: by default auto runs them in Python; with PYTHON_WORK at 0 it takes
+    # the route of the medium spaces (LuaJIT, with the fallback to Python at Lua's limits)
+    monkeypatch.setattr(auto, "PYTHON_WORK", python_work)
     space = beast.load(space_file(CASES[name], f"{name}.py"))
     expected = outcome(space, "python")
     assert outcome(space, "auto") == expected
@@ -294,6 +316,124 @@ def test_compiler_version_is_kept(fresh_cache):
     assert list((fresh_cache / "compilers").iterdir())
     c_backend._compiler_id.clear()
     assert c_backend.compiler()[1] == ident
+
+
+def test_python_rows_become_the_same_arrays(space_file):
+    """The Python backend (auto's route for small spaces) fills its arrays through one flat int64
+    buffer: the same rows, dtype and chunking as building them from the row tuples, and a value
+    past 64 bits is the same EvaluationError."""
+    space = beast.load(space_file("""
+        from beast import *
+        a = range(-3, 4)
+        b = iterator([1, 5, 2 ** 40])
+        c = range(a, 5)
+        d = select(c > 1, c * b, -b)
+        e = range(0)
+        condition((a + c) % 3 == 0)
+    """))
+    enumerator = space.enumerator("python")
+    expected = [np.array(rows_, dtype=space.dtype) for rows_ in enumerator.rows(4)]
+    chunks = list(space.iterate(4, backend="python"))
+    assert [len(c) for c in chunks] == [len(c) for c in expected]
+    for got, want in zip(chunks, expected):
+        assert got.dtype == space.dtype and got.flags["C_CONTIGUOUS"] and rows(got) == rows(want)
+    for backend in available_backends():
+        assert rows(space.enumerate(backend="python")) == rows(space.enumerate(backend=backend))
+    big = beast.load(space_file("""
+        from beast import *
+        a = range(3)
+        @iterator
+        def b(a):
+            return [a, 2 ** 63 + a] if a == 2 else [a]
+    """, "big.py"))
+    with pytest.raises(EvaluationError, match="does not fit in 64 bits"):
+        big.enumerate(backend="python")
+
+
+@needs_cc
+def test_which_is_shutil_which(tmp_path, monkeypatch):
+    import shutil
+    tool = tmp_path / "bin" / "mycc"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    (tmp_path / "bin" / "plain").write_text("not executable")
+    monkeypatch.setenv("PATH", os.pathsep.join([str(tmp_path / "empty"), str(tool.parent),
+                                                os.environ.get("PATH", "")]))
+    for name in ("cc", "mycc", "plain", "no-such-compiler", str(tool), str(tool.parent), "sh"):
+        assert c_backend._which(name) == shutil.which(name), name
+
+
+# ---------------------------------------------------------------------------------------------
+# What a first run imports and parses
+
+_IMPORTS = """
+import sys, beast
+space = beast.load(sys.argv[1])
+n = space.count()
+rows = space.enumerate()
+print(n, len(rows), getattr(space.enumerator(), "backend", "?"))
+print(" ".join(m for m in ("subprocess", "shutil", "tempfile", "beast.devices", "beast.codegen.c",
+                           "lupa") if m in sys.modules))
+"""
+
+
+def _first_run(path, cache):
+    env = dict(os.environ, BEAST_CACHE_DIR=str(cache), PYTHONPATH=ROOT, BEAST_BACKGROUND_BUILD="1")
+    env.pop("BEAST_AUTO_BACKEND", None)
+    proc = subprocess.run([sys.executable, "-c", _IMPORTS, path], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    counts, imported = (proc.stdout.splitlines() + [""])[:2]
+    return counts.split(), set(imported.split())
+
+
+def test_a_small_first_run_imports_only_what_it_runs(tmp_path, fresh_cache):
+    # no device profile read, Python chosen: no device tables, no LuaJIT, no C printer, no processes
+    path = write_space(tmp_path, "from beast import *\na = range(8)\nb = range(a, 8)\n"
+                                 "condition((a + b) % 3 == 0)\n")
+    (n, rows_, used), imported = _first_run(path, fresh_cache)
+    assert n == rows_ == str(beast.load(path).count(backend="python")) and used == "python"
+    assert imported == set()
+
+
+@needs_cc
+def test_a_warm_c_run_starts_no_process_and_writes_nothing(tmp_path, fresh_cache):
+    path = write_space(tmp_path, "from beast import *\na = range(200)\nb = range(200)\nc = range(5)\n"
+                                 "condition((a * b + c) % 7 == 0)\n")
+    space = beast.load(path)
+    expected = str(space.count(backend="python"))
+    (n, _, used), _ = _first_run(path, fresh_cache)       # fills the cache as a user's first run does
+    assert used != "c" and n == expected
+    assert _wait_for(lambda: (fresh_cache / "c").glob("*.so"))
+    assert _wait_for(lambda: [True] if not list((fresh_cache / "c").glob(".tmp-*")) else [])
+    (n, _, used), imported = _first_run(path, fresh_cache)
+    assert used == "c" and n == expected
+    assert not imported & {"subprocess", "shutil", "tempfile", "lupa", "beast.devices"}
+
+
+def test_the_ast_is_parsed_only_when_needed(space_file):
+    import ast
+    plain = beast.load(space_file("from beast import *\na = range(4)\nb = a * 2\ncondition(b > 5)\n"))
+    assert plain.module._tree is None
+    assert ast.dump(plain.module.tree) == ast.dump(ast.parse(plain.module.source))
+    with_function = beast.load(space_file("""
+        from beast import *
+        a = range(1, 6)
+        @iterator
+        def b(a):
+            return range(a, 10, a)
+    """, "functions.py"))
+    assert with_function.module._tree is not None
+    assert with_function.count() == sum(len(range(a, 10, a)) for a in range(1, 6))
+
+
+def test_the_device_is_resolved_only_when_read(space_file):
+    path = space_file("from beast import *\na = range(3)\n")
+    assert beast.load(path).device.name == "k40c"
+    assert beast.load(path, device="h100").device.name == "h100"
+    with pytest.raises(beast.DeviceError):
+        beast.load(path, device="no-such-gpu")          # still reported before the file runs
 
 
 # ---------------------------------------------------------------------------------------------

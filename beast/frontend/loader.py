@@ -18,12 +18,26 @@ class LoadedModule:
     """A space file after execution: its text, AST, namespace and what it declared."""
     filename: str
     source: str
-    tree: ast.Module
     namespace: dict
     settings: dict            # name -> SettingDecl
     conditions: list          # Condition objects in creation order
-    device: object            # the DeviceProfile
     lines: list = field(default_factory=list)
+    _tree: ast.Module | None = field(default=None, repr=False)
+    _context: object = field(default=None, repr=False)
+
+    @property
+    def device(self):
+        """The DeviceProfile (resolved when first asked for: a space that reads no device
+        limit does not import the profile tables, beast.devices)."""
+        return self._context.device()
+
+    @property
+    def tree(self) -> ast.Module:
+        """The file's AST, parsed when first asked for: only @iterator/@condition functions and
+        error messages need it, and parsing costs as much as compiling (0.15 ms on a small file)."""
+        if self._tree is None:
+            self._tree = ast.parse(self.source, self.filename)
+        return self._tree
 
 
 def _user_frame_line(tb, filename):
@@ -113,28 +127,30 @@ def load_module(path, device=None, settings=None) -> LoadedModule:
     except OSError as exc:
         raise SpaceError(f"cannot read space file {path}: {exc.strerror}") from None
     try:
-        # compile() finds errors that parsing alone does not (a duplicate argument, a misplaced
-        # return or nonlocal): both are reported the same way
-        tree = ast.parse(source, filename)
-        code = compile(tree, filename, "exec", dont_inherit=True)
+        # compiled from the text: the AST (LoadedModule.tree) is parsed only when it is needed
+        code = compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise _syntax_error(exc, filename) from None
     modname = "_beast_space_" + os.path.splitext(os.path.basename(filename))[0]
     module = types.ModuleType(modname)
     module.__file__ = filename
     namespace = module.__dict__
+    loaded = LoadedModule(filename, source, namespace, {}, [])
     with compiling(device, settings) as ctx:
-        ctx.device()   # a bad --device is reported before the file runs
+        if device is not None:
+            ctx.device()   # a bad --device is reported before the file runs
         sys.modules[modname] = module
         try:
             exec(code, namespace)
         except IteratorTruthError as exc:
-            raise _truth_error(exc, tree, filename, _user_frame_line(exc.__traceback__, filename)) from None
+            line = _user_frame_line(exc.__traceback__, filename)
+            raise _truth_error(exc, loaded.tree, filename, line) from None
         except BeastError as exc:
-            raise _locate(exc, tree, filename, _user_frame_line(exc.__traceback__, filename)) from None
+            line = _user_frame_line(exc.__traceback__, filename)
+            raise _locate(exc, loaded.tree, filename, line) from None
         except NameError as exc:
-            raise _name_error(exc, tree, filename, _user_frame_line(exc.__traceback__, filename),
-                              namespace) from None
+            line = _user_frame_line(exc.__traceback__, filename)
+            raise _name_error(exc, loaded.tree, filename, line, namespace) from None
         except Exception as exc:  # noqa: BLE001 - any failure of user code is reported at its line
             lineno = _user_frame_line(exc.__traceback__, filename)
             raise SpaceError(f"{type(exc).__name__}: {exc}", filename, lineno) from None
@@ -149,5 +165,6 @@ def load_module(path, device=None, settings=None) -> LoadedModule:
             hint = f"did you mean '{close[0]}'?" if close else f"settings declared by the space: {known}"
             raise SettingError(f"setting '{name}' is not declared by {os.path.basename(filename)}",
                                filename, None, hint=hint)
-    return LoadedModule(filename, source, tree, namespace, dict(ctx.settings), list(ctx.conditions),
-                        ctx.device(), source.splitlines())
+    loaded.settings, loaded.conditions = dict(ctx.settings), list(ctx.conditions)
+    loaded.lines, loaded._context = source.splitlines(), ctx
+    return loaded

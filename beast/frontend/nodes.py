@@ -2,7 +2,6 @@
 with its lowered definition (expressions over named Vars) and its direct dependencies."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from ..errors import SpaceError
@@ -56,9 +55,12 @@ class SpaceModel:
         return [n.name for n in self.by_role("derived")]
 
 
+_IDENT_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+
 def _ident(prefix, name, taken):
     """A generated name that cannot clash with a user name (user names never start with '_b_')."""
-    base = f"_b_{prefix}_{re.sub(r'[^0-9A-Za-z_]', '_', name)}"
+    base = f"_b_{prefix}_{''.join(c if c in _IDENT_CHARS else '_' for c in name)}"
     ident, i = base, 1
     while ident in taken:
         i += 1

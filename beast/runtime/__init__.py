@@ -12,8 +12,9 @@ from ..errors import BeastError
 
 BACKENDS = {"python": "beast.runtime.python_backend", "c": "beast.runtime.c_backend",
             "lua": "beast.runtime.lua_backend"}
-#: ``auto`` (:mod:`beast.runtime.auto`) picks one of BACKENDS per program: C when its build is
-#: cached or the work is large, else LuaJIT (Python without it) while C builds in the background.
+#: ``auto`` (:mod:`beast.runtime.auto`) picks one of BACKENDS per program: Python for the
+#: smallest work, C when its build is cached or the work is large, else LuaJIT (Python without
+#: it) while C builds in the background.
 AUTO = "auto"
 CHOICES = (AUTO,) + tuple(BACKENDS)
 DEFAULT_BACKEND = AUTO

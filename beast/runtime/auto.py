@@ -3,8 +3,11 @@
 A first run pays for everything it builds: compiling the C enumerator takes 0.1-0.4 s, while
 LuaJIT runs a small or medium space in milliseconds. ``auto`` therefore chooses, for a program:
 
-0. **Lua** (or Python, see 3) when the estimated work (:func:`estimate_work`) is below
-   :data:`BACKGROUND_C_WORK`: LuaJIT is done in about a millisecond; C is not even looked up.
+0. **Python** when the estimated work (:func:`estimate_work`) is below :data:`PYTHON_WORK`:
+   printing, compiling and running the Python loop nest costs less than starting a LuaJIT state
+   and compiling the Lua chunk (about 0.3 against 0.7 ms on the smallest real spaces, see
+   bench/README.md); **Lua** (or Python, see 3) when it is below :data:`BACKGROUND_C_WORK`:
+   LuaJIT is done in about a millisecond. C is not even looked up in either case.
 1. **C** when its shared object is already in the cache (:func:`c_backend.cached_library`):
    loading it costs a ``dlopen``, and C is the fastest backend, multithreaded.
 2. **C**, compiled now, when the estimated work (:func:`estimate_work`, the size of the loop
@@ -33,6 +36,7 @@ from ..errors import BeastError, EvaluationError
 NAME = "auto"
 FOREGROUND_C_WORK = 2 * 10 ** 9      # cartesian size from which compiling C now pays back at once
 BACKGROUND_C_WORK = 10 ** 5          # from which a C build for next time is worth a background process
+PYTHON_WORK = 2048                   # below which Python's set-up (no LuaJIT state) answers soonest
 UNKNOWN_LENGTH = 16                  # a loop whose length cannot be estimated without running it
 _MAX_SAMPLES = 16                    # combinations of outer values tried per loop
 
@@ -161,6 +165,9 @@ def choose(program):
         return forced, "forced by BEAST_AUTO_BACKEND", None
     work = estimate_work(program)
     reason = f"estimated work {work:.3g}"
+    if work < PYTHON_WORK:
+        # measured crossover (first run, count + enumerate): Python wins up to 1-3 thousand visits
+        return "python", reason, None
     if work < BACKGROUND_C_WORK:
         # LuaJIT finishes before a C compiler has started: no C at all, not even a cache look-up
         return _fallback(), reason, None

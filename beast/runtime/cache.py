@@ -13,8 +13,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import shutil
-import tempfile
+
+# shutil and tempfile are imported by the writers only: looking an entry up needs neither.
 
 ENV_VAR = "BEAST_CACHE_DIR"
 
@@ -50,6 +50,8 @@ def key(*parts) -> str:
 def private_dir(directory: str, prefix: str = ".tmp-"):
     """A fresh temporary directory inside ``directory`` (same file system as the final entry, so
     that :func:`install` is an atomic rename), removed afterwards with whatever is left in it."""
+    import shutil
+    import tempfile
     os.makedirs(directory, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=prefix, dir=directory)
     try:
@@ -66,6 +68,7 @@ def install(src: str, dest: str) -> str:
 
 def atomic_write_bytes(path: str, data: bytes) -> str:
     """Write ``data`` to ``path`` atomically (temporary file in the same directory + rename)."""
+    import tempfile
     directory = os.path.dirname(os.path.abspath(path)) or "."
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.splitext(path)[1], dir=directory)
