@@ -13,7 +13,7 @@ import pytest
 
 import beast
 from beast.errors import EvaluationError, SettingError, SpaceError
-from conftest import run_beast, write_space
+from conftest import available_backends, run_beast, write_space
 
 BEAST_DIR = os.path.dirname(os.path.abspath(beast.__file__))
 
@@ -554,3 +554,16 @@ def test_the_first_error_in_enumeration_order_whatever_the_threads(tmp_path, bac
                 call(backend=backend, threads=threads)
             err = info.value
             assert (err.message, err.lineno, err.config) == (first.message, first.lineno, first.config)
+
+
+def test_an_iterator_value_past_64_bits_is_the_same_error_in_python_and_c(tmp_path):
+    path = write_space(tmp_path, "from beast import *\na = iterator(range(0, 3))\n"
+                                 "b = iterator(a * 2**62 + 2**62)\n")
+    space = beast.load(path)
+    errors = {}
+    for backend in [b for b in ("python", "c") if b in available_backends()]:
+        with pytest.raises(beast.EvaluationError) as info:
+            space.enumerate(backend=backend)
+        err = info.value
+        errors[backend] = (err.message, err.lineno, err.col, dict(err.config))
+    assert errors and all(v == ("integer overflow in iterator 'b'", 3, 4, {"a": 1}) for v in errors.values())

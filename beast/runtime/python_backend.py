@@ -157,7 +157,25 @@ class PythonEnumerator(PrefixWalks):
                 else:
                     yield np.array(rows, dtype=self.dtype)
             except OverflowError:
-                raise EvaluationError("an iterator value does not fit in 64 bits") from None
+                raise self._overflow(rows).with_traceback(None) from None
+
+    def _overflow(self, rows):
+        """The error C and Lua give for an iterator value past 64 bits, at that iterator."""
+        from ..ir import walk_statements
+        from ..ir.nest import Loop
+        from .errors import node_location
+        names, order = self.program.columns, self.program.loop_order
+        for row in rows:
+            for name, value in zip(names, row):
+                if not -(1 << 63) <= value < (1 << 63):
+                    loop = next(s for s in walk_statements(self.program.body)
+                                if isinstance(s, Loop) and s.var == name)
+                    values = dict(zip(names, row))
+                    config = {n: values[n] for n in order[:order.index(name)]}
+                    where = node_location(loop.node) if loop.node is not None else ()
+                    return EvaluationError(f"integer overflow in iterator '{name}'", *where,
+                                           hint="integers are 64-bit in every backend", config=config)
+        return EvaluationError("an iterator value does not fit in 64 bits")
 
     # -- sampling (beast.ir.prefix): programs whose outer loops are bound to a given prefix
     def _set_prefix(self, prefix):
