@@ -22,6 +22,7 @@ configurations that differ in one parameter, moved to the adjacent value of that
 """
 from __future__ import annotations
 
+import itertools
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -76,6 +77,27 @@ class Pool:
         self.ranks = np.column_stack([np.searchsorted(v, self.X[:, j]) for j, v in enumerate(self.values)]) \
             if len(self.names) else np.zeros((len(self.X), 0), dtype=np.int64)
         self._neighbours: dict[int, list[int]] = {}
+        self._lines: dict[int, list[int]] = {}
+        self._unit: np.ndarray | None = None
+        self._centrality: np.ndarray | None = None
+
+    @property
+    def unit(self) -> np.ndarray:
+        """(N, d') positions in the unit cube: each parameter that takes more than one value,
+        its value's rank scaled to [0, 1] (the parameter's smallest value 0, its largest 1)."""
+        if self._unit is None:
+            cols = [j for j, v in enumerate(self.values) if len(v) > 1]
+            self._unit = np.column_stack([self.ranks[:, j] / (len(self.values[j]) - 1) for j in cols]) \
+                if cols else np.zeros((len(self.X), 0))
+        return self._unit
+
+    @property
+    def centrality(self) -> np.ndarray:
+        """Squared distance of every configuration from the centre of the unit cube
+        (:attr:`unit`): small for middling values of every parameter."""
+        if self._centrality is None:
+            self._centrality = ((self.unit - 0.5) ** 2).sum(axis=1)
+        return self._centrality
 
     @classmethod
     def from_rows(cls, rows: np.ndarray, complete: bool = True) -> "Pool":
@@ -129,6 +151,28 @@ class Pool:
                     if k is not None:
                         out.append(k)
         self._neighbours[i] = out
+        return out
+
+
+    def line(self, i: int) -> list[int]:
+        """Pool indices of the configurations that differ from ``i`` in exactly one parameter,
+        set to any other value of it (a superset of :meth:`neighbours`: the moves of a
+        coordinate search, which jump over values that are bad in between, such as block
+        sizes that are not powers of two between two that are)."""
+        got = self._lines.get(i)
+        if got is not None:
+            return got
+        row = self.X[i].tolist()
+        out = []
+        for j, vals in enumerate(self.values):
+            for v in vals.tolist():
+                if v != row[j]:
+                    cand = list(row)
+                    cand[j] = int(v)
+                    k = self.index.get(tuple(cand))
+                    if k is not None:
+                        out.append(k)
+        self._lines[i] = out
         return out
 
 
@@ -217,6 +261,44 @@ class Strategy:
             free = np.flatnonzero(self.free_mask())
             free = np.array([i for i in free.tolist() if i not in taken], dtype=np.int64)
             out.extend(rng.choice(free, size=min(n - len(out), len(free)), replace=False).tolist())
+        return out
+
+    def central_free(self, n: int, rng: np.random.Generator, exclude: set | None = None,
+                     quantile: float = 0.05) -> list[int]:
+        """``n`` free configurations (not in ``exclude``) for a first design: the first the
+        one closest to the centre of the space (:attr:`Pool.centrality`; ties at random),
+        each next one the configuration of the central ``quantile`` of the pool farthest (in
+        :attr:`Pool.unit`) from every configuration evaluated or proposed so far (maximin).
+
+        Middling values of every parameter are a better first guess than a random or an
+        extreme configuration (neither the smallest nor the largest block, tile, unroll, ...)
+        and the spread keeps the design from sampling one corner of that middle."""
+        pool = self.pool
+        if n <= 0 or not len(pool):
+            return []
+        cen = pool.centrality + rng.random(len(pool)) * 1e-9
+        free = self.free_mask()
+        for i in exclude or ():
+            free[i] = False
+        k = max(1, int(np.ceil(quantile * len(pool))))
+        idx = np.flatnonzero(free)
+        if len(idx) > k:
+            idx = idx[np.argpartition(cen[idx], k - 1)[:k]]
+        idx = idx[np.argsort(cen[idx], kind="stable")]
+        U = pool.unit
+        chosen = [i for i in itertools.chain(self.costs, self.pending, exclude or ())]
+        out: list[int] = []
+        dmin = np.full(len(idx), np.inf)
+        for i in chosen:
+            dmin = np.minimum(dmin, ((U[idx] - U[i]) ** 2).sum(axis=1))
+        while len(out) < n and len(idx):
+            j = int(np.argmax(dmin)) if np.isfinite(dmin).any() else 0
+            i = int(idx[j])
+            out.append(i)
+            dmin = np.minimum(dmin, ((U[idx] - U[i]) ** 2).sum(axis=1))
+            dmin[j] = -1.0
+            if len(out) >= len(idx):
+                break
         return out
 
     def ranked(self) -> list[int]:
