@@ -166,6 +166,17 @@ class Sampler:
         ranks = rng.choice(total, size=k, replace=False) if k else np.empty(0, dtype=np.int64)
         return self.rows_at(np.asarray(ranks, dtype=np.int64))
 
+    def contains(self, row) -> bool:
+        """Whether ``row`` (one value per loop, in loop order) is a survivor, without enumerating:
+        loop by loop, its value must be one that the loop yields, and its checks pass, under the
+        row's own values of the outer loops (so dependent ranges are checked too)."""
+        row = [int(v) for v in row]
+        for m in range(self.nest_depth):
+            vals = self._prefixes(m + 1, m, tuple(row[:m]))
+            if not (vals[:, m] == row[m]).any():
+                return False
+        return True
+
     def rows_at(self, ranks) -> np.ndarray:
         """The survivors at the given ranks (positions in enumeration order), in the given order."""
         ranks = np.asarray(ranks, dtype=np.int64)

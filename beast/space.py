@@ -135,6 +135,18 @@ class Space:
         except BeastError as err:
             raise err.with_traceback(None) from None
 
+    def contains(self, config, backend: str | None = None) -> bool:
+        """Whether ``config`` (a dict iterator -> value, or values in :attr:`iterators` order)
+        is a survivor, tested against the space's loops and conditions without enumerating it."""
+        names = self.iterators
+        values = [config[n] for n in names] if isinstance(config, dict) else list(config)
+        if len(values) != len(names):
+            raise BeastError(f"a configuration has {len(names)} values, not {len(values)}")
+        by_name = dict(zip(names, values))
+        self.sample(0, seed=0, backend=backend)          # builds (and caches) the sampler
+        sampler = self.__dict__["_samplers"][backend or DEFAULT_BACKEND]
+        return sampler.contains([by_name[n] for n in self.program.loop_order])
+
     def __repr__(self):
         return f"<beast.Space {self.name}: {len(self.iterators)} iterators, {len(self.conditions)} conditions>"
 

@@ -160,6 +160,33 @@ def test_wide_moves_jump_a_valley_of_bad_values_next_to_the_best():
     assert wide == [{"a": 9, "b": 0}, {"a": 8, "b": 0}, {"a": 7, "b": 0}]
 
 
+def test_a_sampled_pool_still_has_exact_neighbours():
+    # GEMM (small device profile): blk_m runs over multiples of dim_m, dim_vec must divide it,
+    # ... so a one-parameter change must be checked against the loops' own ranges, not only
+    # the conditions
+    from test_tune_log import small_space
+    space = small_space()
+    every = Pool.from_rows(space.enumerate())
+    pool = Pool.from_space(space, limit=len(every) // 10, seed=3)
+    assert not pool.complete and len(pool) == len(every) // 10
+    sampled = len(pool)
+    for i in np.random.default_rng(0).choice(sampled, 12, replace=False).tolist():
+        whole = every.find(pool.config(i))
+        for moves in ("neighbours", "line"):
+            got = {tuple(pool.X[k].tolist()) for k in getattr(pool, moves)(i)}
+            assert got == {tuple(every.X[k].tolist()) for k in getattr(every, moves)(whole)}
+    assert len(pool) > sampled and len(pool.index) == len(pool)      # the rest were added
+    assert all(every.find(pool.config(k)) is not None for k in range(sampled, len(pool)))
+    row = pool.config(0)
+    assert space.contains(row) and space.contains(list(row.values()))
+    assert not space.contains(dict(row, blk_m=row["dim_m"] * 7 + 1))   # not a multiple of dim_m
+    strategy = make_strategy("local", pool=pool, seed=2, init=2, restart=0.0)
+    for _ in range(12):                                   # proposals beyond the sample are fine
+        for cfg in strategy.ask(1):
+            assert every.find(cfg) is not None
+            strategy.tell(cfg, float(sum(cfg.values())))
+
+
 def test_sampled_pool_for_a_large_space_and_unknown_names(conv):
     space, _, _ = conv
     pool = Pool.from_space(space, limit=500, seed=2)

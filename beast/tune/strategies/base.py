@@ -62,12 +62,20 @@ class Pool:
     ``complete``: whether the pool holds every survivor of the space (then neighbours are
     exact).  ``values[j]`` are the sorted distinct values of parameter j, ``ranks`` the (N, d)
     position of each value in them.
+
+    A pool that is a sample (not ``complete``) with a ``member`` test (a configuration's values
+    -> whether it is a survivor, e.g. :meth:`beast.Space.contains`) still has exact
+    neighbours: a neighbour that the sample lacks is tested against the space and, when it is
+    a survivor, added to the pool (new indices at the end).
     """
 
-    def __init__(self, names: Iterable[str], X: np.ndarray, complete: bool = True):
+    def __init__(self, names: Iterable[str], X: np.ndarray, complete: bool = True, member=None):
         self.names = tuple(names)
         self.X = np.ascontiguousarray(np.asarray(X, dtype=np.int64).reshape(-1, len(self.names)))
         self.complete = complete
+        self.member = None if complete else member
+        self._refused: set[tuple] = set()
+        self._room = None                           # (X, ranks) with room to add configurations
         self.index = {tuple(row): i for i, row in enumerate(self.X.tolist())}
         if len(self.index) != len(self.X):
             raise BeastError("the pool of configurations holds duplicates",
@@ -99,11 +107,32 @@ class Pool:
             self._centrality = ((self.unit - 0.5) ** 2).sum(axis=1)
         return self._centrality
 
+    def _lookup(self, cand: list) -> int | None:
+        """The pool index of the configuration ``cand``; one the sample lacks is tested with
+        :attr:`member` and added when it is a survivor."""
+        key = tuple(cand)
+        k = self.index.get(key)
+        if k is not None or self.member is None or key in self._refused:
+            return k
+        if not self.member(cand):
+            self._refused.add(key)
+            return None
+        k = len(self.X)
+        if self._room is None or k == len(self._room[0]):   # grow by a quarter: amortized copies
+            cap = k + k // 4 + 64
+            self._room = tuple(np.resize(a, (cap, a.shape[1])) for a in (self.X, self.ranks))
+        self._room[0][k] = cand
+        self._room[1][k] = [int(np.searchsorted(v, c)) for v, c in zip(self.values, cand)]
+        self.X, self.ranks = self._room[0][:k + 1], self._room[1][:k + 1]
+        self.index[key] = k
+        self._unit = self._centrality = None
+        return k
+
     @classmethod
-    def from_rows(cls, rows: np.ndarray, complete: bool = True) -> "Pool":
+    def from_rows(cls, rows: np.ndarray, complete: bool = True, member=None) -> "Pool":
         names = rows.dtype.names
         X = np.column_stack([rows[n] for n in names]) if len(rows) else np.zeros((0, len(names)))
-        return cls(names, X, complete)
+        return cls(names, X, complete, member)
 
     @classmethod
     def from_space(cls, space, limit: int = POOL_LIMIT, seed: int = 0) -> "Pool":
@@ -115,7 +144,8 @@ class Pool:
             pass
         if count is not None and count <= limit:
             return cls.from_rows(space.enumerate(), complete=True)
-        return cls.from_rows(survivors_sample(space, limit, seed), complete=False)
+        member = getattr(space, "contains", None)
+        return cls.from_rows(survivors_sample(space, limit, seed), complete=False, member=member)
 
     def __len__(self) -> int:
         return len(self.X)
@@ -133,8 +163,8 @@ class Pool:
 
     def neighbours(self, i: int) -> list[int]:
         """Pool indices of the configurations that differ from ``i`` in exactly one parameter,
-        set to the next smaller or larger value of that parameter (only those in the pool:
-        survivors, when the pool is complete)."""
+        set to the next smaller or larger value of that parameter: every such survivor when
+        the pool is complete or has a ``member`` test, else those in the sample."""
         got = self._neighbours.get(i)
         if got is not None:
             return got
@@ -147,7 +177,7 @@ class Pool:
                 if 0 <= q < len(vals):
                     cand = list(row)
                     cand[j] = int(vals[q])
-                    k = self.index.get(tuple(cand))
+                    k = self._lookup(cand)
                     if k is not None:
                         out.append(k)
         self._neighbours[i] = out
@@ -169,7 +199,7 @@ class Pool:
                 if v != row[j]:
                     cand = list(row)
                     cand[j] = int(v)
-                    k = self.index.get(tuple(cand))
+                    k = self._lookup(cand)
                     if k is not None:
                         out.append(k)
         self._lines[i] = out

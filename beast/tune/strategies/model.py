@@ -140,7 +140,7 @@ class ModelGuided(Strategy):
         if got is None or not indices:
             return indices
         cand = got[0]
-        if self._cache_pos is None or self._cache_pos[0] is not cand:
+        if self._cache_pos is None or self._cache_pos[0] is not cand or len(self._cache_pos[1]) < len(self.pool):
             pos = np.full(len(self.pool), len(cand), dtype=np.int64)
             pos[cand] = np.arange(len(cand))
             self._cache_pos = (cand, pos)
