@@ -4,7 +4,7 @@
 
 Writes ``bench/results/strategies.md`` (per data set and strategy: the fraction of the optimum
 reached at budgets of 1, 2, 5 and 10 % of the space, mean +- std over repeats, and the
-evaluations it took to reach 95 % of the optimum) and ``bench/strategies.png`` (mean
+evaluations it took to reach 95 % of the optimum: median with quartiles, mean +- std) and ``bench/strategies.png`` (mean
 best-so-far fraction of the optimum against evaluations).
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ def table(results) -> str:
         size, budget = any_entry["size"], any_entry["budget"]
         lines.append(f"**{name}** ({size} configurations; budget {budget} = 10 % of the space)\n")
         head = ["strategy", "repeats"] + [f"{p} % ({max(1, round(size * p / 100))})" for p in PERCENTS] \
-            + ["evals to 95 %: median", "mean", "reached"]
+            + ["evals to 95 %: median [quartiles]", "mean ± std", "reached"]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "---|" * len(head))
         rows = []
@@ -55,8 +55,10 @@ def table(results) -> str:
             ev = evals_to(c)
             reached = np.isfinite(ev)
             med = np.median(ev)
-            cells.append(f"{med:.0f}" if np.isfinite(med) else f">{c.shape[1]}")
-            cells.append(f"{ev[reached].mean():.1f}" if reached.all() else
+            q1, q3 = np.percentile(np.where(reached, ev, c.shape[1] + 1), [25, 75])
+            quart = f" [{q1:g}–{q3:g}]" if reached.all() else ""
+            cells.append((f"{med:.0f}" if np.isfinite(med) else f">{c.shape[1]}") + quart)
+            cells.append(f"{ev[reached].mean():.1f} ± {ev[reached].std():.1f}" if reached.all() else
                          (f"≥{np.where(reached, ev, c.shape[1]).mean():.1f}" if reached.any() else "—"))
             cells.append(f"{int(reached.sum())}/{len(ev)}")
             rows.append(cells)

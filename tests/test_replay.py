@@ -42,6 +42,20 @@ def test_replay_is_reproducible_and_monotone(conv, name):
     assert a.optimum == pytest.approx(float(np.nanmin(times)))
 
 
+def test_hybrid_leaves_a_local_optimum_once_it_stalls(conv):
+    # seed 12 of the convolution data: the neighbour walk and the exploring model settle within
+    # 0.4 % of the optimum (block_size_x 32, where 256 is best: 48..240 in between are slower);
+    # once the best stalls, one-parameter moves in the model's order and greedy model picks
+    # reach the optimum within 5 % of the space
+    pool, times = conv
+    before = dict(design="random", start=3, wide=0, exploit=0.0, stall=0)
+    stuck = replay(pool, times, "hybrid", 218, repeats=1, seed=12, **before)
+    assert 0.99 < stuck.at(218)[0] < 1.0
+    assert replay(pool, times, "hybrid", 218, repeats=1, seed=12).at(218)[0] == 1.0
+    with pytest.raises(BeastError, match="design must be"):
+        make_strategy("hybrid", pool=pool, design="sobol")
+
+
 def test_failed_configurations_are_evaluations_that_find_nothing():
     X = np.arange(20).reshape(-1, 1)
     times = np.full(20, np.nan)

@@ -113,6 +113,80 @@ def test_neighbours_change_one_parameter_to_an_adjacent_surviving_value(conv):
         assert got == expect
 
 
+def test_line_moves_change_one_parameter_to_any_surviving_value(conv):
+    space, pool, _ = conv
+    survivors = {tuple(r) for r in space.enumerate().tolist()}
+    for i in np.random.default_rng(1).choice(len(pool), 40, replace=False).tolist():
+        row = tuple(pool.X[i].tolist())
+        expect = {s for s in survivors if sum(a != b for a, b in zip(s, row)) == 1}
+        got = [tuple(pool.X[k].tolist()) for k in pool.line(i)]
+        assert len(got) == len(set(got)) and set(got) == expect
+        assert set(pool.neighbours(i)) <= set(pool.line(i))
+
+
+def test_central_design_starts_in_the_middle_and_spreads_out(conv):
+    _, pool, _ = conv
+    cen = pool.centrality
+    strategy = make_strategy("hybrid", pool=pool, seed=5, design="centre", start=3, central=0.1)
+    first = pool.find(strategy.ask(1)[0])
+    assert cen[first] == cen.min()                     # the most central configuration
+    strategy.tell(pool.config(first), 1.0)
+    two = [pool.find(c) for c in strategy.ask(2)]
+    inner = np.sort(cen)[int(np.ceil(0.1 * len(pool))) - 1]
+    assert all(cen[k] <= inner for k in two)            # still in the central tenth
+    dist = lambda a, b: float(((pool.unit[a] - pool.unit[b]) ** 2).sum())
+    central = np.flatnonzero(cen <= inner)
+    assert dist(two[0], first) == max(dist(k, first) for k in central if k != first)   # maximin
+    assert min(dist(two[1], first), dist(two[1], two[0])) > 0
+    # seeds break the ties among equally central configurations differently
+    firsts = {pool.find(make_strategy("hybrid", pool=pool, seed=s, design="centre").ask(1)[0]) for s in range(12)}
+    assert len(firsts) > 1 and all(cen[k] == cen.min() for k in firsts)
+
+
+def test_wide_moves_jump_a_valley_of_bad_values_next_to_the_best():
+    from beast.tune.strategies.local import best_first_neighbours
+    X = np.array(list(itertools.product(range(10), range(2))))
+    pool = Pool(("a", "b"), X)
+    strategy = make_strategy("local", pool=pool, seed=0)
+    for a, b, cost in [(2, 0, 1.0), (1, 0, 5.0), (3, 0, 5.0), (2, 1, 5.0), (6, 1, 2.0)]:
+        strategy.tell({"a": a, "b": b}, cost)
+    rng = np.random.default_rng(0)
+    # neighbours of the best (a=2, b=0) are all measured: without wide moves, the next best's
+    narrow = [pool.config(k) for k in best_first_neighbours(strategy, 3, rng, set())]
+    assert all(c["a"] in (5, 6, 7) for c in narrow)
+    # with them, the best's own line first: every other a with b=0, in the order given
+    order = lambda ks: sorted(ks, key=lambda k: -pool.X[k][0])
+    wide = [pool.config(k) for k in best_first_neighbours(strategy, 3, rng, set(), wide=1, order=order)]
+    assert wide == [{"a": 9, "b": 0}, {"a": 8, "b": 0}, {"a": 7, "b": 0}]
+
+
+def test_a_sampled_pool_still_has_exact_neighbours():
+    # GEMM (small device profile): blk_m runs over multiples of dim_m, dim_vec must divide it,
+    # ... so a one-parameter change must be checked against the loops' own ranges, not only
+    # the conditions
+    from test_tune_log import small_space
+    space = small_space()
+    every = Pool.from_rows(space.enumerate())
+    pool = Pool.from_space(space, limit=len(every) // 10, seed=3)
+    assert not pool.complete and len(pool) == len(every) // 10
+    sampled = len(pool)
+    for i in np.random.default_rng(0).choice(sampled, 12, replace=False).tolist():
+        whole = every.find(pool.config(i))
+        for moves in ("neighbours", "line"):
+            got = {tuple(pool.X[k].tolist()) for k in getattr(pool, moves)(i)}
+            assert got == {tuple(every.X[k].tolist()) for k in getattr(every, moves)(whole)}
+    assert len(pool) > sampled and len(pool.index) == len(pool)      # the rest were added
+    assert all(every.find(pool.config(k)) is not None for k in range(sampled, len(pool)))
+    row = pool.config(0)
+    assert space.contains(row) and space.contains([row]).tolist() == [True]
+    assert not space.contains(dict(row, blk_m=row["dim_m"] * 7 + 1))   # not a multiple of dim_m
+    strategy = make_strategy("local", pool=pool, seed=2, init=2, restart=0.0)
+    for _ in range(12):                                   # proposals beyond the sample are fine
+        for cfg in strategy.ask(1):
+            assert every.find(cfg) is not None
+            strategy.tell(cfg, float(sum(cfg.values())))
+
+
 def test_sampled_pool_for_a_large_space_and_unknown_names(conv):
     space, _, _ = conv
     pool = Pool.from_space(space, limit=500, seed=2)

@@ -4,8 +4,8 @@
 * ``local`` -- best-first local search over neighbours in the space (:class:`~.local.LocalSearch`);
 * ``model`` -- a surrogate model (scikit-learn trees) ranking unmeasured survivors
   (:class:`~.model.ModelGuided`; optional extra ``[tune]``);
-* ``hybrid`` -- both: half the proposals from the model, half neighbours of the best
-  (:class:`~.model.Hybrid`; optional extra ``[tune]``).
+* ``hybrid`` -- both: a central first design, then half the proposals from the model, half
+  neighbours of the best (:class:`~.model.Hybrid`; optional extra ``[tune]``).
 
 All share the ask/tell protocol of :class:`~.base.Strategy`; :func:`make_strategy` builds one
 for a space.

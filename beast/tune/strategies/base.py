@@ -22,6 +22,7 @@ configurations that differ in one parameter, moved to the adjacent value of that
 """
 from __future__ import annotations
 
+import itertools
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -61,12 +62,20 @@ class Pool:
     ``complete``: whether the pool holds every survivor of the space (then neighbours are
     exact).  ``values[j]`` are the sorted distinct values of parameter j, ``ranks`` the (N, d)
     position of each value in them.
+
+    A pool that is a sample (not ``complete``) with a ``member`` test (a configuration's values
+    -> whether it is a survivor, e.g. :meth:`beast.Space.contains`) still has exact
+    neighbours: a neighbour that the sample lacks is tested against the space and, when it is
+    a survivor, added to the pool (new indices at the end).
     """
 
-    def __init__(self, names: Iterable[str], X: np.ndarray, complete: bool = True):
+    def __init__(self, names: Iterable[str], X: np.ndarray, complete: bool = True, member=None):
         self.names = tuple(names)
         self.X = np.ascontiguousarray(np.asarray(X, dtype=np.int64).reshape(-1, len(self.names)))
         self.complete = complete
+        self.member = None if complete else member
+        self._refused: set[tuple] = set()
+        self._room = None                           # (X, ranks) with room to add configurations
         self.index = {tuple(row): i for i, row in enumerate(self.X.tolist())}
         if len(self.index) != len(self.X):
             raise BeastError("the pool of configurations holds duplicates",
@@ -76,12 +85,54 @@ class Pool:
         self.ranks = np.column_stack([np.searchsorted(v, self.X[:, j]) for j, v in enumerate(self.values)]) \
             if len(self.names) else np.zeros((len(self.X), 0), dtype=np.int64)
         self._neighbours: dict[int, list[int]] = {}
+        self._lines: dict[int, list[int]] = {}
+        self._unit: np.ndarray | None = None
+        self._centrality: np.ndarray | None = None
+
+    @property
+    def unit(self) -> np.ndarray:
+        """(N, d') positions in the unit cube: each parameter that takes more than one value,
+        its value's rank scaled to [0, 1] (the parameter's smallest value 0, its largest 1)."""
+        if self._unit is None:
+            cols = [j for j, v in enumerate(self.values) if len(v) > 1]
+            self._unit = np.column_stack([self.ranks[:, j] / (len(self.values[j]) - 1) for j in cols]) \
+                if cols else np.zeros((len(self.X), 0))
+        return self._unit
+
+    @property
+    def centrality(self) -> np.ndarray:
+        """Squared distance of every configuration from the centre of the unit cube
+        (:attr:`unit`): small for middling values of every parameter."""
+        if self._centrality is None:
+            self._centrality = ((self.unit - 0.5) ** 2).sum(axis=1)
+        return self._centrality
+
+    def _lookup(self, cand: list) -> int | None:
+        """The pool index of the configuration ``cand``; one the sample lacks is tested with
+        :attr:`member` and added when it is a survivor."""
+        key = tuple(cand)
+        k = self.index.get(key)
+        if k is not None or self.member is None or key in self._refused:
+            return k
+        if not self.member(cand):
+            self._refused.add(key)
+            return None
+        k = len(self.X)
+        if self._room is None or k == len(self._room[0]):   # grow by a quarter: amortized copies
+            cap = k + k // 4 + 64
+            self._room = tuple(np.resize(a, (cap, a.shape[1])) for a in (self.X, self.ranks))
+        self._room[0][k] = cand
+        self._room[1][k] = [int(np.searchsorted(v, c)) for v, c in zip(self.values, cand)]
+        self.X, self.ranks = self._room[0][:k + 1], self._room[1][:k + 1]
+        self.index[key] = k
+        self._unit = self._centrality = None
+        return k
 
     @classmethod
-    def from_rows(cls, rows: np.ndarray, complete: bool = True) -> "Pool":
+    def from_rows(cls, rows: np.ndarray, complete: bool = True, member=None) -> "Pool":
         names = rows.dtype.names
         X = np.column_stack([rows[n] for n in names]) if len(rows) else np.zeros((0, len(names)))
-        return cls(names, X, complete)
+        return cls(names, X, complete, member)
 
     @classmethod
     def from_space(cls, space, limit: int = POOL_LIMIT, seed: int = 0) -> "Pool":
@@ -93,7 +144,10 @@ class Pool:
             pass
         if count is not None and count <= limit:
             return cls.from_rows(space.enumerate(), complete=True)
-        return cls.from_rows(survivors_sample(space, limit, seed), complete=False)
+        rows = survivors_sample(space, limit, seed)
+        contains, names = getattr(space, "contains", None), rows.dtype.names
+        member = None if contains is None else (lambda cand: bool(contains(dict(zip(names, cand)))))
+        return cls.from_rows(rows, complete=False, member=member)
 
     def __len__(self) -> int:
         return len(self.X)
@@ -111,8 +165,8 @@ class Pool:
 
     def neighbours(self, i: int) -> list[int]:
         """Pool indices of the configurations that differ from ``i`` in exactly one parameter,
-        set to the next smaller or larger value of that parameter (only those in the pool:
-        survivors, when the pool is complete)."""
+        set to the next smaller or larger value of that parameter: every such survivor when
+        the pool is complete or has a ``member`` test, else those in the sample."""
         got = self._neighbours.get(i)
         if got is not None:
             return got
@@ -125,10 +179,32 @@ class Pool:
                 if 0 <= q < len(vals):
                     cand = list(row)
                     cand[j] = int(vals[q])
-                    k = self.index.get(tuple(cand))
+                    k = self._lookup(cand)
                     if k is not None:
                         out.append(k)
         self._neighbours[i] = out
+        return out
+
+
+    def line(self, i: int) -> list[int]:
+        """Pool indices of the configurations that differ from ``i`` in exactly one parameter,
+        set to any other value of it (a superset of :meth:`neighbours`: the moves of a
+        coordinate search, which jump over values that are bad in between, such as block
+        sizes that are not powers of two between two that are)."""
+        got = self._lines.get(i)
+        if got is not None:
+            return got
+        row = self.X[i].tolist()
+        out = []
+        for j, vals in enumerate(self.values):
+            for v in vals.tolist():
+                if v != row[j]:
+                    cand = list(row)
+                    cand[j] = int(v)
+                    k = self._lookup(cand)
+                    if k is not None:
+                        out.append(k)
+        self._lines[i] = out
         return out
 
 
@@ -217,6 +293,44 @@ class Strategy:
             free = np.flatnonzero(self.free_mask())
             free = np.array([i for i in free.tolist() if i not in taken], dtype=np.int64)
             out.extend(rng.choice(free, size=min(n - len(out), len(free)), replace=False).tolist())
+        return out
+
+    def central_free(self, n: int, rng: np.random.Generator, exclude: set | None = None,
+                     quantile: float = 0.05) -> list[int]:
+        """``n`` free configurations (not in ``exclude``) for a first design: the first the
+        one closest to the centre of the space (:attr:`Pool.centrality`; ties at random),
+        each next one the configuration of the central ``quantile`` of the pool farthest (in
+        :attr:`Pool.unit`) from every configuration evaluated or proposed so far (maximin).
+
+        Middling values of every parameter are a better first guess than a random or an
+        extreme configuration (neither the smallest nor the largest block, tile, unroll, ...)
+        and the spread keeps the design from sampling one corner of that middle."""
+        pool = self.pool
+        if n <= 0 or not len(pool):
+            return []
+        cen = pool.centrality + rng.random(len(pool)) * 1e-9
+        free = self.free_mask()
+        for i in exclude or ():
+            free[i] = False
+        k = max(1, int(np.ceil(quantile * len(pool))))
+        idx = np.flatnonzero(free)
+        if len(idx) > k:
+            idx = idx[np.argpartition(cen[idx], k - 1)[:k]]
+        idx = idx[np.argsort(cen[idx], kind="stable")]
+        U = pool.unit
+        chosen = [i for i in itertools.chain(self.costs, self.pending, exclude or ())]
+        out: list[int] = []
+        dmin = np.full(len(idx), np.inf)
+        for i in chosen:
+            dmin = np.minimum(dmin, ((U[idx] - U[i]) ** 2).sum(axis=1))
+        while len(out) < n and len(idx):
+            j = int(np.argmax(dmin)) if np.isfinite(dmin).any() else 0
+            i = int(idx[j])
+            out.append(i)
+            dmin = np.minimum(dmin, ((U[idx] - U[i]) ** 2).sum(axis=1))
+            dmin[j] = -1.0
+            if len(out) >= len(idx):
+                break
         return out
 
     def ranked(self) -> list[int]:

@@ -33,15 +33,28 @@ class LocalSearch(Strategy):
         return out
 
 
-def best_first_neighbours(strategy, n: int, rng, taken: set) -> list[int]:
+def best_first_neighbours(strategy, n: int, rng, taken: set, wide: int = 0, order=None) -> list[int]:
     """Up to ``n`` free neighbours (not in ``taken``, which grows) of the best-ranked
-    configurations of ``strategy``, taking the best configuration's first (in random order)."""
+    configurations of ``strategy``, taking the best configuration's first (in random order).
+
+    For the ``wide`` best configurations, once their adjacent neighbours are taken, the rest
+    of their :meth:`Pool.line` (one parameter set to any other value) comes before the next
+    configuration's neighbours, in the order of ``order(indices)`` when given (a model's
+    ranking), else at random."""
     out: list[int] = []
-    for i in strategy.ranked():
+    for rank, i in enumerate(strategy.ranked()):
         if len(out) >= n:
             break
         free = [k for k in strategy.pool.neighbours(i) if strategy.is_free(k) and k not in taken]
         rng.shuffle(free)
+        if rank < wide and len(free) < n - len(out):
+            near = set(free)
+            more = [k for k in strategy.pool.line(i) if k not in near and strategy.is_free(k) and k not in taken]
+            if order is not None:
+                more = order(more)
+            else:
+                rng.shuffle(more)
+            free += more
         for k in free[: n - len(out)]:
             taken.add(k)
             out.append(k)

@@ -52,6 +52,7 @@ class ModelGuided(Strategy):
         self.interactions = bool(interactions)
         self.refit_all, self.refit_ratio = int(refit_all), int(refit_ratio)
         self._cache = None
+        self._cache_pos = None
         self.fail_penalty = None if fail_penalty is None else float(fail_penalty)
         self.init, self.kappa, self.explore = int(init), float(kappa), float(explore)
         self.trees, self.candidates, self.top = int(trees), int(candidates), int(top)
@@ -128,16 +129,32 @@ class ModelGuided(Strategy):
         score = per_tree.mean(axis=0) - self.kappa * per_tree.std(axis=0)
         score += rng.random(len(score)) * 1e-9                 # ties: random, reproducibly
         order = np.argsort(score, kind="stable")
-        self._cache = (p, cand[order], score[order])
+        mean = per_tree.mean(axis=0) + rng.random(len(score)) * 1e-9
+        self._cache = (p, cand[order], score[order], cand[np.argsort(mean, kind="stable")])
         return self._cache[1:]
 
-    def _model_picks(self, n: int, exclude: set) -> list[int]:
-        """The ``n`` free configurations (not in ``exclude``) the model scores best."""
+    def _model_order(self, indices: list[int]) -> list[int]:
+        """``indices`` best-scored first by the current model (unscored ones last, in the
+        order given); unchanged before the model is fitted."""
+        got = self._scores()
+        if got is None or not indices:
+            return indices
+        cand = got[0]
+        if self._cache_pos is None or self._cache_pos[0] is not cand or len(self._cache_pos[1]) < len(self.pool):
+            pos = np.full(len(self.pool), len(cand), dtype=np.int64)
+            pos[cand] = np.arange(len(cand))
+            self._cache_pos = (cand, pos)
+        pos = self._cache_pos[1]
+        return sorted(indices, key=lambda k: int(pos[k]))
+
+    def _model_picks(self, n: int, exclude: set, greedy: bool = False) -> list[int]:
+        """The ``n`` free configurations (not in ``exclude``) the model scores best (with
+        ``greedy``: predicts fastest, without the bonus for uncertainty)."""
         got = self._scores() if n > 0 else None
         if got is None:
             return []
         out = []
-        for i in got[0].tolist():
+        for i in got[2 if greedy else 0].tolist():
             if self.is_free(i) and i not in exclude:
                 out.append(i)
                 if len(out) == n:
@@ -154,29 +171,62 @@ class ModelGuided(Strategy):
 class Hybrid(ModelGuided):
     """Model-guided and local search together: each proposal is, with probability
     ``local_share``, a free neighbour of the best configurations (as ``local`` proposes it)
-    and otherwise the model's best-scored configuration (as ``model``).  The first ``start``
-    proposals are random; then, until the model is fitted (``init`` configurations told), a
-    fraction ``warmup_share`` of them are neighbours of the best and the rest random.  The
-    model looks everywhere, the neighbour walk refines the best region even where the model
-    is wrong."""
+    and otherwise the model's best-scored configuration (as ``model``).  The model looks
+    everywhere, the neighbour walk refines the best region even where the model is wrong.
+
+    * the first ``start`` proposals: with ``design="centre"``, the configuration closest to
+      the middle of every parameter's range, then (``start`` > 1) configurations of the central
+      ``central`` fraction of the pool spread apart (:meth:`Strategy.central_free`); with
+      ``design="random"``, random ones;
+    * then, until the model is fitted (``init`` configurations told), a fraction
+      ``warmup_share`` of the proposals are neighbours of the best and the rest random;
+    * once the best has not improved for ``stall`` evaluations (0: always), the neighbour walk
+      also tries every other value of one parameter of the ``wide`` best configurations, in
+      the model's order, before the next configuration's neighbours (:meth:`Pool.line`: it
+      jumps over bad values in between, e.g. from block size 128 to 256 across 144..240), and
+      a fraction ``exploit`` of the model's proposals take the fastest predicted time instead
+      of the lower confidence bound."""
 
     name = "hybrid"
 
-    def __init__(self, pool, seed=0, init: int = 10, local_share: float = 0.5, start: int = 3,
-                 warmup_share: float = 1.0, **options):
+    def __init__(self, pool, seed=0, init: int = 10, local_share: float = 0.5, start: int = 1,
+                 warmup_share: float = 1.0, design: str = "centre", central: float = 0.05,
+                 wide: int = 1, exploit: float = 0.5, stall: int = 32, **options):
         super().__init__(pool, seed, init=init, **options)
+        if design not in ("centre", "random"):
+            raise BeastError(f"design must be 'centre' or 'random', not {design!r}")
+        self.wide, self.exploit, self.stall = int(wide), float(exploit), int(stall)
+        self.design, self.central = str(design), float(central)
         self.local_share = float(local_share)
         self.warmup_share = float(warmup_share)
         self.start = int(start)
+
+    def stalled(self) -> int:
+        """How many configurations were told since the best one (0 before any success)."""
+        r = self.ranked()
+        if not r:
+            return 0
+        order = list(self.costs)
+        return len(order) - 1 - order.index(r[0])
 
     def _propose(self, n, rng):
         from .local import best_first_neighbours
         share = self.local_share if self._scores() is not None else self.warmup_share
         n_local = int(sum(rng.random() < share for _ in range(n)))
         taken: set[int] = set()
-        if len(self.costs) < self.start:                 # the very first: random
+        told = len(self.costs) + len(self.pending)
+        if len(self.costs) < self.start:                 # the very first: the design
             n_local = 0
-        out = best_first_neighbours(self, n_local, rng, taken)
-        out += self._model_picks(n - len(out), taken)      # nothing before the model is fitted
+        out = []
+        if self.design == "centre" and told < self.start:
+            out = self.central_free(min(n, self.start - told), rng, quantile=self.central)
+            taken.update(out)
+            n_local = min(n_local, n - len(out))
+        stalled = self.stall <= 0 or self.stalled() >= self.stall
+        out += best_first_neighbours(self, n_local, rng, taken, wide=self.wide if stalled else 0,
+                                     order=self._model_order)
+        n_greedy = int(sum(rng.random() < (self.exploit if stalled else 0.0) for _ in range(n - len(out))))
+        out += self._model_picks(n_greedy, taken, greedy=True)
+        out += self._model_picks(n - len(out), taken | set(out))      # nothing before the model is fitted
         out.extend(self.random_free(n - len(out), rng, exclude=set(out)))
         return out
