@@ -346,8 +346,11 @@ def test_python_rows_become_the_same_arrays(space_file):
         def b(a):
             return [a, 2 ** 63 + a] if a == 2 else [a]
     """, "big.py"))
-    with pytest.raises(EvaluationError, match="does not fit in 64 bits"):
-        big.enumerate(backend="python")
+    # the same error as C's: at the iterator, with the configuration of the loops around it
+    for backend in [b for b in ("python", "c") if b in available_backends()]:
+        with pytest.raises(EvaluationError, match="integer overflow in iterator 'b'") as info:
+            big.enumerate(backend=backend)
+        assert (info.value.lineno, info.value.config) == (4, {"a": 2})
 
 
 @needs_cc

@@ -551,6 +551,9 @@ class CEnumerator:
                 bad = self.source.objects[err.bad_i]
             else:
                 bad = int(err.bad_i)
+            if isinstance(bad, int) and not isinstance(bad, bool):     # an integer past 64 bits
+                return EvaluationError(f"integer overflow in iterator '{site.var}'", *where,
+                                       hint=_OVERFLOW_HINT, config=config)
             config[site.var] = bad
             return EvaluationError(f"iterator '{site.var}' yields a non-integer value {bad!r}", *where,
                                    hint="iterator values are integers; use // for integer division",
