@@ -44,6 +44,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_cold import wait_for_builds  # noqa: E402 - the same wait as the cold-start bench
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL = sorted(p for p in glob.glob(os.path.join(ROOT, "spaces", "real", "*.py"))
               if not os.path.basename(p).startswith("_"))
@@ -162,16 +165,6 @@ def _run(code, args, env):
     return proc.stdout.strip().splitlines()[-1], wall, cpu
 
 
-def wait_for_builds(cache_dir, timeout=60.0) -> bool:
-    """Wait until no background C build is left in ``cache_dir`` (no private ``.tmp-*`` directory)."""
-    deadline = time.monotonic() + timeout
-    while glob.glob(os.path.join(cache_dir, "c", ".tmp-*")):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def kernel_tuner_form(path) -> str:
     """The file's KERNEL_TUNER dict as a Python literal (the child evaluates it: the Kernel Tuner
     child imports nothing of beast's)."""
@@ -195,7 +188,7 @@ class Bench:
         cache = tempfile.mkdtemp(prefix="beast-bench-real-")
         if warm:
             _run(_BEAST_WHOLE, [self.path], _env(cache))
-            wait_for_builds(cache)
+            wait_for_builds(cache, timeout=60.0)
         return cache
 
     def discover(self):
@@ -203,7 +196,7 @@ class Bench:
             cache = self._cache(state == "warm")
             try:
                 line, _, _ = _run(_BEAST_DISCOVER, [self.path], _env(cache))
-                wait_for_builds(cache)
+                wait_for_builds(cache, timeout=60.0)
             finally:
                 shutil.rmtree(cache, ignore_errors=True)
             self.modules[state] = line
@@ -214,7 +207,7 @@ class Bench:
         try:
             return self.beast_whole_in(cache)
         finally:
-            wait_for_builds(cache)
+            wait_for_builds(cache, timeout=60.0)
             shutil.rmtree(cache, ignore_errors=True)
 
     def beast_whole_in(self, cache) -> dict:
@@ -229,7 +222,7 @@ class Bench:
         try:
             line, _, _ = _run(_BEAST_WORK, [self.path, self.modules["warm" if warm else "cold"]],
                               _env(cache))
-            wait_for_builds(cache)
+            wait_for_builds(cache, timeout=60.0)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
         return json.loads(line)
@@ -378,7 +371,7 @@ if pytest is not None:
 
         def setup():
             for cache in caches:
-                wait_for_builds(cache)
+                wait_for_builds(cache, timeout=60.0)
                 shutil.rmtree(cache, ignore_errors=True)
             caches[:] = [bench._cache(tool == "beast_warm")]
             return (caches[0],), {}
@@ -391,7 +384,7 @@ if pytest is not None:
                 result = benchmark.pedantic(bench.beast_whole_in, setup=setup, rounds=3, iterations=1)
         finally:
             for cache in caches:
-                wait_for_builds(cache)
+                wait_for_builds(cache, timeout=60.0)
                 shutil.rmtree(cache, ignore_errors=True)
         assert result["n"] == result["rows"] > 0
         benchmark.extra_info.update(space=bench.name, tool=tool, count=result["n"], used=result["used"])
