@@ -252,6 +252,29 @@ def evaluate(expr: Expr, env: dict, funcs: dict | None = None):
     raise TypeError(f"cannot evaluate {expr!r}")
 
 
+NUMERIC_TYPES = ("int", "bool", "float", "num")
+
+
+def binop_type(op: str, left: str, right: str, exponent=None) -> str | None:
+    """The static type of ``left op right`` from the operands' static types; ``exponent`` is the
+    right operand's value when it is a constant. The one rule of the loop nest, the lowering of
+    function bodies and every printer (None when an operand is not a number)."""
+    if left not in NUMERIC_TYPES or right not in NUMERIC_TYPES:
+        return None
+    if op == "/":
+        return "float"
+    if op in ("&", "|", "^"):
+        return "bool" if left == right == "bool" else "int"
+    if op in ("<<", ">>"):
+        return "int"
+    if "float" in (left, right):
+        return "float"
+    if op == "**":      # 2 ** -1 is a float: an int only for a constant exponent >= 0
+        nonneg = type(exponent) is int and exponent >= 0
+        return "int" if nonneg and left in ("int", "bool") and right in ("int", "bool") else "num"
+    return "num" if "num" in (left, right) else "int"
+
+
 def static_type(expr: Expr, types: dict | None = None) -> str:
     """The static type of an expression: 'int', 'float', 'bool', 'str' or 'num' (int or float).
 
@@ -266,16 +289,9 @@ def static_type(expr: Expr, types: dict | None = None) -> str:
     if isinstance(expr, (Compare, BoolOp, Not)):
         return "bool"
     if isinstance(expr, BinOp):
-        if expr.op == "/":
-            return "float"
         left, right = static_type(expr.left, types), static_type(expr.right, types)
-        if "float" in (left, right):
-            return "float"
-        if expr.op == "**":
-            return "num"   # 2 ** -1 is a float
-        if left == "num" or right == "num":
-            return "num"
-        return "int"
+        exponent = expr.right.value if isinstance(expr.right, Const) else None
+        return binop_type(expr.op, left, right, exponent) or "num"
     if isinstance(expr, UnOp):
         t = static_type(expr.operand, types)
         return "int" if t == "bool" else t

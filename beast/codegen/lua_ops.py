@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import BeastError
+from ..expr import binop_type
 from ..ir.intervals import absolute as iv_abs
 from ..ir.intervals import binop as iv_binop
 from ..ir.intervals import hull as iv_hull
@@ -215,7 +216,7 @@ class LuaOps:
         fa, fb = self.flag(a), self.flag(b)
         both_int = a.ty == "int" and b.ty == "int"
         any_float = "float" in (a.ty, b.ty)
-        ty = "int" if both_int else "float" if any_float else "num"
+        ty = binop_type(op, a.ty, b.ty, b.k if b.const else None)
         flag = or_flags(fa, fb) if ty == "num" else None
         if op in ("+", "-", "*"):
             prec = ADD if op != "*" else MUL

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from ..expr import BinOp, Call, Compare, Const, Not, Select, UnOp, Var
+from ..expr import BinOp, Call, Compare, Const, Not, Select, UnOp, Var, binop_type
 from ..frontend.functions import is_vocabulary
 from .desugar import desugar
 from .body import (Append, Assign, Break, Chain, Comp, ConstArr, Continue, Conv, Eager, Eval, Fold,
@@ -410,22 +410,10 @@ class _Lowerer:
             a, b = t(e.left), t(e.right)
             if a is None or b is None:
                 return None
-            if a not in NUMERIC or b not in NUMERIC:
+            out = binop_type(e.op, a, b, e.right.value if isinstance(e.right, Const) else None)
+            if out is None:
                 raise Untranslatable(e, f"'{e.op}' on {a} and {b} values")
-            if e.op == "/":
-                return "float"
-            if e.op in ("&", "|", "^"):
-                return "bool" if a == b == "bool" else "int"
-            if e.op in ("<<", ">>"):
-                return "int"
-            if "float" in (a, b):
-                return "float"
-            if e.op == "**":
-                return "int" if a in INTISH and isinstance(e.right, Const) and type(e.right.value) is int \
-                    and e.right.value >= 0 else "num"
-            if "num" in (a, b):
-                return "num"
-            return "int"
+            return out
         if isinstance(e, UnOp):
             a = t(e.operand)
             return None if a is None else ("int" if a == "bool" else a)
