@@ -76,10 +76,13 @@ class JournalingCompiler:
     poison: dict | None = None
     broken: dict | None = None
     env_error: bool = False
+    hang: dict | None = None
 
     def build(self, config):
         if self.env_error:
             raise ImportError("no NVRTC here (simulated)")
+        if self.hang is not None and config == self.hang:
+            time.sleep(3600)                         # a compiler that never returns
         if "cupy" not in sys.modules:
             from test_tune_gpu import make_fake_cupy
             sys.modules["cupy"] = make_fake_cupy(devices=0)
@@ -137,6 +140,7 @@ class HostsimFactory:
     compile_poison: dict | None = None
     compile_broken: dict | None = None
     compile_env_error: bool = False
+    compile_hang: dict | None = None
 
     def __call__(self):
         from test_tune_gpu import make_fake_cupy
@@ -145,7 +149,8 @@ class HostsimFactory:
         inner = CupyBackend(self.settings, self.size, max_samples=5, max_seconds=0.2)
         return JournalingBackend(inner, self.journal, self.die_marker, self.fatal_marker, self.fail_at,
                                  self.poison, dict(die_marker=self.compile_die_marker, poison=self.compile_poison,
-                                                   broken=self.compile_broken, env_error=self.compile_env_error))
+                                                   broken=self.compile_broken, env_error=self.compile_env_error,
+                                                   hang=self.compile_hang))
 
 
 def read_journal(path: str) -> list[dict]:

@@ -202,6 +202,24 @@ def test_compile_tasks_that_die_are_retried_and_compile_errors_logged_once(clust
     assert "2 compile(s) retried" in format_ray_summary(report)
 
 
+def test_a_compile_that_hangs_is_cancelled_and_logged(cluster, space, tmp_path):
+    """A compile task still running ``compile_timeout`` seconds after it was submitted is
+    cancelled and logged as a compile_error (not retried); the others are measured."""
+    log = tmp_path / "r.jsonl"
+    names = space.iterators
+    first = [dict(c) for c in candidates(space, "exhaustive", 3, {})]
+    hang = first[1]
+    report = tune_ray(space, SIZE, budget=3, log_path=log, num_workers=1, compile_timeout=4.0,
+                      backend_factory=factory(space, tmp_path, compile_hang=hang))
+    assert report.complete and report.measured == 3 and report.compile_timeouts == 1
+    assert report.counts[OK] == 2 and report.counts[COMPILE_ERROR] == 1
+    _, records, keys = log_keys(log, names)
+    assert sorted(keys) == sorted(config_key(c, names) for c in first)
+    rec = next(r for r in records if r.get("config") == hang)
+    assert rec["status"] == COMPILE_ERROR and "did not finish within 4 s" in rec["error"]
+    assert "1 compile(s) cancelled after the timeout" in format_ray_summary(report)
+
+
 def test_compile_tasks_that_cannot_run_stop_the_run_before_logging(cluster, space, tmp_path):
     """A CPU worker without a working compiler is not the kernels' fault: nothing is logged for
     them, and the run stops saying why (rerun to resume)."""

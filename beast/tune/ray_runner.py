@@ -44,6 +44,7 @@ import math
 import os
 import socket
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -63,6 +64,7 @@ from .strategies import strategy_stream
 #: how many dead workers (GPU or compile) a configuration may have been in flight on before it
 #: is logged as lost.
 MAX_ATTEMPTS = 3
+COMPILE_TIMEOUT = 600.0     # seconds a compile task may take from its submission
 
 
 def import_ray():
@@ -225,13 +227,15 @@ class _Slot:
 class DistributedStats:
     """What :func:`run_distributed` did: GPU workers used and lost, configurations retried
     after a GPU worker died (``retried``) or a compile task died (``compile_retried``),
-    artefacts built per CPU worker (``compiled``)."""
+    artefacts built per CPU worker (``compiled``), compiles cancelled after the timeout
+    (``compile_timeouts``)."""
 
     workers: list[str] = field(default_factory=list)
     lost_workers: list[str] = field(default_factory=list)
     replaced_workers: int = 0
     retried: int = 0
     compile_retried: int = 0
+    compile_timeouts: int = 0
     compiled: dict = field(default_factory=dict)
     stopped: str | None = None
 
@@ -351,7 +355,8 @@ class WorkerPool:
 def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
                     on_result: Callable[[dict, Measurement, str], None], *,
                     skip: Mapping | None = None, limit: int | None = None,
-                    max_attempts: int = MAX_ATTEMPTS) -> DistributedStats:
+                    max_attempts: int = MAX_ATTEMPTS,
+                    compile_timeout: float = COMPILE_TIMEOUT) -> DistributedStats:
     """Compile ``configs`` on CPU workers and measure them on the pool's GPU workers;
     ``on_result(config, measurement, worker)`` for each.
 
@@ -370,7 +375,10 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
     backend error takes no new work, its queued artefacts come back unmeasured and go to the
     others, and once it is idle it is replaced by a fresh actor.  The run stops early when
     every GPU worker is lost, or when a compile task fails for a reason other than the kernel
-    (``stopped`` says so; nothing is reported for the configuration).
+    (``stopped`` says so; nothing is reported for the configuration). A compile task that has
+    not finished ``compile_timeout`` seconds after its submission is cancelled (its worker
+    process killed) and reported as a ``compile_error``, not retried: a compiler that hangs on
+    a kernel hangs on it again.
     """
     ray = pool.ray
     names = tuple(iterators)
@@ -380,6 +388,7 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
     retry: deque = deque()                   # (cfg, key) to compile again
     ready: deque = deque()                   # (cfg, key, artefact ref) compiled, waiting for a GPU
     compiling: dict = {}                     # status ref -> (cfg, key, artefact ref)
+    deadline: dict = {}                      # status ref -> when its compile times out
     measuring: dict = {}                     # outcome ref -> (slot, cfg, key, artefact ref)
     gpu_deaths: dict[tuple, int] = {}
     compile_deaths: dict[tuple, int] = {}
@@ -431,6 +440,7 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
                 cfg, key = item
             status, art = pool.compile(cfg)
             compiling[status] = (cfg, key, art)
+            deadline[status] = time.monotonic() + compile_timeout
 
     def report(cfg, key, meas, worker):
         nonlocal reported
@@ -438,9 +448,22 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
         inflight_keys.discard(key)
         on_result(cfg, meas, worker)
 
+    def timed_out(now):
+        for ref in [r for r in compiling if deadline[r] <= now]:
+            cfg, key, _ = compiling.pop(ref)
+            deadline.pop(ref)
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001 - finished meanwhile: the timeout stands
+                pass
+            stats.compile_timeouts += 1
+            report(cfg, key, Measurement(COMPILE_ERROR, error=f"the compile did not finish within "
+                                                              f"{compile_timeout:g} s (cancelled)"), "compile")
+
     def compiled(ref):
         nonlocal halted
         cfg, key, art = compiling.pop(ref)
+        deadline.pop(ref, None)
         try:
             status = ray.get(ref)
         except ray.exceptions.RayTaskError as err:       # the environment, not the kernel
@@ -511,7 +534,12 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
         while compiling or measuring:
             if not any(s.alive for s in pool.slots) and not measuring:
                 break                                      # nothing left to measure on
-            done, _ = ray.wait(list(measuring) + list(compiling), num_returns=1)
+            wait = max(0.0, min(deadline.values()) - time.monotonic()) if deadline else None
+            done, _ = ray.wait(list(measuring) + list(compiling), num_returns=1, timeout=wait)
+            if not done:
+                timed_out(time.monotonic())
+                fill()
+                continue
             ref = done[0]
             if ref in measuring:
                 measured(ref)
@@ -548,6 +576,7 @@ class RayTuneReport(TuneReport):
     replaced_workers: int = 0
     retried: int = 0
     compile_retried: int = 0
+    compile_timeouts: int = 0
     per_worker: dict = field(default_factory=dict)
     compiled: dict = field(default_factory=dict)
 
@@ -592,7 +621,8 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
              progress: ProgressFn | None = None, backend_factory: Callable[[], object] | None = None,
              num_workers: int | None = None, prefetch: int | None = None,
              lookahead: int | None = None, chunk_size: int = 65536,
-             max_attempts: int = MAX_ATTEMPTS) -> RayTuneReport:
+             max_attempts: int = MAX_ATTEMPTS,
+             compile_timeout: float = COMPILE_TIMEOUT) -> RayTuneReport:
     """:func:`beast.tune.runner.tune` on every GPU of a Ray cluster.
 
     The arguments shared with :func:`~beast.tune.runner.tune` mean the same (``budget``,
@@ -605,7 +635,8 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
     object whose ``build(config)`` compiles on a CPU worker, and its ``load(artefact)`` what
     ``measure`` takes.  ``num_workers``: actors to start (default: one per GPU of the
     cluster); ``prefetch``: configurations compiling or compiled ahead per actor;
-    ``lookahead``: calls queued on each actor (see :class:`WorkerPool`); ``max_attempts``: see
+    ``lookahead``: calls queued on each actor (see :class:`WorkerPool`); ``compile_timeout``
+    and ``max_attempts``: see
     :func:`run_distributed`.
     """
     named = isinstance(strategy, str)
@@ -687,7 +718,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
 
         try:
             stats = run_distributed(pool, source, names, on_result, skip=log.done, limit=need,
-                                    max_attempts=max_attempts)
+                                    max_attempts=max_attempts, compile_timeout=compile_timeout)
         except KeyboardInterrupt:
             report.interrupted = True
         else:
@@ -695,6 +726,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
             report.replaced_workers = stats.replaced_workers
             report.retried = stats.retried
             report.compile_retried = stats.compile_retried
+            report.compile_timeouts = stats.compile_timeouts
             report.compiled = stats.compiled
             report.stopped = stats.stopped
         return report
@@ -719,6 +751,8 @@ def format_ray_summary(report: RayTuneReport) -> str:
                      f"{report.retried} configuration(s) retried elsewhere")
     if report.compile_retried:
         parts.append(f"{report.compile_retried} compile(s) retried after their worker died")
+    if report.compile_timeouts:
+        parts.append(f"{report.compile_timeouts} compile(s) cancelled after the timeout")
     if report.replaced_workers:
         parts.append(f"restarted {report.replaced_workers} worker(s) after a fatal device error")
     return "; ".join(parts)
