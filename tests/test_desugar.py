@@ -152,3 +152,21 @@ def test_a_scalar_that_fails_is_evaluated_when_counted(tmp_path):
     for b in AVAILABLE:
         with pytest.raises(beast.EvaluationError, match="division by zero"):
             space.count(backend=b)
+
+
+def test_many_folds_in_one_function_stay_within_luajits_local_limit(tmp_path):
+    """The desugaring's temporaries live in a Scope around their statement (Lua: a do ... end
+    block), so a long body does not reach LuaJIT's 200 locals per function."""
+    lines = ["from beast import *", "a = iterator(range(1, 4))", "b = iterator(range(0, 3))",
+             "@condition", "def c(a, b):", "    t = 0"]
+    lines += [f"    t = t + min(x * {i % 5 + 1} for x in range(a + 1) if x != b + 5) + sum(y for y in range(b + 1))"
+              for i in range(70)]
+    lines.append("    return t % 11 == 0")
+    space = beast.load(write_space(tmp_path, "\n".join(lines) + "\n"))
+    outcomes = {b: outcome(space, b) for b in AVAILABLE}
+    assert_backends_agree(outcomes)
+    assert next(iter(outcomes.values()))[0] == "ok"
+    if "lua" in AVAILABLE:
+        assert space.enumerator("lua").source.fallbacks == {}
+    if "c" in AVAILABLE:
+        assert space.enumerator("c").source.tabulated == ()

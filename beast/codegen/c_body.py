@@ -204,6 +204,9 @@ class _FuncGen:
             self.statements(st.body)
         self.gen.iterate(st.iterable, body, st.node)
 
+    def s_Scope(self, st):
+        self.statements(st.body)          # C declares every local at the top of the function
+
     def s_Fail(self, st):
         kind = {"min": "BN_K_EMPTY_MIN", "max": "BN_K_EMPTY_MAX"}[st.func]
         self.code(self.ctx.fail(self.gen.site_of(st), kind))

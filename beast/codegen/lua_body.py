@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from ..expr import Const, Var
-from ..ir.body import ConstArr, ListLit
+from ..ir.body import ConstArr, ListLit, Scope, walk_body
 from ..ir.lower import lower_function
 from .exprs import ATOM
 from .lua_ops import (ADD, LIMIT, NUMERIC, SETOP_CODES, UNARY, LuaOps, Untranslatable, V, _has_call,
@@ -120,13 +120,13 @@ class FunctionTranslator(LuaOps):
                     entry.append(f"{lua} = {lua} and 1 or 0")
                 if ty == "num" and pty != "num":
                     entry.append(f"local _b_f_{lua} = {'true' if pty == 'float' else 'false'}")
+        scoped = {n for st in walk_body(body.body) if isinstance(st, Scope) for n in st.names}
         decl = []
         for name in sorted(set(body.locals) - set(body.params)):
             lua, ty = lua_ident(name), body.locals[name]
             scope[name] = LocalVar(lua, ty, f"_b_f_{lua}" if ty == "num" else None)
-            decl.append(lua)
-            if ty == "num":
-                decl.append(f"_b_f_{lua}")
+            if name not in scoped:             # those are declared where they live (s_Scope)
+                decl.extend(self.lua_names(name))
         if self.kind == "closure":
             params.insert(0, "_b_out")
         for line in entry:
@@ -140,6 +140,11 @@ class FunctionTranslator(LuaOps):
             self.emit_return(None, None)
         head = f"local function {self.info.ident}({', '.join(params)})"
         return [head] + self.out + ["end"]
+
+    def lua_names(self, name) -> list:
+        """The Lua locals of a body local: its value, and for a 'num' its "is a float" flag."""
+        lua = lua_ident(name)
+        return [lua, f"_b_f_{lua}"] if self.body.locals[name] == "num" else [lua]
 
     def lookup(self, name):
         for scope in reversed(self.scopes):
@@ -271,6 +276,17 @@ class FunctionTranslator(LuaOps):
             self.emit(f"::{cont}::")
 
         self.iterate(it, body)
+
+    def s_Scope(self, st):
+        names = [x for n in st.names for x in self.lua_names(n)]
+        self.emit("do")
+        self.indent += 1
+        if names:
+            self.emit("local " + ", ".join(names))
+        done = self.block(st.body)
+        self.indent -= 1
+        self.emit("end")
+        return done
 
     def s_Fail(self, st):
         self.emit(f"_b_fail({self.site(st.kind, st.func, st)})")

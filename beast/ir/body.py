@@ -272,6 +272,14 @@ class Append(Stmt):
 
 
 @dataclass
+class Scope(Stmt):
+    """``body``, where the locals ``names`` (temporaries of the desugaring) live: a target with a
+    limit on live locals (Lua: 200 per function) declares them here, not for the whole body."""
+    names: list
+    body: list
+
+
+@dataclass
 class Fail(Stmt):
     """Raise the error ``kind`` of the operation ``func`` (from the desugaring: 'empty' is min()
     or max() of nothing); its position is the operation's, in ``FuncBody.positions``."""

@@ -17,8 +17,8 @@ from dataclasses import replace
 
 from ..expr import BinOp, Call, Compare, Const, Not, Select, UnOp, Var, walk
 from .body import (Append, Assign, Break, Chain, Comp, Conv, Eager, Eval, Fail, Fold, For, Identity,
-                   If, In, Index, ListLit, ListOf, PyBool, RangeCall, Return, SetItem, SetOpCall,
-                   Sorted, Unpack, Untranslatable, While, Yield)
+                   If, In, Index, ListLit, ListOf, PyBool, RangeCall, Return, Scope, SetItem,
+                   SetOpCall, Sorted, Unpack, Untranslatable, While, Yield)
 
 LOOP_FOLDS = ("sum", "min", "max", "all", "any")
 
@@ -79,12 +79,14 @@ class _Desugar:
         self.lw = lw
         self.count = 0
         self.numeric = []      # (local, ast node): values of and/or, which must be numbers
+        self.scopes = [[]]     # the fresh locals of each statement being desugared, innermost last
 
     # -- bookkeeping
     def fresh(self, hint):
         self.count += 1
         name = f"{hint}${self.count}"
         self.lw.stored.add(name)
+        self.scopes[-1].append(name)
         return name
 
     def set(self, node, name, value):
@@ -119,6 +121,16 @@ class _Desugar:
         return out
 
     def stmt(self, st):
+        """The statements of ``st``; its own temporaries live in a :class:`Scope` around them (a
+        nested block's statements have scopes of their own)."""
+        self.scopes.append([])
+        try:
+            out = self._stmt(st)
+        finally:
+            names = self.scopes.pop()
+        return [Scope(st.node, names, out)] if names else out
+
+    def _stmt(self, st):
         node = st.node
         if isinstance(st, Assign) and len(st.names) == 1 and not st.aug:
             comp = st.value.iterable if isinstance(st.value, ListOf) else st.value
@@ -144,7 +156,8 @@ class _Desugar:
             if not pre:
                 return [replace(st, test=test, body=body)]
             # the test's statements run before every test: while True: ...; if not test: break
-            head = pre + [If(node, Not(test), [Break(node)], [])]
+            head = [Scope(node, self.scopes[-1][:], pre + [If(node, Not(test), [Break(node)], [])])]
+            del self.scopes[-1][:]
             return [replace(st, test=Const(True), body=head + body)]
         if isinstance(st, For):
             pre, it = self.expr(st.iterable, node)
