@@ -410,7 +410,7 @@ class LuaPrinter:
     # perfectly nested loops over constant values, the innermost of them short, become one loop
     # over their product, each variable read from a constant table; a loop of one value is a block.
     FUSE_MAX = 256          # iterations of a fused loop (a table of that many values per variable)
-    FUSE_SHORT = 8          # fuse when the innermost loop of the chain has fewer iterations
+    FUSE_SHORT = 8          # fuse when the chain's innermost loop of 2+ values has fewer values
 
     def fusable(self, s: Loop):
         """[(loop, values), ...]: the loops from ``s`` down to fuse into one (``s`` with one value
@@ -432,7 +432,8 @@ class LuaPrinter:
         total = 1
         for _, vals in chain:
             total *= len(vals)
-        if len(chain) < 2 or total > self.FUSE_MAX or len(chain[-1][1]) >= self.FUSE_SHORT:
+        lengths = [len(vals) for _, vals in chain if len(vals) > 1]
+        if len(chain) < 2 or total > self.FUSE_MAX or not lengths or lengths[-1] >= self.FUSE_SHORT:
             return chain[:1] if chain and len(chain[0][1]) == 1 else None
         return chain
 
