@@ -42,11 +42,12 @@ per call is 1.5x to 2.5x faster than a coroutine per call.)
 """
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..expr import CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, free_vars
+from ..expr import CallSeq, Const, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, free_vars
 from ..ir import Check, Emit, Let, Loop, Program, Tally, pure_nest
 from ..ir.body import Untranslatable as _LoweringRefused
 from .exprs import ATOM
@@ -394,10 +395,73 @@ class LuaPrinter:
         live, ndefined = self.fn.live, len(self.defined)
         self.defined.append(s.var)
         try:
-            self.loop_code(s, depth, mode, nloops)
+            chain = self.fusable(s)
+            if chain is not None:
+                self.fused_code(chain, depth, mode, nloops)
+            else:
+                self.loop_code(s, depth, mode, nloops)
         finally:
             self.fn.live = live
             del self.defined[ndefined:]
+
+    # LuaJIT's trace recorder cannot compile a loop of 1 or 2 iterations ("leaving loop in root
+    # trace": the loop exits before it loops back), and a nest of short loops defeats it at every
+    # level until it blacklists them and interprets the nest (bench/README.md, section 6). So
+    # perfectly nested loops over constant values, the innermost of them short, become one loop
+    # over their product, each variable read from a constant table; a loop of one value is a block.
+    FUSE_MAX = 256          # iterations of a fused loop (a table of that many values per variable)
+    FUSE_SHORT = 8          # fuse when the chain's innermost loop of 2+ values has fewer values
+
+    def fusable(self, s: Loop):
+        """[(loop, values), ...]: the loops from ``s`` down to fuse into one (``s`` with one value
+        alone: a block), or None."""
+        chain, cur = [], s
+        while True:
+            vals = _const_values(cur.seq)
+            if vals is None:
+                break
+            chain.append((cur, vals))
+            if len(cur.body) == 1 and isinstance(cur.body[0], Loop):
+                cur = cur.body[0]
+                continue
+            break
+        # a check that leaves the innermost loop would have to skip to the next outer value
+        while chain and len(chain[-1][1]) > 1 and any(isinstance(st, Check) and st.exit != "continue"
+                                                      for st in chain[-1][0].body):
+            chain.pop()
+        total = 1
+        for _, vals in chain:
+            total *= len(vals)
+        lengths = [len(vals) for _, vals in chain if len(vals) > 1]
+        if len(chain) < 2 or total > self.FUSE_MAX or not lengths or lengths[-1] >= self.FUSE_SHORT:
+            return chain[:1] if chain and len(chain[0][1]) == 1 else None
+        return chain
+
+    def fused_code(self, chain, depth, mode, nloops):
+        n = self.new_label()
+        cont, brk = f"_b_c{n}", f"_b_x{n}"
+        first, last = chain[0][0], chain[-1][0]
+        if len(chain) == 1:
+            (vals,) = chain[0][1:]
+            self.emit(depth, "do", first.node, nloops)
+            self.fn.live += 1
+            self.emit(depth + 1, f"local {self.lname(first.var)} = {vals[0]}", first.node, nloops)
+        else:
+            q = f"_b_q{n}"
+            combos = list(itertools.product(*(vals for _, vals in chain)))
+            self.emit(depth, f"for {q} = 1, {len(combos)} do", first.node, nloops)
+            self.fn.live += 4 + len(chain)
+            for i, (loop, _) in enumerate(chain):
+                table = self.values_table(tuple(c[i] for c in combos))
+                self.emit(depth + 1, f"local {self.lname(loop.var)} = {table}[{q}]", loop.node, nloops + i)
+                if i:
+                    self.defined.append(loop.var)
+        # leaving a loop of one value goes on with the next combination, as a continue does
+        exits = (cont, cont) if len(chain[-1][1]) == 1 else (cont, brk)
+        self.block(last.body, depth + 1, mode, exits, nloops + len(chain))
+        self.emit(depth + 1, f"::{cont}::")
+        self.emit(depth, "end")
+        self.emit(depth, f"::{brk}::")
 
     def part(self, s: Loop, depth, mode, nloops):
         """Print the loop nest ``s`` as a function of its own (LuaJIT allows 200 locals per
@@ -617,6 +681,24 @@ class _FnOut:
             self.lines[self.slot] = (indent + "local " + ", ".join(self.out_tables) + " = " +
                                      ", ".join("{}" for _ in self.out_tables), None)
         return self.lines
+
+
+def _const_values(seq):
+    """The values of a loop over compile-time integer constants (below 2**53), or None."""
+    if isinstance(seq, ValuesSeq):
+        vals = seq.values
+    elif isinstance(seq, RangeSeq):
+        bounds = seq.exprs()
+        if not all(isinstance(x, Const) and type(x.value) is int for x in bounds) or bounds[2].value == 0:
+            return None
+        vals = range(*(x.value for x in bounds))
+        if len(vals) > LuaPrinter.FUSE_MAX:
+            return None
+    else:
+        return None
+    if not vals or any(type(v) is not int or abs(v) >= LIMIT for v in vals):
+        return None
+    return tuple(vals)
 
 
 def _subtree_vars(loop: Loop) -> set:
