@@ -1,4 +1,4 @@
-"""The Lua printer's fused loops (beast.codegen.lua, ``LuaPrinter.fusable``): perfectly nested loops
+"""The Lua printer's fused loops (which loops: beast.ir.fuse; printed by beast.codegen.lua): perfectly nested loops
 over constant values, the innermost short, printed as one loop over their product (LuaJIT cannot
 trace a nest of 1- and 2-iteration loops), and a loop of one value printed as a block. The rows,
 their order, the count and the errors must stay those of the Python backend."""

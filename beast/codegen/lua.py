@@ -47,10 +47,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..expr import CallSeq, Const, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, free_vars
+from ..expr import CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, free_vars
 from ..ir import Check, Emit, Let, Loop, Program, Tally, pure_nest
 from ..ir.body import Untranslatable as _LoweringRefused
 from .exprs import ATOM
+from ..ir.fuse import fusable
 from ..ir.intervals import NestIntervals
 from .lua_body import FunctionTranslator
 from .lua_ops import (LIMIT, SETOP_CODES, ErrorSite, LuaCodegenError, LuaExpr, LuaOps, Untranslatable, V,
@@ -395,7 +396,7 @@ class LuaPrinter:
         live, ndefined = self.fn.live, len(self.defined)
         self.defined.append(s.var)
         try:
-            chain = self.fusable(s)
+            chain = fusable(s, LIMIT)          # beast.ir.fuse: which loops run as one
             if chain is not None:
                 self.fused_code(chain, depth, mode, nloops)
             else:
@@ -403,39 +404,6 @@ class LuaPrinter:
         finally:
             self.fn.live = live
             del self.defined[ndefined:]
-
-    # LuaJIT's trace recorder cannot compile a loop of 1 or 2 iterations ("leaving loop in root
-    # trace": the loop exits before it loops back), and a nest of short loops defeats it at every
-    # level until it blacklists them and interprets the nest (bench/README.md, section 6). So
-    # perfectly nested loops over constant values, the innermost of them short, become one loop
-    # over their product, each variable read from a constant table; a loop of one value is a block.
-    FUSE_MAX = 256          # iterations of a fused loop (a table of that many values per variable)
-    FUSE_SHORT = 8          # fuse when the chain's innermost loop of 2+ values has fewer values
-
-    def fusable(self, s: Loop):
-        """[(loop, values), ...]: the loops from ``s`` down to fuse into one (``s`` with one value
-        alone: a block), or None."""
-        chain, cur = [], s
-        while True:
-            vals = _const_values(cur.seq)
-            if vals is None:
-                break
-            chain.append((cur, vals))
-            if len(cur.body) == 1 and isinstance(cur.body[0], Loop):
-                cur = cur.body[0]
-                continue
-            break
-        # a check that leaves the innermost loop would have to skip to the next outer value
-        while chain and len(chain[-1][1]) > 1 and any(isinstance(st, Check) and st.exit != "continue"
-                                                      for st in chain[-1][0].body):
-            chain.pop()
-        total = 1
-        for _, vals in chain:
-            total *= len(vals)
-        lengths = [len(vals) for _, vals in chain if len(vals) > 1]
-        if len(chain) < 2 or total > self.FUSE_MAX or not lengths or lengths[-1] >= self.FUSE_SHORT:
-            return chain[:1] if chain and len(chain[0][1]) == 1 else None
-        return chain
 
     def fused_code(self, chain, depth, mode, nloops):
         n = self.new_label()
@@ -681,24 +649,6 @@ class _FnOut:
             self.lines[self.slot] = (indent + "local " + ", ".join(self.out_tables) + " = " +
                                      ", ".join("{}" for _ in self.out_tables), None)
         return self.lines
-
-
-def _const_values(seq):
-    """The values of a loop over compile-time integer constants (below 2**53), or None."""
-    if isinstance(seq, ValuesSeq):
-        vals = seq.values
-    elif isinstance(seq, RangeSeq):
-        bounds = seq.exprs()
-        if not all(isinstance(x, Const) and type(x.value) is int for x in bounds) or bounds[2].value == 0:
-            return None
-        vals = range(*(x.value for x in bounds))
-        if len(vals) > LuaPrinter.FUSE_MAX:
-            return None
-    else:
-        return None
-    if not vals or any(type(v) is not int or abs(v) >= LIMIT for v in vals):
-        return None
-    return tuple(vals)
 
 
 def _subtree_vars(loop: Loop) -> set:
