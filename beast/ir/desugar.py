@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..expr import BinOp, Call, Compare, Const, Not, Select, UnOp, Var, walk
-from .body import (Append, Assign, Break, Chain, Comp, Conv, Eager, Eval, Fail, Fold, For, Identity,
-                   If, In, Index, ListLit, ListOf, PyBool, RangeCall, Return, Scope, SetItem,
+from .body import (Append, Assign, Break, Chain, Comp, ConstArr, Conv, Eager, Eval, Fail, Fold, For,
+                   Identity, If, In, Index, ListLit, ListOf, PyBool, RangeCall, Return, Scope, SetItem,
                    SetOpCall, Sorted, Unpack, Untranslatable, While, Yield)
 
 LOOP_FOLDS = ("sum", "min", "max", "all", "any")
@@ -33,7 +33,7 @@ def _hoists(e) -> bool:
 
 def _trivial(e) -> bool:
     """Cannot fail and reads nothing a hoisted statement could change."""
-    return isinstance(e, Const) or type(e).__name__ == "ConstArr"
+    return isinstance(e, (Const, ConstArr))
 
 
 def _rebuild(e, kids):
