@@ -14,7 +14,25 @@ BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator
           "//": operator.floordiv, "%": operator.mod, "**": operator.pow}
 COMPARES = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
             "==": operator.eq, "!=": operator.ne}
+BITWISE = {"&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
+           ">>": operator.rshift}
 BUILTIN_CALLS = ("min", "max", "abs")
+
+
+def fold_binop(op, a, b):
+    """Python's value of ``a op b`` for two constants, as every target folds it; None when Python
+    raises (the compiled code raises at run time instead) or when the result would be a huge
+    integer (an exponent or a shift that no 64-bit target holds: not computed)."""
+    fn = BINOPS.get(op) or BITWISE.get(op)
+    if fn is None:
+        return None
+    ints = type(a) in (int, bool) and type(b) in (int, bool)
+    if ints and (op == "**" and abs(a) > 1 and b > 128 or op == "<<" and b > 128):
+        return None
+    try:
+        return fn(a, b)
+    except (ArithmeticError, ValueError, TypeError):
+        return None
 
 
 class IteratorTruthError(SpaceError):

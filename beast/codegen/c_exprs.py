@@ -8,7 +8,7 @@ import math
 import re
 
 from ..errors import BeastError
-from ..expr import BINOPS, COMPARES, BoolOp, Compare, Const, Not, Select, Var
+from ..expr import COMPARES, BoolOp, Compare, Const, Not, Select, Var, fold_binop
 from ..ir.body import ConstArr, ListLit, Untranslatable
 from ..ir.lower import select_type as _select_type
 from .exprs import ATOM, ExprPrinter
@@ -302,17 +302,7 @@ class _Gen:
         return self.binop(e.op, left, right, self.site_of(e), e)
 
     def _fold(self, op, left, right):
-        fn = BINOPS.get(op) or {"&": int.__and__, "|": int.__or__, "^": int.__xor__,
-                                "<<": int.__lshift__, ">>": int.__rshift__}.get(op)
-        try:
-            a, b = left.const, right.const
-            if op in ("&", "|", "^", "<<", ">>"):
-                value = fn(a, b) if not (isinstance(a, bool) and isinstance(b, bool) and op in "&|^") \
-                    else bool(fn(a, b))
-            else:
-                value = fn(a, b)
-        except (ArithmeticError, ValueError, TypeError):
-            return None
+        value = fold_binop(op, left.const, right.const)
         if isinstance(value, bool):
             return CVal("1" if value else "0", "bool", value)
         if isinstance(value, int) and INT64_MIN <= value <= INT64_MAX:

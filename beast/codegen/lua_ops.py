@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import BeastError
-from ..expr import binop_type
+from ..expr import binop_type, fold_binop
 from ..ir.intervals import absolute as iv_abs
 from ..ir.intervals import binop as iv_binop
 from ..ir.intervals import hull as iv_hull
@@ -271,15 +271,8 @@ class LuaOps:
     def fold_arith(self, op, a, b):
         if not (a.const and b.const) or op not in ("+", "-", "*", "//", "%", "/"):
             return None
-        x, y = a.k, b.k
-        if op in ("//", "%", "/") and y == 0:
-            return None
-        try:
-            r = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y, "//": lambda: x // y,
-                 "%": lambda: x % y, "/": lambda: x / y}[op]()
-        except (ArithmeticError, ValueError):
-            return None
-        return self.const_number(r)
+        r = fold_binop(op, a.k, b.k)
+        return None if r is None else self.const_number(r)
 
     def const_number(self, r):
         if isinstance(r, bool):
