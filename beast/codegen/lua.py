@@ -50,9 +50,9 @@ from pathlib import Path
 from ..expr import CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, free_vars
 from ..ir import Check, Emit, Let, Loop, Program, Tally, pure_nest
 from ..ir.body import Untranslatable as _LoweringRefused
-from .exprs import ATOM
 from ..ir.fuse import fusable
 from ..ir.intervals import NestIntervals
+from .exprs import ATOM
 from .lua_body import FunctionTranslator
 from .lua_ops import (LIMIT, SETOP_CODES, ErrorSite, LuaCodegenError, LuaExpr, LuaOps, Untranslatable, V,
                       lua_ident)

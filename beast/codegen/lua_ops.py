@@ -15,10 +15,10 @@ from ..ir.intervals import hull as iv_hull
 from ..ir.intervals import minmax as iv_minmax
 from ..ir.intervals import nonzero
 from ..ir.intervals import power as iv_power
+from ..ir.intervals import within
 from .exprs import ATOM, ExprPrinter
 
 LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
-SAFE = LIMIT - 1
 
 # Lua operator precedence (higher binds tighter)
 OR, AND, CMP, CONCAT, ADD, MUL, UNARY, POW = 1, 2, 3, 4, 5, 6, 7, 8
@@ -106,7 +106,7 @@ def or_flags(*flags) -> str:
 
 
 def safe_iv(iv) -> bool:
-    return iv is not None and -SAFE <= iv[0] and iv[1] <= SAFE
+    return within(iv, LIMIT)
 
 
 def lua_number(x):

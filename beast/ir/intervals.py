@@ -9,8 +9,14 @@ expressions they spell. Every interval over-approximates: None means unknown.
 """
 from __future__ import annotations
 
-from ..expr import BinOp, Call, Const, DivisorSeq, RangeSeq, ScalarSeq, Select, SolveSeq, UnOp, ValuesSeq, Var
+from ..expr import (BinOp, Call, Const, DivisorSeq, RangeSeq, ScalarSeq, Select, SolveSeq, UnOp, ValuesSeq,
+                    Var, static_type)
 from .nest import Let, Loop
+
+
+def within(iv, limit) -> bool:
+    """Whether every value of ``iv`` is strictly inside (-limit, limit)."""
+    return iv is not None and -limit < iv[0] and iv[1] < limit
 
 
 def hull(a, b):
@@ -94,7 +100,7 @@ class NestIntervals:
         self._walk(program.body)
 
     def inside(self, iv):
-        return iv if iv is not None and -self.limit < iv[0] and iv[1] < self.limit else None
+        return iv if within(iv, self.limit) else None
 
     def _walk(self, stmts):
         for s in stmts:
@@ -120,21 +126,16 @@ class NestIntervals:
         """The interval of ``e`` used as an integer (a bool is 0 or 1), or None."""
         if isinstance(e, Const):
             v = e.value
-            if isinstance(v, bool) or isinstance(v, int):
-                return self.inside((int(v), int(v)))
-            return None
-        if isinstance(e, BinOp) and e.op == "**":     # int ** a constant k >= 0 is an int
-            k = e.right.value if isinstance(e.right, Const) and type(e.right.value) is int else -1
-            if self._type(e.left) not in ("int", "bool"):
-                return None
-            return self.inside(power(self.of(e.left), k))
-        ty = self._type(e)
+            return self.inside((int(v), int(v))) if isinstance(v, int) else None
+        ty = static_type(e, self.types)
         if ty == "bool":
             return (0, 1)
         if ty != "int":
             return None
         if isinstance(e, Var):
             return self.vars.get(e.name)
+        if isinstance(e, BinOp) and e.op == "**":      # an int: the exponent is a constant >= 0
+            return self.inside(power(self.of(e.left), e.right.value))
         if isinstance(e, BinOp):
             return self.inside(binop(e.op, self.of(e.left), self.of(e.right)))
         if isinstance(e, UnOp) and e.op == "-":
@@ -151,10 +152,3 @@ class NestIntervals:
         if isinstance(e, Select):
             return hull(self.of(e.then), self.of(e.orelse))
         return None
-
-    def _type(self, e):
-        from ..expr import static_type
-        try:
-            return static_type(e, self.types)
-        except Exception:  # noqa: BLE001 - a type error is reported by the printer, not here
-            return None
