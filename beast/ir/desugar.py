@@ -329,16 +329,14 @@ class _Desugar:
         it = e.iterable
         if isinstance(it, ListOf) and isinstance(it.iterable, Comp):
             it = it.iterable
-        if isinstance(it, Comp):
-            def inner(r):
-                p, x = self.expr(it.elt, node, r, truth=func in ("all", "any"))
-                return consume(x, p)
-            pre += self.loops(it, node, ren, inner, stop)
-        else:
-            p, seq = self.expr(it, node, ren)
-            var = self.fresh("x")
-            self.lw.assigns.append((var, ("elem", seq)))
-            pre += p + [For(node, var, seq, consume(Var(var), []))]
+        if not isinstance(it, Comp):          # fold(seq) is fold(x for x in seq)
+            it = Comp(Var("x"), [("x", it, ())])
+
+        def inner(r):
+            p, x = self.expr(it.elt, node, r, truth=func in ("all", "any"))
+            return consume(x, p)
+
+        pre += self.loops(it, node, ren, inner, stop)
         if seen is not None:
             pre.append(If(node, Not(Var(seen)), [self.like(e, Fail(node, "empty", func))], []))
         return pre, Var(acc)
