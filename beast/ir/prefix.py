@@ -17,8 +17,8 @@ in the same order. A printer supports these programs by printing :class:`PrefixV
 """
 from __future__ import annotations
 
-from ..expr import Expr, ScalarSeq
-from .nest import Emit, Loop, Program, walk_statements
+from ..expr import Compare, Expr, ScalarSeq, Var
+from .nest import Check, Emit, Loop, Program, walk_statements
 
 
 class PrefixValue(Expr):
@@ -84,32 +84,23 @@ def bind(program: Program, depth: int) -> Program:
     reject has an empty subtree, and errors are those of the full program."""
     _check_depth(program, depth)
 
-    def block(stmts):
-        out = []
-        for s in stmts:
-            if isinstance(s, Loop):
-                seq = ScalarSeq(PrefixValue(s.depth - 1)) if s.depth <= depth else s.seq
-                out.append(Loop(s.var, seq, block(s.body) if s.depth <= depth else s.body, s.node,
-                                s.depth))
-            else:
-                out.append(s)
-        return out
+    def loop(s, block):
+        if s.depth > depth:
+            return Loop(s.var, s.seq, s.body, s.node, s.depth)
+        return Loop(s.var, ScalarSeq(PrefixValue(s.depth - 1)), block(s.body), s.node, s.depth)
 
-    return Program(f"{program.name}_bound{depth}", block(program.body), program.columns,
+    return _rewrite_loops(program, f"bound{depth}", loop)
+
+
+def _rewrite_loops(program: Program, suffix: str, loop) -> Program:
+    """``program`` with every loop ``s`` replaced by ``loop(s, block)`` (``block`` rewrites a
+    loop's body the same way), every other statement kept."""
+    def block(stmts):
+        return [loop(s, block) if isinstance(s, Loop) else s for s in stmts]
+
+    return Program(f"{program.name}_{suffix}", block(program.body), program.columns,
                    program.loop_order, dict(program.funcs), dict(program.constants),
                    dict(program.types))
-
-
-def prefix_width(program: Program) -> int:
-    """How many prefix values the program reads (1 + the largest :class:`PrefixValue` index)."""
-    from ..expr import walk
-    width = 0
-    for st in walk_statements(program.body):
-        if isinstance(st, Loop) and isinstance(st.seq, ScalarSeq):
-            for e in walk(st.seq.value):
-                if isinstance(e, PrefixValue):
-                    width = max(width, e.index + 1)
-    return width
 
 
 def member(program: Program) -> Program:
@@ -118,20 +109,9 @@ def member(program: Program) -> Program:
     its body runs. Counting it under a full prefix (one value per loop) gives 1 when that
     configuration is a survivor and 0 when it is not; it costs a walk of each loop's sequence,
     not of the space."""
-    from ..expr import Compare, Var
-    from .nest import Check
 
-    def block(stmts):
-        out = []
-        for s in stmts:
-            if isinstance(s, Loop):
-                skip = Check(f"_b_member_{s.var}", Compare("!=", Var(s.var), PrefixValue(s.depth - 1)),
-                             s.node)
-                out.append(Loop(s.var, s.seq, [skip] + block(s.body), s.node, s.depth))
-            else:
-                out.append(s)
-        return out
+    def loop(s, block):
+        skip = Check(f"_b_member_{s.var}", Compare("!=", Var(s.var), PrefixValue(s.depth - 1)), s.node)
+        return Loop(s.var, s.seq, [skip] + block(s.body), s.node, s.depth)
 
-    return Program(f"{program.name}_member", block(program.body), program.columns,
-                   program.loop_order, dict(program.funcs), dict(program.constants),
-                   dict(program.types))
+    return _rewrite_loops(program, "member", loop)
