@@ -33,7 +33,7 @@ import numpy as np
 
 from .errors import BeastError
 from .kernel_tuner_source import DEFAULT_BLOCK_SIZE_NAMES, generate_source
-from .space import Space
+from .space import Space, config_rows
 
 __all__ = ["from_kernel_tuner", "KernelTunerSpace", "tune_kernel", "to_kernel_tuner",
            "DEFAULT_BLOCK_SIZE_NAMES"]
@@ -132,31 +132,27 @@ class KernelTunerSpace(Space):
     def contains(self, configs, backend: str | None = None):
         """Whether configurations (with the user's values) are survivors: Kernel Tuner's
         ``is_param_config_valid`` (see :meth:`beast.Space.contains`)."""
-        from collections.abc import Mapping
-        single = isinstance(configs, Mapping)
-        rows = [configs] if single else (configs if isinstance(configs, np.ndarray) else list(configs))
         names = [p.name for p in self._params]
-        missing = sorted({n for r in rows for n in names if n not in (r.dtype.names if isinstance(r, np.void) else r)},
-                         key=names.index)
+        single, table, missing = config_rows(configs, names)
         if missing:
             raise BeastError(f"a configuration has no value for {', '.join(map(repr, missing))}",
                              hint=f"give every parameter a value: {', '.join(names)}")
-        raw, known = [], np.ones(len(rows), dtype=bool)
-        for i, r in enumerate(rows):
+        raw, known = [], np.ones(len(table), dtype=bool)
+        for i, values in enumerate(table):
             enc = {}
-            for p in self._params:
-                v = _encode(p, r[p.name])
+            for p, value in zip(self._params, values):
+                v = _encode(p, value)
                 if v is None:
                     known[i] = False
                     v = 0
                 enc[p.ident] = v
             raw.append(enc)
-        out = np.zeros(len(rows), dtype=bool)
+        out = np.zeros(len(table), dtype=bool)
         if known.any():
             idx = np.flatnonzero(known)
             out[idx] = super().contains([raw[i] for i in idx], backend=backend)
             for i in np.flatnonzero(out):
-                config = {p.name: _plain(rows[i][p.name]) for p in self._params}
+                config = {name: _plain(v) for name, v in zip(names, table[i])}
                 out[i] = all(check(config) for check in self._checks)
         return bool(out[0]) if single else out
 

@@ -147,19 +147,10 @@ class Space:
         the loops' sequences once (:func:`beast.ir.prefix.member`). A value that is not an integer
         is in no survivor; an error of the space at that configuration is raised."""
         import numpy as np
-        from collections.abc import Mapping
-        single = isinstance(configs, Mapping)
-        rows = [configs] if single else configs
         order = self.program.loop_order
-        if isinstance(rows, np.ndarray) and rows.dtype.names:
-            missing = [n for n in order if n not in rows.dtype.names]
-            table = [[row[n] for n in order] for row in rows] if not missing else None
-        else:
-            rows = list(rows)
-            missing = sorted({n for r in rows for n in order if n not in r})
-            table = [[r[n] for n in order] for r in rows] if not missing else None
+        single, table, missing = config_rows(configs, order)
         if missing:
-            raise BeastError(f"a configuration has no value for {', '.join(map(repr, missing))}",
+            raise BeastError(f"a configuration has no value for {', '.join(map(repr, sorted(missing)))}",
                              hint=f"give every iterator a value: {', '.join(self.iterators)}")
         ok = np.array([all(_integral(v) for v in r) for r in table], dtype=bool)
         prefixes = np.array([[int(v) for v in r] if good else [0] * len(order)
@@ -206,6 +197,24 @@ class DagView:
     def to_dict(self) -> dict:
         from .frontend.report import dag_dict
         return dag_dict(self._plan)
+
+
+def config_rows(configs, names):
+    """``(single, table, missing)`` for ``configs``, a mapping (``single``) or many of them (a
+    structured array, or a sequence of mappings): ``table`` holds each one's values in ``names``
+    order, unless some lack a name: then it is None and ``missing`` lists those names."""
+    import numpy as np
+    from collections.abc import Mapping
+    single = isinstance(configs, Mapping)
+    rows = [configs] if single else configs
+    if isinstance(rows, np.ndarray) and rows.dtype.names:
+        have = set(rows.dtype.names)
+        missing = [n for n in names if n not in have]
+    else:
+        rows = list(rows)
+        missing = [n for n in names if any(n not in r for r in rows)]
+    table = None if missing else [[r[n] for n in names] for r in rows]
+    return single, table, missing
 
 
 def _integral(value) -> bool:
