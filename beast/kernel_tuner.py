@@ -109,10 +109,9 @@ class KernelTunerSpace(Space):
         survivors are drawn in random order and the first ``n`` that pass them are kept."""
         if not self._checks:
             return self._decode(super().sample(n, seed=seed, backend=backend, threads=threads))
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise BeastError(f"the sample size must be a non-negative integer, not {n!r}")
+        from .sampling import sample_rng
+        rng = sample_rng(n, seed)
         sampler = self._sampler(backend, threads)
-        rng = np.random.default_rng(seed)
         total, seen, parts, have = sampler.count(), set(), [], 0
         while have < n and len(seen) < total:
             want = max(2 * (n - have), 64)

@@ -154,13 +154,7 @@ class Sampler:
     # -- drawing
     def sample(self, n: int, seed=None) -> np.ndarray:
         """``min(n, count)`` distinct survivors drawn uniformly at random, in the order drawn."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise BeastError(f"the sample size must be a non-negative integer, not {n!r}")
-        try:
-            rng = np.random.default_rng(seed)
-        except (TypeError, ValueError) as exc:
-            raise BeastError(f"invalid seed {seed!r}: {exc}",
-                             hint="use a non-negative integer, or None for a fresh random sample") from None
+        rng = sample_rng(n, seed)
         total = self.count()
         k = min(int(n), total)
         ranks = rng.choice(total, size=k, replace=False) if k else np.empty(0, dtype=np.int64)
@@ -224,6 +218,18 @@ class Sampler:
             self._memo[key] = hit
             self._memo_size += len(hit[0])
         return hit
+
+
+def sample_rng(n, seed) -> np.random.Generator:
+    """The generator of a draw of ``n`` survivors with ``seed``; a clear error for a bad size or
+    seed."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise BeastError(f"the sample size must be a non-negative integer, not {n!r}")
+    try:
+        return np.random.default_rng(seed)
+    except (TypeError, ValueError) as exc:
+        raise BeastError(f"invalid seed {seed!r}: {exc}",
+                         hint="use a non-negative integer, or None for a fresh random sample") from None
 
 
 def _as_matrix(rows, width) -> np.ndarray:
