@@ -167,44 +167,32 @@ class Pool:
         """Pool indices of the configurations that differ from ``i`` in exactly one parameter,
         set to the next smaller or larger value of that parameter: every such survivor when
         the pool is complete or has a ``member`` test, else those in the sample."""
-        got = self._neighbours.get(i)
-        if got is not None:
-            return got
-        row = self.X[i].tolist()
-        out = []
-        for j, vals in enumerate(self.values):
-            r = int(self.ranks[i, j])
-            for step in (-1, 1):
-                q = r + step
-                if 0 <= q < len(vals):
-                    cand = list(row)
-                    cand[j] = int(vals[q])
-                    k = self._lookup(cand)
-                    if k is not None:
-                        out.append(k)
-        self._neighbours[i] = out
-        return out
-
+        return self._moves(i, self._neighbours,
+                           lambda vals, r: [vals[q] for q in (r - 1, r + 1) if 0 <= q < len(vals)])
 
     def line(self, i: int) -> list[int]:
         """Pool indices of the configurations that differ from ``i`` in exactly one parameter,
         set to any other value of it (a superset of :meth:`neighbours`: the moves of a
         coordinate search, which jump over values that are bad in between, such as block
         sizes that are not powers of two between two that are)."""
-        got = self._lines.get(i)
+        return self._moves(i, self._lines, lambda vals, r: [v for q, v in enumerate(vals) if q != r])
+
+    def _moves(self, i: int, memo: dict, choices) -> list[int]:
+        """Pool indices of ``i`` with one parameter ``j`` set to each of ``choices(values[j],
+        rank of i's value)``, in parameter order (memoized in ``memo``)."""
+        got = memo.get(i)
         if got is not None:
             return got
         row = self.X[i].tolist()
         out = []
         for j, vals in enumerate(self.values):
-            for v in vals.tolist():
-                if v != row[j]:
-                    cand = list(row)
-                    cand[j] = int(v)
-                    k = self._lookup(cand)
-                    if k is not None:
-                        out.append(k)
-        self._lines[i] = out
+            for v in choices(vals, int(self.ranks[i, j])):
+                cand = list(row)
+                cand[j] = int(v)
+                k = self._lookup(cand)
+                if k is not None:
+                    out.append(k)
+        memo[i] = out
         return out
 
 
