@@ -473,13 +473,8 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
                           "fix the CPU workers and rerun the same command to resume from the log")
             return
         except ray.exceptions.RayError:                  # its process died: compile it again
-            compile_deaths[key] = compile_deaths.get(key, 0) + 1
-            if compile_deaths[key] >= max_attempts:
-                report(cfg, key, Measurement(COMPILE_ERROR, error=f"lost: the compile task died "
-                                                                  f"{compile_deaths[key]} times"), "compile")
-            else:
+            if retry_or_lose(compile_deaths, cfg, key, COMPILE_ERROR, "the compile task died", "compile"):
                 stats.compile_retried += 1
-                retry.appendleft((cfg, key))
             return
         stats.compiled[status["worker"]] = stats.compiled.get(status["worker"], 0) + 1
         if status["error"] is not None:
@@ -488,15 +483,21 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
         else:
             ready.append((cfg, key, art))
 
+    def retry_or_lose(deaths, cfg, key, status, why, worker) -> bool:
+        """Queue it to be compiled (and measured) again, or after ``max_attempts`` such losses
+        report it as lost with ``status``; True when it was queued."""
+        deaths[key] = deaths.get(key, 0) + 1
+        if deaths[key] >= max_attempts:
+            report(cfg, key, Measurement(status, error=f"lost: {why} {deaths[key]} times"), worker)
+            return False
+        retry.appendleft((cfg, key))
+        return True
+
     def again(slot, cfg, key, why):
         """Compile and measure it again (its artefact may have died with a node), or after
         ``max_attempts`` such losses report it as lost."""
-        gpu_deaths[key] = gpu_deaths.get(key, 0) + 1
-        if gpu_deaths[key] >= max_attempts:
-            report(cfg, key, Measurement(LAUNCH_ERROR, error=f"lost: {why} {gpu_deaths[key]} times"), slot.name)
-        else:
+        if retry_or_lose(gpu_deaths, cfg, key, LAUNCH_ERROR, why, slot.name):
             stats.retried += 1
-            retry.appendleft((cfg, key))
 
     def measured(ref):
         slot, cfg, key, art = measuring.pop(ref)
