@@ -165,6 +165,15 @@ class Artifact:
         return f"{self.kernel.source_hash}-{self.arch}-{self.options!r}"
 
 
+def _kernel(config: Mapping, settings: GemmSettings) -> GemmKernel:
+    """The generated kernel of ``config``; a configuration it cannot be generated for is a
+    CompileFailure of that configuration."""
+    try:
+        return generate(config, settings)
+    except BeastError as err:
+        raise CompileFailure(f"cannot generate the kernel: {err.message}") from None
+
+
 def _nvrtc_arch(nvrtc, cc: tuple[int, int]) -> tuple[str, str]:
     """(``-arch`` value, format): ``sm_XY`` (cubin) when NVRTC knows the GPU's architecture,
     else PTX for the newest one it knows below it (the driver JIT-compiles PTX forward)."""
@@ -193,10 +202,7 @@ class NvrtcCompiler:
 
     def build(self, config: Mapping) -> Artifact:
         """The :class:`Artifact` of ``config``; :class:`CompileFailure` when it does not compile."""
-        try:
-            kernel = generate(config, self.settings)
-        except BeastError as err:
-            raise CompileFailure(f"cannot generate the kernel: {err.message}") from None
+        kernel = _kernel(config, self.settings)
         try:
             nvrtc = _import_cupy().cuda.nvrtc
         except DeviceError as err:          # the machine, not the kernel: not a compile_error
@@ -333,10 +339,7 @@ class CupyBackend:
     def compile(self, config: Mapping) -> Compiled:
         """Generate and NVRTC-compile the kernel of ``config``; CompileFailure on errors."""
         cupy = self.cupy
-        try:
-            kernel = generate(config, self.settings)
-        except BeastError as err:
-            raise CompileFailure(f"cannot generate the kernel: {err.message}") from None
+        kernel = _kernel(config, self.settings)
         key = kernel.source_hash + repr(self.options)
         with self._lock:
             raw = self._cache.get(key)
