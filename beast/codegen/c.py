@@ -44,7 +44,8 @@ from pathlib import Path
 
 from ..errors import BeastError, SpaceError
 from ..expr import CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq
-from ..ir import Check, Emit, Let, Loop, Program, Tally, pure_nest, walk_statements
+from ..ir import Check, Emit, Let, Loop, Program, Tally, walk_statements
+from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, Target
 from ..ir.sites import LoopValueSite, NodeSite, UserSite
 from ..ir.tabulate import MAX_VALUES, Tabulator, Untabulatable
 from .c_body import _FuncGen, _TablePrinter
@@ -61,6 +62,9 @@ KINDS = ("overflow", "zero_floordiv", "zero_mod", "zero_truediv", "zero_ffloordi
          "no_memory", "list_index", "tuple_index", "empty_min", "empty_max", "float_inf_to_int",
          "float_nan_to_int", "too_many_values", "count_overflow", "negative_shift")
 KIND = {name: i + 1 for i, name in enumerate(KINDS)}
+
+# 64-bit integers; a counting nest evaluates each length in turn, so any sequence may fail
+C_TARGET = Target(lo=INT64_MIN, hi=INT64_MAX, count_safe=False)
 
 MAX_CLAIM_DEPTH = 3          # work items are split at most this many loops deep
 
@@ -229,6 +233,7 @@ class CPrinter:
         self.fail_used = set()
         self.nloops = 0
         self.claim_depth = claim_depths(program)
+        self.lower = LoopLowering(program, C_TARGET)
         for st in walk_statements(program.body):
             if isinstance(st, Loop):
                 self.loop_vars[st.var] = f"v_{_mangle(st.var)}"
@@ -314,44 +319,35 @@ class CPrinter:
         return all(isinstance(s, (Let, Check, Tally)) for s in stmts[:-1])
 
     # -- pure counting (as the Python backend's count mode does it)
-    def pure_nest(self, loop):
-        return pure_nest(loop, self.program.types)
-
-    def pure_count(self, nest, depth, lets):
+    def pure_count(self, count, depth, lets):
         """Count a nest of loops that only multiply, as the loops would: lengths from the outside
         in, each sequence evaluated at the first value of the loops around it (its value does not
         depend on them), none after an empty one; an error names that loop and the values bound."""
         code = self.code
         pc, done = self.unit.tmp(), self.unit.tmp()
         code(f"int64_t {pc} = 1;")
-        for j, l in enumerate(nest):
-            seq = l.seq
+        for j, (l, form) in enumerate(count.parts):
             site = self.node_site(l, lets)
             var = self.loop_vars[l.var]
 
             def body():
-                if isinstance(seq, ScalarSeq):
-                    v = self.gen.value(seq.value)
-                    code(f"{var} = {v};")
-                    return
-                if isinstance(seq, ValuesSeq):
-                    values = list(seq.values)
-                    if not values:
-                        code(f"{pc} = 0;")
-                        code(f"goto {done};")
-                        return
-                    code(f"{var} = {c_int(values[0])};")
-                    code(f"if (BN_UNLIKELY(__builtin_mul_overflow({pc}, {len(values)}, &{pc}))) "
+                if isinstance(form, Bind):
+                    code(f"{var} = {self.gen.value(form.value)};")
+                elif isinstance(form, Array) and not form.values:
+                    code(f"{pc} = 0;")
+                    code(f"goto {done};")
+                elif isinstance(form, Array):
+                    code(f"{var} = {c_int(form.values[0])};")
+                    code(f"if (BN_UNLIKELY(__builtin_mul_overflow({pc}, {len(form.values)}, &{pc}))) "
                          f"{self.ctx.fail(site, 'BN_K_COUNT_OVERFLOW')}")
-                    return
-                args = [self.gen.value(x) for x in seq.exprs()]
-                a, b, c = self.gen.range_args(args, site)
-                m = self.unit.tmp()
-                code(f"uint64_t {m} = bn_range_len({a}, {b}, {c});")
-                code(f"if ({m} == 0u) {{ {pc} = 0; goto {done}; }}")
-                code(f"if (BN_UNLIKELY({m} > (uint64_t)INT64_MAX || __builtin_mul_overflow({pc}, (int64_t){m}, &{pc}))) "
-                     f"{self.ctx.fail(site, 'BN_K_COUNT_OVERFLOW')}")
-                code(f"{var} = {a};")
+                else:
+                    a, b, c = self.range(form, site)
+                    m = self.unit.tmp()
+                    code(f"uint64_t {m} = bn_range_len({a}, {b}, {c});")
+                    code(f"if ({m} == 0u) {{ {pc} = 0; goto {done}; }}")
+                    code(f"if (BN_UNLIKELY({m} > (uint64_t)INT64_MAX || __builtin_mul_overflow({pc}, (int64_t){m}, &{pc}))) "
+                         f"{self.ctx.fail(site, 'BN_K_COUNT_OVERFLOW')}")
+                    code(f"{var} = {a};")
             self.compile(body, site, depth + j)
         code(f"goto {done};")
         code(f"{done}:")
@@ -359,7 +355,7 @@ class CPrinter:
              f"{{ w->site = 0; w->kind = BN_K_COUNT_OVERFLOW; w->nbound = {depth}; goto bn_f{depth}; }}")
         self.fail_used.add(depth)
 
-    # -- loops
+    # -- loops (the forms of beast.ir.loops)
     def loop(self, s, depth, loops, lets):
         code = self.code
         self.nloops += 1
@@ -367,83 +363,55 @@ class CPrinter:
         var = self.loop_vars[s.var]
         site = self.node_site(s, lets)
         code(c_comment(f"for {s.var} in {self.describe(s.seq)}"))
-        nest = self.pure_nest(s)
-        if nest is not None:
+        count = self.lower.count(s)
+        if count is not None:
             code.open("if (!w->rows) {")
-            self.pure_count(nest, depth, lets)
+            self.pure_count(count, depth, lets)
             code.close("} else {")
             code.indent += 1
         code.open("{")
         inner_loops = loops + [lid]
-        seq = s.seq
+        form = self.lower.form(s)
 
         def body():
             self.block(s.body, depth + 1, inner_loops, lets)
             if f"bn_n{lid}" in self.used_labels:
                 code(f"bn_n{lid}:;")
 
-        if isinstance(seq, RangeSeq):
-            def setup():
-                args = [self.gen.value(x) for x in seq.exprs()]
-                return self.gen.range_args(args, site)
-            a, b, c = self.compile(setup, site, depth)
+        if isinstance(form, Counted):
+            a, b, c = self.compile(lambda: self.range(form, site), site, depth)
             n, i = self.unit.tmp(), self.unit.tmp()
             code(f"uint64_t {n} = bn_range_len({a}, {b}, {c});")
             code.open(f"for (uint64_t {i} = 0; {i} < {n}; {i}++) {{")
             code(f"{var} = bn_range_at({a}, {c}, {i});")
-            body()
-            code.close()
-        elif isinstance(seq, ValuesSeq):
+        elif isinstance(form, Array):
+            if form.wide is not None:
+                raise BeastError(f"iterator '{s.var}' has the value {form.wide}, which does not fit in 64 bits")
             i = self.unit.tmp()
-            values = list(seq.values)
-            for v in values:
-                if not INT64_MIN <= v <= INT64_MAX:
-                    raise BeastError(f"iterator '{s.var}' has the value {v}, which does not fit in 64 bits")
-            arr = self.unit.int_array(values) if values else None
-            code.open(f"for (int64_t {i} = 0; {i} < {len(values)}; {i}++) {{")
+            arr = self.unit.int_array(form.values) if form.values else None
+            code.open(f"for (int64_t {i} = 0; {i} < {len(form.values)}; {i}++) {{")
             code(f"{var} = {arr}[{i}];" if arr else f"{var} = 0;")
-            body()
-            code.close()
-        elif isinstance(seq, ScalarSeq):
-            value = self.compile(lambda: self.gen.value(seq.value), site, depth)
-            self.assign_value(var, value, s, depth)
+        elif isinstance(form, Bind):
+            value = self.compile(lambda: self.gen.value(form.value), site, depth)
+            self.bind(var, value, form, s, depth)
             code.open("{")
-            body()
-            code.close()
-        elif isinstance(seq, SolveSeq):
-            def guard():
-                return self.gen.truth(seq.guard)
-            g = self.compile(guard, site, depth)
-            code.open(f"if ({g}) {{")
-
-            def solve():
-                v = self.gen.value(seq.value)
-                if v.type not in INTISH:
-                    raise _Untranslatable(None, f"a solved loop over a {v.type} value")
-                v = self.gen.stable(v)
-                args = [self.gen.value(x) for x in seq.base.exprs()]
-                a, b, c = self.gen.range_args(args, site)
-                return v, a, b, c
-            v, a, b, c = self.compile(solve, site, depth)
+        elif isinstance(form, Solved):
+            code.open(f"if ({self.compile(lambda: self.gen.truth(form.guard), site, depth)}) {{")
+            v, a, b, c = self.compile(lambda: self.solve(form, site), site, depth)
             code.open(f"if (bn_range_has({a}, {b}, {c}, {v})) {{")
             code(f"{var} = {v};")
-            body()
-            code.close()
-            code.close()
-        elif isinstance(seq, DivisorSeq):
+        elif isinstance(form, Divisors):
             it = self.unit.tmp()
-            self.compile(lambda: self.divisors(seq, it, site), site, depth)
+            self.compile(lambda: self.divisors(form, it, site), site, depth)
             i = self.unit.tmp()
             code(f"int64_t {i};")
             code.open(f"while (bn_divs_next(&{it}, &{i})) {{")
             code(f"{var} = {i};")
-            body()
-            code.close()
-        else:   # CallSeq, SetOpSeq: a scratch sequence
+        else:   # Scratch
             slot = self.unit.seq_slot()
             q = f"bn_q{lid}"
             code(f"bn_seq *{q} = &w->seqs[{slot}];")
-            self.compile(lambda: self.fill(seq, q, site, s), site, depth)
+            self.compile(lambda: self.fill(form.fill, q, site, s), site, depth)
             i, x = self.unit.tmp(), self.unit.tmp()
             vsite = self.unit.site(LoopValueSite(s.node, s.var))
             code.open(f"for (int64_t {i} = 0; {i} < {q}->n; {i}++) {{")
@@ -451,27 +419,43 @@ class CPrinter:
             self.ctx.bound = depth
             code(f"if (BN_UNLIKELY({x}.f)) {{ w->bad = {x}; {self.ctx.fail(vsite, 'BN_K_NON_INTEGER')[2:]}")
             code(f"{var} = {x}.i;")
-            body()
-            code.close()
-            if isinstance(seq, CallSeq) and seq.closure:
-                self.ctx.bound = depth
-                self.fail_used.add(depth)
-                code(f"if (BN_UNLIKELY({q}->pkind)) {{ w->site = {q}->psite; w->kind = {q}->pkind; "
-                     f"w->nbound = {depth}; goto bn_f{depth}; }}")
+        body()
         code.close()
-        if nest is not None:
+        if isinstance(form, Solved):
+            code.close()
+        if isinstance(form, Scratch) and form.pending:
+            self.ctx.bound = depth
+            code(f"if (BN_UNLIKELY({q}->pkind)) {self.pending(q, depth)}")
+        code.close()
+        if count is not None:
             code.close()
         if f"bn_b{lid}" in self.used_labels:
             code(f"bn_b{lid}:;")
 
-    def assign_value(self, var, value, s, depth):
+    def pending(self, q, bound):
+        """Raise the error that filling ``q`` left pending."""
+        self.fail_used.add(bound)
+        return f"{{ w->site = {q}->psite; w->kind = {q}->pkind; w->nbound = {bound}; goto bn_f{bound}; }}"
+
+    def range(self, form, site):
+        return self.gen.range_args([self.gen.value(b.expr) for b in form.bounds], site)
+
+    def solve(self, form, site):
+        v = self.gen.value(form.value)
+        if v.type not in INTISH:
+            raise _Untranslatable(None, f"a solved loop over a {v.type} value")
+        v = self.gen.stable(v)
+        return (v,) + self.range(form.base, site)
+
+    def bind(self, var, value, form, s, depth):
+        """``var = value`` with the form's non-integer check."""
         code = self.code
-        if value.type in INTISH:
+        if form.check == "none":
             code(f"{var} = {value};")
             return
         vsite = self.unit.site(LoopValueSite(s.node, s.var))
         self.ctx.bound = depth
-        if value.type == "float":
+        if form.check == "always":
             code(f"w->bad = bn_nf({value}); {self.ctx.fail(vsite, 'BN_K_NON_INTEGER')}")
             code(f"{var} = 0;")
             return
@@ -479,11 +463,10 @@ class CPrinter:
         code(f"if (BN_UNLIKELY({v}.f)) {{ w->bad = {v}; {self.ctx.fail(vsite, 'BN_K_NON_INTEGER')[2:]}")
         code(f"{var} = {v}.i;")
 
-    def divisors(self, seq, it, site):
+    def divisors(self, form, it, site):
         """Declare and start the divisor iteration ``it`` (n, then start and stop, as Python)."""
         gen, code = self.gen, self.code
-        start, stop, _ = seq.base.exprs()
-        vals = [gen.stable(gen.value(x)) for x in (seq.n, start, stop)]
+        vals = [gen.stable(gen.value(x)) for x in (form.n, form.base.start.expr, form.base.stop.expr)]
         for v in vals:
             if v.type not in INTISH:
                 raise _Untranslatable(None, f"a divisor loop over a {v.type} value")
@@ -493,20 +476,19 @@ class CPrinter:
         code(f"bn_divs {it};")
         code(f"bn_divs_init(&{it}, {n}, {a}, {b});")
 
-    def fill(self, seq, q, site, loop):
+    def fill(self, f, q, site, loop):
         """Fill the scratch sequence ``q`` (immediate errors fail now; a closure's stay pending)."""
         code, gen = self.code, self.gen
-        if isinstance(seq, CallSeq):
-            info = self.program.funcs.get(seq.func)
+        if isinstance(f, Call):
+            info = self.program.funcs.get(f.func)
             if info is None:
-                raise BeastError(f"internal error: unknown function {seq.func}")
+                raise BeastError(f"internal error: unknown function {f.func}")
             fname = self.unit.function(info)
-            args = [gen.value(a) for a in seq.args]
-            params = self.unit.param_types(info)
-            texts = [gen.convert(a, t) for a, t in zip(args, params)]
+            args = [gen.value(a) for a in f.args]
+            texts = [gen.convert(a, t) for a, t in zip(args, self.unit.param_types(info))]
             code(f"bn_seq_reset({q});")
             call = f"{fname}(w, {q}{''.join(', ' + t for t in texts)})"
-            if seq.closure:
+            if f.closure:
                 code(f"if (BN_UNLIKELY({call})) {{ {q}->psite = w->site; {q}->pkind = w->kind; }}")
             else:
                 code(f"if (BN_UNLIKELY({call})) {self.ctx.fail_prop()}")
@@ -514,56 +496,39 @@ class CPrinter:
                 code(f"if (BN_UNLIKELY({q}->kind == BN_SEQ_NONE)) {self.ctx.fail(vsite, 'BN_K_RETURNED_NONE')}")
                 code(f"if (BN_UNLIKELY({q}->kind == BN_SEQ_BADRET)) {{ w->bad.i = {q}->extra; "
                      f"{self.ctx.fail(vsite, 'BN_K_BAD_RETURN')[2:]}")
-            return
-        if isinstance(seq, RangeSeq):
-            args = [gen.value(x) for x in seq.exprs()]
-            a, b, c = gen.range_args(args, site)
+        elif isinstance(f, Counted):
+            a, b, c = self.range(f, site)
             code(f"bn_seq_range({q}, {a}, {b}, {c});")
-            return
-        if isinstance(seq, ValuesSeq):
-            values = list(seq.values)
-            code(f"bn_seq_ints({q}, {self.unit.int_array(values) if values else 'NULL'}, {len(values)});")
-            return
-        if isinstance(seq, ScalarSeq):
-            v = gen.value(seq.value)
+        elif isinstance(f, Array):
+            code(f"bn_seq_ints({q}, {self.unit.int_array(f.values) if f.values else 'NULL'}, {len(f.values)});")
+        elif isinstance(f, Bind):
+            v = gen.value(f.value)
             code(f"bn_seq_reset({q});")
             code(f"if (BN_UNLIKELY(bn_e = bn_seq_push({q}, {gen.to_num(v)}))) {self.ctx.fail(site, 'bn_e')}")
-            return
-        if isinstance(seq, SolveSeq):
+        elif isinstance(f, Solved):
             code(f"bn_seq_reset({q});")
-            g = gen.truth(seq.guard)
-            code.open(f"if ({g}) {{")
-            v = gen.stable(gen.value(seq.value))
-            if v.type not in INTISH:
-                raise _Untranslatable(None, f"a solved loop over a {v.type} value")
-            args = [gen.value(x) for x in seq.base.exprs()]
-            a, b, c = gen.range_args(args, site)
+            code.open(f"if ({gen.truth(f.guard)}) {{")
+            v, a, b, c = self.solve(f, site)
             code(f"if (bn_range_has({a}, {b}, {c}, {v}) && BN_UNLIKELY(bn_e = bn_seq_push({q}, bn_ni({v})))) "
                  f"{self.ctx.fail(site, 'bn_e')}")
             code.close()
-            return
-        if isinstance(seq, DivisorSeq):
+        elif isinstance(f, Divisors):
             it, v = self.unit.tmp(), self.unit.tmp()
-            self.divisors(seq, it, site)
+            self.divisors(f, it, site)
             code(f"bn_seq_reset({q});")
             code(f"int64_t {v};")
             code(f"while (bn_divs_next(&{it}, &{v}))")
             code(f"    if (BN_UNLIKELY(bn_e = bn_seq_push({q}, bn_ni({v})))) {self.ctx.fail(site, 'bn_e')}")
-            return
-        if isinstance(seq, SetOpSeq):
+        else:   # SetOp
             ql, qr = self.unit.tmp(), self.unit.tmp()
             code(f"bn_seq *{ql} = &w->seqs[{self.unit.seq_slot()}];")
             code(f"bn_seq *{qr} = &w->seqs[{self.unit.seq_slot()}];")
-            self.fill(seq.left, ql, site, loop)
-            self.fill(seq.right, qr, site, loop)
+            self.fill(f.left, ql, site, loop)
+            self.fill(f.right, qr, site, loop)
             for side in (ql, qr):
-                self.fail_used.add(self.ctx.bound)
-                code(f"if (BN_UNLIKELY({side}->pkind)) {{ w->site = {side}->psite; w->kind = {side}->pkind; "
-                     f"w->nbound = {self.ctx.bound}; goto bn_f{self.ctx.bound}; }}")
-            op = {"union": 0, "intersection": 1, "difference": 2}[seq.op]
+                code(f"if (BN_UNLIKELY({side}->pkind)) {self.pending(side, self.ctx.bound)}")
+            op = {"union": 0, "intersection": 1, "difference": 2}[f.op]
             code(f"if (BN_UNLIKELY(bn_e = bn_setop({q}, {op}, {ql}, {qr}))) {self.ctx.fail(site, 'bn_e')}")
-            return
-        raise BeastError(f"internal error: unknown sequence {seq!r}")
 
     def describe(self, seq):
         if isinstance(seq, RangeSeq):

@@ -42,16 +42,15 @@ per call is 1.5x to 2.5x faster than a coroutine per call.)
 """
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..expr import CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, free_vars
-from ..ir import Check, Emit, Let, Loop, Program, Tally, pure_nest
+from ..expr import free_vars
+from ..ir import Check, Emit, Let, Loop, Program, Tally
 from ..ir.body import Untranslatable as _LoweringRefused
-from ..ir.fuse import fusable
 from ..ir.intervals import NestIntervals
+from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, Target
 from .exprs import ATOM
 from .lua_body import FunctionTranslator
 from .lua_ops import (LIMIT, SETOP_CODES, ErrorSite, LuaCodegenError, LuaExpr, LuaOps, Untranslatable, V,
@@ -82,6 +81,9 @@ HELPERS = (Path(__file__).with_name("lua_prelude.lua")).read_text(encoding="utf-
 # ---------------------------------------------------------------------------------------------
 # The program printer
 
+# integers exact strictly inside (-2**53, 2**53), with intervals; short constant chains fused
+LUA_TARGET = Target(lo=1 - LIMIT, hi=LIMIT - 1, limit=LIMIT, fuse=True)
+
 class LuaPrinter:
     """Print a :class:`~beast.ir.Program` as a LuaJIT chunk."""
 
@@ -94,6 +96,7 @@ class LuaPrinter:
         self.site_index = {}
         self.names = {}
         self.ivs = NestIntervals(program, LIMIT).vars     # beast.ir.intervals
+        self.lower = LoopLowering(program, LUA_TARGET)
         self.tables = {}            # tuple of ints -> Lua name
         self.fn = None              # the Lua function being printed (_FnOut)
         self.parts = []             # line lists of the functions split off deep loop nests
@@ -221,73 +224,64 @@ class LuaPrinter:
             out.append("local _b_F = {" + ", ".join(f"{i} = {i}" for i in self.func_kinds) + "}")
         return out
 
-    # -- sequences
-    def range_parts(self, seq: RangeSeq):
-        """Vs of start, stop, step with bool→int and float checks (Python's range() TypeError)."""
+    # -- sequences (the forms of beast.ir.loops)
+    def range_parts(self, form: Counted):
+        """Vs of start, stop, step: a bool as 0/1, a float or num checked (Python's range() TypeError)."""
         parts = []
-        for x in seq.exprs():
-            v = LuaOps.num(self.ex.v(x))
-            if v.ty in ("float", "num"):
-                k = self.site("rbound")
-                v = V(f"_b_rint({v.code}, {LuaOps.flag(v)}, {k})", ATOM, "int")
-            elif v.ty != "int":
+        for b in form.bounds:
+            v = LuaOps.num(self.ex.v(b.expr))
+            if b.kind == "check":
+                v = V(f"_b_rint({v.code}, {LuaOps.flag(v)}, {self.site('rbound')})", ATOM, "int")
+            elif b.kind == "bad":
                 raise LuaCodegenError(f"a range() bound of type {v.ty}")
             parts.append(v)
         return parts
 
-    def range_head(self, seq: RangeSeq) -> str:
-        a, b, c = self.range_parts(seq)
-        if c.iv is not None and c.iv[0] > 0:
-            lim = self.ex.arith("-", b, self.ex.const_number(1))
-        elif c.iv is not None and c.iv[1] < 0:
-            lim = self.ex.arith("+", b, self.ex.const_number(1))
+    def range_head(self, form: Counted) -> str:
+        a, b, c = self.range_parts(form)
+        if form.step_sign:
+            lim = self.ex.arith("-" if form.step_sign > 0 else "+", b, self.ex.const_number(1))
         else:
             lim = V(f"_b_rlim({b.code}, {c.code}, {self.site('rstep')})", ATOM, "int")
         return f"{a.code}, {lim.code}, {c.code}"
 
-    def range_len(self, seq: RangeSeq) -> str:
-        a, b, c = self.range_parts(seq)
-        if a.const and b.const and c.const and c.k != 0:
-            return str(len(range(a.k, b.k, c.k)))
+    def range_len(self, form: Counted) -> str:
+        a, b, c = self.range_parts(form)
+        if form.length is not None:
+            return str(form.length)
         return f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('rstep')})"
 
-    def seq_list(self, seq) -> str:
-        """Lua expression of a table holding a sequence's values (operands of set operations)."""
-        if isinstance(seq, RangeSeq):
-            a, b, c = self.range_parts(seq)
+    def seq_list(self, f) -> str:
+        """Lua expression of a table holding a fill's values (operands of set operations)."""
+        if isinstance(f, Counted):
+            a, b, c = self.range_parts(f)
             return f"_b_rlist({a.code}, {b.code}, {c.code}, {self.site('rstep')})"
-        if isinstance(seq, ValuesSeq):
-            return self.values_table(seq.values)
-        if isinstance(seq, ScalarSeq):
-            v = LuaOps.num(self.ex.v(seq.value))
-            return f"{{{v.code}}}"
-        if isinstance(seq, CallSeq):
-            args = self.call_args(seq.func, [self.ex.v(a) for a in seq.args])
-            ref = self.func_ref[seq.func]
-            if seq.closure:
-                sep = ", " if args else ""
-                return f"_b_clist({ref}{sep}{args})"
+        if isinstance(f, Array):
+            return self.values_table(f.values)
+        if isinstance(f, Bind):
+            return f"{{{LuaOps.num(self.ex.v(f.value)).code}}}"
+        if isinstance(f, Call):
+            args = self.call_args(f.func, [self.ex.v(a) for a in f.args])
+            ref = self.func_ref[f.func]
+            if f.closure:
+                return f"_b_clist({ref}{', ' if args else ''}{args})"
             return f"_b_dlist({ref}({args}))"
-        if isinstance(seq, SolveSeq):
-            return f"_b_opt({self.solve_value(seq)})"
-        if isinstance(seq, DivisorSeq):
-            a, b, _ = self.range_parts(seq.base)
-            n = LuaOps.num(self.ex.v(seq.n))
-            return f"_b_divisors({n.code}, {a.code}, {b.code})"
-        if isinstance(seq, SetOpSeq):
-            return f"_b_setop({SETOP_CODES[seq.op]}, {self.seq_list(seq.left)}, {self.seq_list(seq.right)})"
-        raise LuaCodegenError(f"the sequence {seq!r}")
+        if isinstance(f, Solved):
+            return f"_b_opt({self.solve_value(f)})"
+        if isinstance(f, Divisors):
+            a, b, _ = self.range_parts(f.base)
+            return f"_b_divisors({LuaOps.num(self.ex.v(f.n)).code}, {a.code}, {b.code})"
+        return f"_b_setop({SETOP_CODES[f.op]}, {self.seq_list(f.left)}, {self.seq_list(f.right)})"
 
     def values_table(self, values):
-        vals = tuple(int(v) for v in values)
-        return self.const_table(vals)
+        return self.const_table(tuple(int(v) for v in values))
 
-    def solve_value(self, seq: SolveSeq) -> str:
-        guard = self.ex.truth(self.ex.v(seq.guard))
-        value = LuaOps.num(self.ex.v(seq.value))
+    def solve_value(self, form: Solved) -> str:
+        guard = self.ex.truth(self.ex.v(form.guard))
+        value = LuaOps.num(self.ex.v(form.value))
         if value.ty != "int":
             raise LuaCodegenError("a solved value that is not an integer")
-        a, b, c = self.range_parts(seq.base)
+        a, b, c = self.range_parts(form.base)
         if c.const and c.k == 1:
             member = f"_b_in1({value.code}, {a.code}, {b.code})"
         else:
@@ -297,20 +291,16 @@ class LuaPrinter:
         return f"({guard}) and {member} or nil"
 
     # -- statements
-    def pure_count(self, loop: Loop):
-        """Lua counting a loop nest that only emits (a product of lengths), or None."""
-        nest = pure_nest(loop, self.program.types, inner_safe=True)
-        if nest is None:
-            return None
+    def pure_count(self, count):
+        """Lua counting a loop nest that only emits (a product of lengths)."""
         text = None
-        for l in reversed(nest):
-            seq = l.seq
-            if isinstance(seq, ScalarSeq):
+        for _, form in reversed(count.parts):
+            if isinstance(form, Bind):
                 part = "1"
-            elif isinstance(seq, ValuesSeq):
-                part = str(len(seq.values))
+            elif isinstance(form, Array):
+                part = str(len(form.values))
             else:
-                part = self.range_len(seq)
+                part = self.range_len(form)
             if text is None:
                 text = part
             elif part.isdigit() and text.isdigit():
@@ -345,12 +335,11 @@ class LuaPrinter:
                     exit_ = f"goto {loop[0] if s.exit == 'continue' else loop[1]}"
                 self.emit(depth, f"if {cond} then {exit_} end", s.node, nloops)
             elif isinstance(s, Loop):
-                if mode == "count":
-                    fast = self.pure_count(s)
-                    if fast is not None:
-                        self.emit(depth, f"_b_n = _b_chk(_b_n + {fast}, {self.site('overflow')})",
-                                  s.node, nloops)
-                        continue
+                count = self.lower.count(s) if mode == "count" else None
+                if count is not None:
+                    self.emit(depth, f"_b_n = _b_chk(_b_n + {self.pure_count(count)}, {self.site('overflow')})",
+                              s.node, nloops)
+                    continue
                 self.loop(s, depth, mode, nloops)
             elif isinstance(s, Tally):
                 self.emit(depth, f"_b_T[{s.slot + 1}] = _b_T[{s.slot + 1}] + 1")   # beast stats
@@ -379,15 +368,6 @@ class LuaPrinter:
             return
         raise LuaCodegenError(f"derived variable '{name}' is {ty} but its expression is {v.ty}")
 
-    def bind_check(self, depth, var, v: V, s, nloops, k_nonint):
-        """After ``local var = value``: Python's integer check of an iterator value."""
-        if v.ty == "float":
-            self.emit(depth, f"_b_nonint({k_nonint}, {var}, true)", s.node, nloops + 1)
-        elif v.ty == "num":
-            self.emit(depth, f"if {v.flag} then _b_nonint({k_nonint}, {var}, true) end", s.node, nloops + 1)
-        elif v.ty == "str":
-            self.emit(depth, f"_b_nonint({k_nonint}, {var}, false)", s.node, nloops + 1)
-
     SPLIT_AT = 110          # locals in scope beyond which a loop nest moves to its own function
 
     def loop(self, s: Loop, depth, mode, nloops):
@@ -396,27 +376,27 @@ class LuaPrinter:
         live, ndefined = self.fn.live, len(self.defined)
         self.defined.append(s.var)
         try:
-            chain = fusable(s, LIMIT)          # beast.ir.fuse: which loops run as one
-            if chain is not None:
-                self.fused_code(chain, depth, mode, nloops)
+            fused = self.lower.fused(s)          # beast.ir.fuse: which loops run as one
+            if fused is not None:
+                self.fused_code(fused, depth, mode, nloops)
             else:
                 self.loop_code(s, depth, mode, nloops)
         finally:
             self.fn.live = live
             del self.defined[ndefined:]
 
-    def fused_code(self, chain, depth, mode, nloops):
+    def fused_code(self, fused, depth, mode, nloops):
         n = self.new_label()
         cont, brk = f"_b_c{n}", f"_b_x{n}"
+        chain = fused.chain
         first, last = chain[0][0], chain[-1][0]
         if len(chain) == 1:
-            (vals,) = chain[0][1:]
             self.emit(depth, "do", first.node, nloops)
             self.fn.live += 1
-            self.emit(depth + 1, f"local {self.lname(first.var)} = {vals[0]}", first.node, nloops)
+            self.emit(depth + 1, f"local {self.lname(first.var)} = {chain[0][1][0]}", first.node, nloops)
         else:
             q = f"_b_q{n}"
-            combos = list(itertools.product(*(vals for _, vals in chain)))
+            combos = fused.combinations
             self.emit(depth, f"for {q} = 1, {len(combos)} do", first.node, nloops)
             self.fn.live += 4 + len(chain)
             for i, (loop, _) in enumerate(chain):
@@ -425,8 +405,7 @@ class LuaPrinter:
                 if i:
                     self.defined.append(loop.var)
         # leaving a loop of one value goes on with the next combination, as a continue does
-        exits = (cont, cont) if len(chain[-1][1]) == 1 else (cont, brk)
-        self.block(last.body, depth + 1, mode, exits, nloops + len(chain))
+        self.block(last.body, depth + 1, mode, (cont, cont if fused.single else brk), nloops + len(chain))
         self.emit(depth + 1, f"::{cont}::")
         self.emit(depth, "end")
         self.emit(depth, f"::{brk}::")
@@ -471,112 +450,88 @@ class LuaPrinter:
         n = self.new_label()
         cont, brk = f"_b_c{n}", f"_b_x{n}"
         var = self.lname(s.var)
-        seq = s.seq
-        inner = (cont, brk)
+        form = self.lower.form(s)
         k_nonint = self.site("nonint", s.var)
-        if isinstance(seq, RangeSeq):
-            head = self.range_head(seq)
-            self.emit(depth, f"for {var} = {head} do", s.node, nloops)
-            self.fn.live += 4
-            self.block(s.body, depth + 1, mode, inner, nloops + 1)
-            self.emit(depth + 1, f"::{cont}::")
-            self.emit(depth, "end")
-            self.emit(depth, f"::{brk}::")
-            return
-        if isinstance(seq, ValuesSeq):
-            vals = [int(x) for x in seq.values]
-            table = self.values_table(vals)
-            j = f"_b_j{n}"
-            self.emit(depth, f"for {j} = 1, {len(vals)} do", s.node, nloops)
-            self.fn.live += 5
-            self.emit(depth + 1, f"local {var} = {table}[{j}]", s.node, nloops)
-            if any(abs(x) >= LIMIT for x in vals):
-                self.emit(depth + 1, f"_b_chk({var}, {self.site('overflow')})", s.node, nloops + 1)
-            self.block(s.body, depth + 1, mode, inner, nloops + 1)
-            self.emit(depth + 1, f"::{cont}::")
-            self.emit(depth, "end")
-            self.emit(depth, f"::{brk}::")
-            return
-        if isinstance(seq, (ScalarSeq, SolveSeq)):
-            inner = (cont, cont)
+        at = (s.node, nloops)
+        check = (s.node, nloops + 1)
+
+        def body(d):
+            self.block(s.body, d, mode, (cont, cont if form.single else brk), nloops + 1)
+
+        if isinstance(form, (Bind, Solved)):
             self.fn.live += 2
-            if isinstance(seq, ScalarSeq):
-                v = self.ex.v(seq.value)
-                if v.ty == "bool":
-                    v = LuaOps.num(v)
-                self.emit(depth, "do")
-                if v.ty == "num":
-                    self.emit(depth + 1, f"local {var}, _b_fv{n} = {v.code}, {v.flag}", s.node, nloops)
-                    v = V(var, ATOM, "num", flag=f"_b_fv{n}")
-                else:
-                    self.emit(depth + 1, f"local {var} = {v.code}", s.node, nloops)
-                self.bind_check(depth + 1, var, v, s, nloops, k_nonint)
-                self.block(s.body, depth + 1, mode, inner, nloops + 1)
-                self.emit(depth, "end")
-            else:
-                self.emit(depth, "do")
-                self.emit(depth + 1, f"local {var} = {self.solve_value(seq)}", s.node, nloops)
+            self.emit(depth, "do")
+            if isinstance(form, Solved):
+                self.emit(depth + 1, f"local {var} = {self.solve_value(form)}", *at)
                 self.emit(depth + 1, f"if {var} then")
-                self.block(s.body, depth + 2, mode, inner, nloops + 1)
+                body(depth + 2)
                 self.emit(depth + 1, "end")
-                self.emit(depth, "end")
+            else:
+                v = LuaOps.num(self.ex.v(form.value))
+                flag = LuaOps.flag(v) if form.check == "always" else f"_b_fv{n}"
+                if form.check == "flag":
+                    self.emit(depth + 1, f"local {var}, {flag} = {v.code}, {v.flag}", *at)
+                else:
+                    self.emit(depth + 1, f"local {var} = {v.code}", *at)
+                if form.check != "none":
+                    self.emit(depth + 1, f"if {flag} then _b_nonint({k_nonint}, {var}, true) end" if
+                              form.check == "flag" else f"_b_nonint({k_nonint}, {var}, {flag})", *check)
+                body(depth + 1)
+            self.emit(depth, "end")
             self.emit(depth, f"::{cont}::")
             return
-        if isinstance(seq, CallSeq):
-            args = self.call_args(seq.func, [self.ex.v(a) for a in seq.args])
-            ref = self.func_ref[seq.func]
+        outer = depth
+        if isinstance(form, Counted):
+            self.emit(depth, f"for {var} = {self.range_head(form)} do", *at)
+            self.fn.live += 4
+        elif isinstance(form, Array):
+            j = f"_b_j{n}"
+            self.emit(depth, f"for {j} = 1, {len(form.values)} do", *at)
+            self.fn.live += 5
+            self.emit(depth + 1, f"local {var} = {self.values_table(form.values)}[{j}]", *at)
+            if form.wide is not None:
+                self.emit(depth + 1, f"_b_chk({var}, {self.site('overflow')})", *check)
+        else:
             j, s0, st, cnt, tb, bad = (f"_b_{x}{n}" for x in ("j", "s", "d", "n", "t", "b"))
             self.emit(depth, "do")
             depth += 1
-            if not seq.closure:
-                self.emit(depth, f"local {s0}, {st}, {cnt}, {tb}, {bad} = {ref}({args})", s.node, nloops)
+            call = form.fill if isinstance(form, Scratch) and isinstance(form.fill, Call) else None
+            if call is not None:
+                args = self.call_args(call.func, [self.ex.v(a) for a in call.args])
+                ref = self.func_ref[call.func]
+            if call is not None and not call.closure:
+                self.emit(depth, f"local {s0}, {st}, {cnt}, {tb}, {bad} = {ref}({args})", *at)
                 self.emit(depth, f"for {j} = 0, {cnt} - 1 do")
                 self.fn.live += 10
                 self.emit(depth + 1, f"local {var} = {tb} and {tb}[{j} + 1] or {s0} + {j} * {st}")
-                self.emit(depth + 1, f"if {j} == {bad} then _b_nonint({k_nonint}, {var}, true) end", s.node,
-                          nloops + 1)
-                self.block(s.body, depth + 1, mode, inner, nloops + 1)
-                self.emit(depth + 1, f"::{cont}::")
-                self.emit(depth, "end")
-                self.emit(depth, f"::{brk}::")
-                self.emit(depth - 1, "end")
-                return
-            ok, err, out = f"_b_ok{n}", f"_b_e{n}", f"_b_o{n}"
-            self.fn.out_tables.append(out)     # one table per call site, reused (declared on top)
-            self.fn.live += 9
-            sep = ", " if args else ""
-            self.emit(depth, f"local {ok}, {cnt}, {bad} = _b_pcall({ref}, {out}{sep}{args})", s.node, nloops)
-            self.emit(depth, f"local {err} = nil")
-            self.emit(depth, f"if not {ok} then {err} = {cnt}; {cnt} = {out}.n; {bad} = -1 end")
-            self.emit(depth, f"for {j} = 0, {cnt} - 1 do")
-            self.emit(depth + 1, f"local {var} = {out}[{j} + 1]")
-            self.emit(depth + 1, f"if {j} == {bad} then _b_nonint({k_nonint}, {var}, true) end", s.node, nloops + 1)
-            self.block(s.body, depth + 1, mode, inner, nloops + 1)
-            self.emit(depth + 1, f"::{cont}::")
-            self.emit(depth, "end")
-            self.emit(depth, f"if {err} then _b_reraise({err}) end", s.node, nloops)
-            self.emit(depth, f"::{brk}::")
-            self.emit(depth - 1, "end")
-            return
-        if isinstance(seq, (SetOpSeq, DivisorSeq)):
-            # a table of values built at run time
-            j, tb = f"_b_j{n}", f"_b_t{n}"
-            self.emit(depth, "do")
-            depth += 1
-            self.fn.live += 6
-            self.emit(depth, f"local {tb} = {self.seq_list(seq)}", s.node, nloops)
-            self.emit(depth, f"for {j} = 1, #{tb} do")
-            self.emit(depth + 1, f"local {var} = {tb}[{j}]")
-            if isinstance(seq, SetOpSeq):
-                self.emit(depth + 1, f"if not _b_isint({var}) then _b_nonint({k_nonint}, {var}) end",
-                          s.node, nloops + 1)
-            self.block(s.body, depth + 1, mode, inner, nloops + 1)
-            self.emit(depth + 1, f"::{cont}::")
-            self.emit(depth, "end")
-            self.emit(depth, f"::{brk}::")
-            self.emit(depth - 1, "end")
-            return
-        raise LuaCodegenError(f"the sequence {seq!r}")
+            elif call is not None:
+                ok, err, out = f"_b_ok{n}", f"_b_e{n}", f"_b_o{n}"
+                self.fn.out_tables.append(out)     # one table per call site, reused (declared on top)
+                self.fn.live += 9
+                self.emit(depth, f"local {ok}, {cnt}, {bad} = _b_pcall({ref}, {out}{', ' if args else ''}{args})",
+                          *at)
+                self.emit(depth, f"local {err} = nil")
+                self.emit(depth, f"if not {ok} then {err} = {cnt}; {cnt} = {out}.n; {bad} = -1 end")
+                self.emit(depth, f"for {j} = 0, {cnt} - 1 do")
+                self.emit(depth + 1, f"local {var} = {out}[{j} + 1]")
+            else:   # a table of values built at run time
+                self.fn.live += 6
+                self.emit(depth, f"local {tb} = {self.seq_list(form.fill if isinstance(form, Scratch) else form)}",
+                          *at)
+                self.emit(depth, f"for {j} = 1, #{tb} do")
+                self.emit(depth + 1, f"local {var} = {tb}[{j}]")
+            if call is not None:
+                self.emit(depth + 1, f"if {j} == {bad} then _b_nonint({k_nonint}, {var}, true) end", *check)
+            elif isinstance(form, Scratch):
+                self.emit(depth + 1, f"if not _b_isint({var}) then _b_nonint({k_nonint}, {var}) end", *check)
+        body(depth + 1)
+        self.emit(depth + 1, f"::{cont}::")
+        self.emit(depth, "end")
+        if isinstance(form, Scratch) and form.pending:
+            self.emit(depth, f"if {err} then _b_reraise({err}) end", *at)
+        self.emit(depth, f"::{brk}::")
+        if depth != outer:
+            self.emit(outer, "end")
 
     # -- whole chunk
     def render(self) -> LuaSource:

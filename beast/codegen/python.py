@@ -11,10 +11,10 @@ import copy
 import math
 from dataclasses import dataclass
 
-from ..expr import (CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
-                    static_type)
+from ..expr import static_type
+from ..ir import Check, Emit, Let, Loop, Program, Tally
+from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved, Target
 from .exprs import ATOM, ExprPrinter
-from ..ir import Check, Emit, Let, Loop, Program, Tally, pure_nest
 
 HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
            "_b_setop", "_b_overflow", "_b_divisors")
@@ -66,6 +66,7 @@ class PythonPrinter:
     def __init__(self, program: Program):
         self.program = program
         self.ex = PyExpr(program.types)
+        self.lower = LoopLowering(program, Target())     # unbounded integers
         self.lines = []
         self.line_nodes = {}
 
@@ -75,40 +76,32 @@ class PythonPrinter:
             # the node this line evaluates, and how many loops (outermost first) are bound there
             self.line_nodes[len(self.lines)] = (node, bound)
 
-    def seq(self, s):
-        """A Python iterable for a sequence, and whether its values need an integer check."""
-        if isinstance(s, RangeSeq):
-            start, stop, step = (self.ex(x) for x in s.exprs())
+    def seq(self, f):
+        """A Python iterable for a loop form (beast.ir.loops) or a scratch loop's fill."""
+        if isinstance(f, Counted):
+            start, stop, step = (self.ex(b.expr) for b in f.bounds)
             if step == "1":
-                return (f"_b_range({stop})" if start == "0" else f"_b_range({start}, {stop})"), False
-            return f"_b_range({start}, {stop}, {step})", False
-        if isinstance(s, ValuesSeq):
-            return "(" + "".join(f"{v}, " for v in s.values).rstrip(" ") + ")", False
-        if isinstance(s, ScalarSeq):
-            return f"({self.ex(s.value)},)", static_type(s.value, self.program.types) != "int"
-        if isinstance(s, CallSeq):
-            call = f"{s.func}({', '.join(self.ex(a) for a in s.args)})"
-            return (call if s.closure else f"_b_vals({call})"), True
-        if isinstance(s, SolveSeq):
-            base, _ = self.seq(s.base)
-            value = self.ex(s.value)
-            return f"((({value}),) if {self.ex(s.guard)} and ({value}) in {base} else ())", False
-        if isinstance(s, DivisorSeq):
-            start, stop, _ = (self.ex(x) for x in s.base.exprs())
-            return f"_b_divisors({self.ex(s.n)}, {start}, {stop})", False
-        if isinstance(s, SetOpSeq):
-            left, _ = self.seq(s.left)
-            right, _ = self.seq(s.right)
-            return f"_b_setop({s.op!r}, {left}, {right})", True
-        raise TypeError(s)
+                return f"_b_range({stop})" if start == "0" else f"_b_range({start}, {stop})"
+            return f"_b_range({start}, {stop}, {step})"
+        if isinstance(f, Array):
+            return "(" + "".join(f"{v}, " for v in f.values).rstrip(" ") + ")"
+        if isinstance(f, Bind):
+            return f"({self.ex(f.value)},)"
+        if isinstance(f, Call):
+            call = f"{f.func}({', '.join(self.ex(a) for a in f.args)})"
+            return call if f.closure else f"_b_vals({call})"
+        if isinstance(f, Solved):
+            value = self.ex(f.value)
+            return f"((({value}),) if {self.ex(f.guard)} and ({value}) in {self.seq(f.base)} else ())"
+        if isinstance(f, Divisors):
+            return f"_b_divisors({self.ex(f.n)}, {self.ex(f.base.start.expr)}, {self.ex(f.base.stop.expr)})"
+        if isinstance(f, SetOp):
+            return f"_b_setop({f.op!r}, {self.seq(f.left)}, {self.seq(f.right)})"
+        return self.seq(f.fill)
 
-    def pure_count(self, loop: Loop):
-        """Text counting a loop nest that only emits (a product of lengths), or None."""
-        nest = pure_nest(loop, self.program.types, inner_safe=True)
-        if nest is None:
-            return None
-        parts = ["1" if isinstance(l.seq, ScalarSeq) else f"_b_len({self.seq(l.seq)[0]})" for l in nest]
-        return " * ".join(parts)
+    def pure_count(self, count):
+        """Text counting a loop nest that only emits (a product of lengths)."""
+        return " * ".join("1" if isinstance(form, Bind) else f"_b_len({self.seq(form)})" for _, form in count.parts)
 
     # Python refuses more than 20 nested blocks: deeper loops move into functions of their own.
     SPLIT_DEPTH = 16
@@ -131,17 +124,17 @@ class PythonPrinter:
                 exit_ = s.exit if outer_loop else ("return 0" if mode == "count" else "return")
                 self.emit(depth + 1, exit_)
             elif isinstance(s, Loop):
-                if mode == "count":
-                    fast = self.pure_count(s)
-                    if fast is not None:
-                        self.emit(depth, f"_b_n += {fast}", s.node, nloops)
-                        continue
+                count = self.lower.count(s) if mode == "count" else None
+                if count is not None:
+                    self.emit(depth, f"_b_n += {self.pure_count(count)}", s.node, nloops)
+                    continue
                 if depth >= self.SPLIT_DEPTH:
                     self.split(s, depth, mode, nloops, scope)
                     continue
-                iterable, check = self.seq(s.seq)
-                self.emit(depth, f"for {s.var} in {iterable}:", s.node, nloops)
-                if check:
+                form = self.lower.form(s)
+                self.emit(depth, f"for {s.var} in {self.seq(form)}:", s.node, nloops)
+                # Python's values keep their class: check (and turn a bool into an int) at run time
+                if isinstance(form, Scratch) or isinstance(form, Bind) and form.type != "int":
                     self.emit(depth + 1, f"if {s.var}.__class__ is not int:", s.node, nloops + 1)
                     self.emit(depth + 2, f"{s.var} = _b_int({s.var}, {s.var!r})", s.node, nloops + 1)
                 self.block(s.body, depth + 1, mode, True, nloops + 1, scope + [s.var])

@@ -1,0 +1,228 @@
+"""Loop forms: how each loop of the nest runs, decided once for every target (data only).
+
+A :class:`~beast.ir.nest.Loop`'s sequence (:mod:`beast.expr`: RangeSeq, ValuesSeq, ScalarSeq,
+SolveSeq, DivisorSeq, CallSeq, SetOpSeq) is lowered here into one of a few forms; a printer only
+spells them, in its own text:
+
+- :class:`Counted`: ``range(start, stop, step)``, with each bound's check (an int as it is, a bool
+  as 0/1, a float or a num checked when it runs: Python's range() refuses a float) and the sign of
+  the step where the target's intervals prove it (no step-zero check, a known loop direction);
+- :class:`Array`: constant integers; ``wide`` when one is outside the integers the target holds
+  exactly (the C backend refuses it, the Lua backend raises "integer overflow" when it is reached);
+- :class:`Bind`: one value bound to the loop variable, and its non-integer check;
+- :class:`Solved`: one value when a guard holds and the value is in a range (tightening);
+- :class:`Divisors`: the divisors of n in a step-1 range (all of it when n == 0; when the range
+  holds 0 and n != 0, Python's ``n % 0`` fails);
+- :class:`Scratch`: values built before the loop runs (a :class:`Call` of a deferred or closure
+  user function, a :class:`SetOp` of two such fills, or a form above as an operand), then walked,
+  each value checked to be an integer; a closure's error stays *pending* until the loop has seen
+  the values produced before it (when Python's lazy loop raises it);
+- :class:`Fused`: a chain of perfectly nested constant loops a target runs as one
+  (:mod:`beast.ir.fuse`);
+- :class:`Count`: a nest that only multiplies (:func:`beast.ir.counting.pure_nest`), counted as a
+  product of the lengths of its Counted/Array/Bind forms.
+
+Which loops are at most one value long (``single``: leaving them is going on with the next
+value of the loop around) is decided here too. What a target can hold is a :class:`Target`.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from ..expr import (CallSeq, Const, DivisorSeq, Expr, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
+                    static_type)
+from .counting import pure_nest
+from .fuse import fusable
+from .intervals import NestIntervals
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a printer's target holds: integers exact in [lo, hi] (None: unbounded); ``limit``:
+    integers strictly inside (-limit, limit) have known intervals (checks proved away; None: no
+    interval analysis); ``fuse``: run short constant chains as one loop; ``count_safe``: a pure
+    counting nest is one expression, so its inner sequences must not fail."""
+    lo: int | None = None
+    hi: int | None = None
+    limit: int | None = None
+    fuse: bool = False
+    count_safe: bool = True
+
+
+# ---------------------------------------------------------------------------------------------
+# The forms
+
+@dataclass(frozen=True)
+class Bound:
+    """A range() argument: ``kind`` is "int" (as it is), "bool" (0 or 1), "check" (a float or a
+    num: Python's range() TypeError when it is a float) or "bad" (not a number)."""
+    expr: Expr
+    type: str
+
+    @property
+    def kind(self):
+        return {"int": "int", "bool": "bool", "float": "check", "num": "check"}.get(self.type, "bad")
+
+
+@dataclass(frozen=True)
+class Counted:
+    start: Bound
+    stop: Bound
+    step: Bound
+    step_sign: int = 0          # +1 / -1 when proved (no step-zero check), else 0
+    length: int | None = None   # when every bound is a constant integer and the step is not 0
+    single = False
+
+    @property
+    def bounds(self):
+        return (self.start, self.stop, self.step)
+
+
+@dataclass(frozen=True)
+class Array:
+    values: tuple
+    wide: int | None = None     # the first value the target does not hold exactly
+    single = False
+
+
+@dataclass(frozen=True)
+class Bind:
+    """``value`` of static ``type``; ``check``: "none" (an int, or a bool as 0/1), "always" (a
+    float or a str: never an integer), "flag" (a num: an integer unless it is a float)."""
+    value: Expr
+    type: str
+    single = True
+
+    @property
+    def check(self):
+        return "none" if self.type in ("int", "bool") else "flag" if self.type == "num" else "always"
+
+
+@dataclass(frozen=True)
+class Solved:
+    guard: Expr
+    value: Expr
+    base: Counted
+    single = True
+
+
+@dataclass(frozen=True)
+class Divisors:
+    n: Expr
+    base: Counted               # step 1
+    single = False
+
+
+@dataclass(frozen=True)
+class Call:
+    """A user function's values: a deferred one (returns a range, a list or a value) or a closure
+    (a generator: its error is pending until its values have been walked)."""
+    func: str
+    args: tuple
+    closure: bool
+
+
+@dataclass(frozen=True)
+class SetOp:
+    op: str                     # "union" | "intersection" | "difference"
+    left: object                # a fill: Call | SetOp | Counted | Array | Bind | Solved | Divisors
+    right: object
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """Walk the values of ``fill``, each checked to be an integer; ``pending``: a closure's error
+    is raised after the loop (it ran to its end before the loop started)."""
+    fill: object
+    pending: bool = False
+    single = False
+
+
+@dataclass(frozen=True)
+class Fused:
+    """``chain``: ((loop, values), ...) run as one loop over their combinations (one loop of one
+    value: a block); ``body``: the innermost loop's statements."""
+    chain: tuple
+    single: bool
+
+    @property
+    def combinations(self):
+        return list(itertools.product(*(vals for _, vals in self.chain)))
+
+
+@dataclass(frozen=True)
+class Count:
+    """A nest that only emits: ``parts`` are (loop, form) outermost first, each form a Counted,
+    an Array or a Bind (which counts 1)."""
+    parts: tuple
+
+
+# ---------------------------------------------------------------------------------------------
+# The lowering
+
+class LoopLowering:
+    """The loop forms of one program for one :class:`Target`."""
+
+    def __init__(self, program, target: Target):
+        self.types = program.types
+        self.target = target
+        self.ivs = NestIntervals(program, target.limit) if target.limit else None
+
+    def form(self, loop):
+        """The form of ``loop``'s sequence (never Fused: see :meth:`fused`)."""
+        return self.seq(loop.seq)
+
+    def fused(self, loop):
+        """A :class:`Fused` chain starting at ``loop`` where the target fuses, else None."""
+        if not self.target.fuse:
+            return None
+        chain = fusable(loop, self.target.limit)
+        if chain is None:
+            return None
+        return Fused(tuple(chain), len(chain[-1][1]) == 1)
+
+    def count(self, loop):
+        """A :class:`Count` of the nest at ``loop`` when it only multiplies, else None."""
+        nest = pure_nest(loop, self.types, inner_safe=self.target.count_safe)
+        if nest is None:
+            return None
+        return Count(tuple((l, self.seq(l.seq)) for l in nest))
+
+    def seq(self, seq):
+        if isinstance(seq, RangeSeq):
+            return self.counted(seq)
+        if isinstance(seq, ValuesSeq):
+            return self.array(seq.values)
+        if isinstance(seq, ScalarSeq):
+            return Bind(seq.value, static_type(seq.value, self.types))
+        if isinstance(seq, SolveSeq):
+            return Solved(seq.guard, seq.value, self.counted(seq.base))
+        if isinstance(seq, DivisorSeq):
+            return Divisors(seq.n, self.counted(seq.base))
+        if isinstance(seq, (CallSeq, SetOpSeq)):
+            return Scratch(self.fill(seq), isinstance(seq, CallSeq) and seq.closure)
+        raise TypeError(f"internal error: unknown sequence {seq!r}")
+
+    def fill(self, seq):
+        if isinstance(seq, CallSeq):
+            return Call(seq.func, tuple(seq.args), seq.closure)
+        if isinstance(seq, SetOpSeq):
+            return SetOp(seq.op, self.fill(seq.left), self.fill(seq.right))
+        return self.seq(seq)
+
+    def counted(self, seq: RangeSeq) -> Counted:
+        start, stop, step = (Bound(x, static_type(x, self.types)) for x in seq.exprs())
+        sign = 0
+        if self.ivs is not None and step.kind in ("int", "bool"):
+            iv = self.ivs.of(step.expr)
+            sign = 1 if iv is not None and iv[0] > 0 else -1 if iv is not None and iv[1] < 0 else 0
+        consts = [x.expr.value for x in (start, stop, step)
+                  if isinstance(x.expr, Const) and type(x.expr.value) is int]
+        length = len(range(*consts)) if len(consts) == 3 and consts[2] != 0 else None
+        return Counted(start, stop, step, sign, length)
+
+    def array(self, values) -> Array:
+        lo, hi = self.target.lo, self.target.hi
+        wide = next((v for v in values if not lo <= v <= hi), None) if lo is not None else None
+        return Array(tuple(values), wide)
