@@ -13,7 +13,7 @@ What the printed file holds, in order:
   domains of its arguments and printed as a sorted lookup table;
 - ``bn_walk(w)``: the loop nest itself, one function for counting and for writing rows
   (``w->rows``), with hooks for the runtime's work splitting (``bn_claim``/``bn_end`` before and
-  after the outer loops, see :func:`claim_depths`).
+  after the outer loops, see :func:`beast.ir.loops.claim_chain`).
 
 Errors never wrap: every operation that Python would refuse (division by zero, ``range()`` step
 zero, a non-integer iterator value) and every 64-bit overflow stores a *site* (which statement or
@@ -45,7 +45,7 @@ from pathlib import Path
 from ..errors import BeastError, SpaceError
 from ..expr import CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq
 from ..ir import Check, Emit, Let, Loop, Program, Tally, walk_statements
-from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, Target
+from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, Target, claim_chain
 from ..ir.sites import LoopValueSite, NodeSite, UserSite
 from ..ir.tabulate import MAX_VALUES, Tabulator, Untabulatable
 from .c_body import _FuncGen, _TablePrinter
@@ -188,19 +188,6 @@ class _Unit:
 # ---------------------------------------------------------------------------------------------
 # The loop nest
 
-def claim_depths(program: Program) -> int:
-    """The deepest block (0 = before the first loop) that is a chain: lets and checks, then one
-    loop as its last statement. Work items are the runs of that loop; -1 when there is none."""
-    depth, block = -1, program.body
-    d = 0
-    while d <= MAX_CLAIM_DEPTH and block and isinstance(block[-1], Loop) \
-            and all(isinstance(s, (Let, Check, Tally)) for s in block[:-1]):
-        depth = d
-        block = block[-1].body
-        d += 1
-    return depth
-
-
 class _WalkCtx:
     def __init__(self, printer):
         self.printer = printer
@@ -232,7 +219,8 @@ class CPrinter:
         self.derived = {}          # var -> (C name, type)
         self.fail_used = set()
         self.nloops = 0
-        self.claim_depth = claim_depths(program)
+        self.claims = claim_chain(program, MAX_CLAIM_DEPTH)     # the loops that are work items
+        self.claim_depth = len(self.claims) - 1
         self.lower = LoopLowering(program, C_TARGET)
         for st in walk_statements(program.body):
             if isinstance(st, Loop):
@@ -265,7 +253,7 @@ class CPrinter:
         """``loops``: label ids of the enclosing loops (innermost last); ``lets``: lets in scope."""
         lets = list(lets)
         code = self.code
-        for i, s in enumerate(stmts):
+        for s in stmts:
             if isinstance(s, Let):
                 code(c_comment(f"let {s.var} = {self.py(s.expr)}"))
                 site = self.node_site(s, lets)
@@ -290,7 +278,7 @@ class CPrinter:
                 elif test != "0":
                     code(f"if ({test}) {target}")
             elif isinstance(s, Loop):
-                claim = depth <= self.claim_depth and i == len(stmts) - 1 and self.chain_ok(stmts)
+                claim = any(s is c for c in self.claims)
                 if claim:
                     code("if (BN_UNLIKELY(__atomic_load_n(w->cancel, __ATOMIC_RELAXED))) return 2;")
                     code(f"if (w->split == {depth}) {{ int bn_c = bn_claim(w); if (bn_c < 0) return 2; "
@@ -313,10 +301,6 @@ class CPrinter:
                 code("}")
             else:
                 raise BeastError(f"internal error: unknown statement {s!r}")
-
-    @staticmethod
-    def chain_ok(stmts):
-        return all(isinstance(s, (Let, Check, Tally)) for s in stmts[:-1])
 
     # -- pure counting (as the Python backend's count mode does it)
     def pure_count(self, count, depth, lets):

@@ -46,8 +46,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..expr import free_vars
 from ..ir import Check, Emit, Let, Loop, Program, Tally
+from ..ir.nest import reads
 from ..ir.body import Untranslatable as _LoweringRefused
 from ..ir.intervals import NestIntervals
 from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, Target
@@ -413,7 +413,7 @@ class LuaPrinter:
     def part(self, s: Loop, depth, mode, nloops):
         """Print the loop nest ``s`` as a function of its own (LuaJIT allows 200 locals per
         function) and call it: ``_b_P[i](vars...)`` returns the count, or the buffer state."""
-        used = _subtree_vars(s)
+        used = reads(s)
         params = [n for n in self.defined if n in used]
         args = []
         for name in params:
@@ -604,20 +604,6 @@ class _FnOut:
             self.lines[self.slot] = (indent + "local " + ", ".join(self.out_tables) + " = " +
                                      ", ".join("{}" for _ in self.out_tables), None)
         return self.lines
-
-
-def _subtree_vars(loop: Loop) -> set:
-    """Every variable a loop nest reads (sequences, expressions, emitted columns)."""
-    from ..ir import walk_statements
-    out = set()
-    for st in walk_statements([loop]):
-        if isinstance(st, Loop):
-            out |= set(free_vars(st.seq))
-        elif isinstance(st, (Let, Check)):
-            out |= set(free_vars(st.expr))
-        elif isinstance(st, Emit):
-            out |= set(st.columns)
-    return out
 
 
 def print_lua(program: Program, force_python=()) -> LuaSource:

@@ -35,6 +35,7 @@ from ..expr import (CallSeq, Const, DivisorSeq, Expr, RangeSeq, ScalarSeq, SetOp
 from .counting import pure_nest
 from .fuse import fusable
 from .intervals import NestIntervals
+from .nest import Check, Let, Loop, Tally
 
 
 @dataclass(frozen=True)
@@ -226,3 +227,15 @@ class LoopLowering:
         lo, hi = self.target.lo, self.target.hi
         wide = next((v for v in values if not lo <= v <= hi), None) if lo is not None else None
         return Array(tuple(values), wide)
+
+
+def claim_chain(program, max_depth) -> list:
+    """The loops whose runs are the work items of a threaded run, outermost first: down from the
+    top, each block that is lets and checks then one loop as its last statement gives that loop,
+    at most ``max_depth + 1`` of them (empty: the whole walk is one item)."""
+    chain, block = [], program.body
+    while len(chain) <= max_depth and block and isinstance(block[-1], Loop) \
+            and all(isinstance(s, (Let, Check, Tally)) for s in block[:-1]):
+        chain.append(block[-1])
+        block = block[-1].body
+    return chain

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..expr import Expr, Seq
+from ..expr import Expr, Seq, free_vars
 
 
 @dataclass
@@ -79,3 +79,16 @@ def walk_statements(stmts):
         yield s
         if isinstance(s, Loop):
             yield from walk_statements(s.body)
+
+
+def reads(loop: Loop) -> set:
+    """Every variable a loop nest reads (sequences, expressions, emitted columns)."""
+    out = set()
+    for st in walk_statements([loop]):
+        if isinstance(st, Loop):
+            out |= set(free_vars(st.seq))
+        elif isinstance(st, (Let, Check)):
+            out |= set(free_vars(st.expr))
+        elif isinstance(st, Emit):
+            out |= set(st.columns)
+    return out

@@ -1,0 +1,79 @@
+"""The loop forms of beast.ir.loops: every per-loop decision (checks, widths, step signs,
+counting nests, fused chains, work items) made once, for a target described as data."""
+import beast
+from beast.ir import Loop, walk_statements
+from beast.ir.loops import (Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved, Target,
+                            claim_chain)
+
+C = Target(lo=-2**63, hi=2**63 - 1, count_safe=False)
+LUA = Target(lo=1 - 2**53, hi=2**53 - 1, limit=2**53, fuse=True)
+
+
+def loops(path, text):
+    path.write_text("from beast import *\n" + text)
+    program = beast.load(path).program
+    return program, {s.var: s for s in walk_statements(program.body) if isinstance(s, Loop)}
+
+
+def test_forms_and_their_checks(tmp_path):
+    program, ls = loops(tmp_path / "s.py", (
+        "a = range(1, 9)\n"
+        "b = range(a, 20, a)\n"
+        "c = iterator([1, 2**60])\n"
+        "d = a / 2\n"
+        "@iterator\n"
+        "def e(a):\n"
+        "    yield a\n"
+        "f = union(range(a), [7])\n"
+        "g = range(10, 0, -a)\n"
+        "h = range(0, 10, a - 4)\n"))
+    lua = LoopLowering(program, LUA)
+    b = lua.form(ls["b"])
+    assert isinstance(b, Counted) and [x.kind for x in b.bounds] == ["int"] * 3
+    assert b.step_sign == 1 and b.length is None          # a >= 1: no step-zero check
+    g = lua.form(ls["g"])
+    assert g.step_sign == -1 and g.length is None
+    assert lua.form(ls["h"]).step_sign == 0                # may be zero: checked when it runs
+    c = lua.form(ls["c"])
+    assert isinstance(c, Array) and c.wide == 2**60       # beyond Lua's exact integers ...
+    assert LoopLowering(program, C).form(ls["c"]).wide is None     # ... not beyond C's
+    assert LoopLowering(program, C).form(ls["b"]).step_sign == 0   # no intervals: checked
+    e = lua.form(ls["e"])
+    assert isinstance(e, Scratch) and e.pending and e.fill == Call(e.fill.func, e.fill.args, True)
+    f = lua.form(ls["f"])
+    assert isinstance(f, Scratch) and not f.pending and isinstance(f.fill, SetOp)
+    assert isinstance(f.fill.left, Counted) and isinstance(f.fill.right, Array)
+
+
+def test_bind_checks_follow_the_static_type(tmp_path):
+    program, ls = loops(tmp_path / "s.py", (
+        "a = range(1, 5)\n"
+        "b = iterator(a * 2)\n"
+        "c = iterator(max(a, a / 2))\n"
+        "d = iterator(a > 2)\n"))
+    lower = LoopLowering(program, Target())
+    forms = {v: lower.form(ls[v]) for v in "bcd"}     # int, num (int or float), bool
+    assert all(isinstance(f, Bind) and f.single for f in forms.values())
+    assert {v: f.check for v, f in forms.items()} == {"b": "none", "c": "flag", "d": "none"}
+
+
+def test_solved_divisors_count_fused_and_work_items(tmp_path):
+    program, ls = loops(tmp_path / "s.py", (
+        "t = range(1, 33)\n"
+        "m = range(1, 33)\n"
+        "n = range(1, 33)\n"
+        "exact = condition(m * n != t)\n"))
+    lower = LoopLowering(program, LUA)
+    assert isinstance(lower.form(ls["n"]), Solved) and lower.form(ls["n"]).single
+    assert isinstance(lower.form(ls["m"]), Divisors)
+    assert lower.count(ls["t"]) is None                   # a check: not a product of lengths
+    assert [l.var for l in claim_chain(program, 3)] == list(program.loop_order)
+
+    program, ls = loops(tmp_path / "p.py", "x = range(4)\ny = iterator([3, 5])\nz = iterator(1)\n")
+    count = LoopLowering(program, LUA).count(ls["x"])
+    forms = {l.var: f for l, f in count.parts}
+    assert [type(forms[v]) for v in "xyz"] == [Counted, Array, Bind]
+    assert forms["x"].length == 4
+    fused = LoopLowering(program, LUA).fused(ls["x"])
+    assert fused is not None and len(fused.combinations) == 8 and not fused.single   # x, y: a bind ends it
+    assert LoopLowering(program, C).fused(ls["x"]) is None     # only a fusing target fuses
