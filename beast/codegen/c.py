@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BeastError, SpaceError
-from ..expr import CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq
 from ..ir import Check, Emit, Let, Loop, Program, Tally, walk_statements
-from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, Target, claim_chain
+from ..ir.loops import (Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved, Target,
+                        claim_chain)
 from ..ir.sites import LoopValueSite, NodeSite, UserSite
 from ..ir.tabulate import MAX_VALUES, Tabulator, Untabulatable
 from .c_body import _FuncGen, _TablePrinter
@@ -346,7 +346,8 @@ class CPrinter:
         lid = self.nloops
         var = self.loop_vars[s.var]
         site = self.node_site(s, lets)
-        code(c_comment(f"for {s.var} in {self.describe(s.seq)}"))
+        form = self.lower.form(s)
+        code(c_comment(f"for {s.var} in {self.describe(form)}"))
         count = self.lower.count(s)
         if count is not None:
             code.open("if (!w->rows) {")
@@ -355,7 +356,6 @@ class CPrinter:
             code.indent += 1
         code.open("{")
         inner_loops = loops + [lid]
-        form = self.lower.form(s)
 
         def body():
             self.block(s.body, depth + 1, inner_loops, lets)
@@ -514,22 +514,24 @@ class CPrinter:
             op = {"union": 0, "intersection": 1, "difference": 2}[f.op]
             code(f"if (BN_UNLIKELY(bn_e = bn_setop({q}, {op}, {ql}, {qr}))) {self.ctx.fail(site, 'bn_e')}")
 
-    def describe(self, seq):
-        if isinstance(seq, RangeSeq):
-            return f"range({', '.join(self.py(x) for x in seq.exprs())})"
-        if isinstance(seq, ValuesSeq):
-            return repr(list(seq.values))
-        if isinstance(seq, ScalarSeq):
-            return f"({self.py(seq.value)},)"
-        if isinstance(seq, CallSeq):
-            return f"{seq.func}({', '.join(self.py(a) for a in seq.args)})"
-        if isinstance(seq, SolveSeq):
-            return f"({self.py(seq.value)},) if {self.py(seq.guard)} and in {self.describe(seq.base)}"
-        if isinstance(seq, SetOpSeq):
-            return f"{seq.op}({self.describe(seq.left)}, {self.describe(seq.right)})"
-        if isinstance(seq, DivisorSeq):
-            return f"divisors of {self.py(seq.n)} in {self.describe(seq.base)}"
-        return type(seq).__name__
+    def describe(self, f):
+        """A loop form as Python, for the loop's comment."""
+        py = self.py
+        if isinstance(f, Counted):
+            return f"range({', '.join(py(b.expr) for b in f.bounds)})"
+        if isinstance(f, Array):
+            return repr(list(f.values))
+        if isinstance(f, Bind):
+            return f"({py(f.value)},)"
+        if isinstance(f, Call):
+            return f"{f.func}({', '.join(py(a) for a in f.args)})"
+        if isinstance(f, Solved):
+            return f"({py(f.value)},) if {py(f.guard)} and in {self.describe(f.base)}"
+        if isinstance(f, SetOp):
+            return f"{f.op}({self.describe(f.left)}, {self.describe(f.right)})"
+        if isinstance(f, Divisors):
+            return f"divisors of {py(f.n)} in {self.describe(f.base)}"
+        return self.describe(f.fill)
 
     # -- the file
     def render(self) -> CSource:

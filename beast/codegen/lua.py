@@ -49,7 +49,6 @@ from pathlib import Path
 from ..ir import Check, Emit, Let, Loop, Program, Tally
 from ..ir.nest import reads
 from ..ir.body import Untranslatable as _LoweringRefused
-from ..ir.intervals import NestIntervals
 from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, Target
 from .exprs import ATOM
 from .lua_body import FunctionTranslator
@@ -95,8 +94,8 @@ class LuaPrinter:
         self.sites = [None]
         self.site_index = {}
         self.names = {}
-        self.ivs = NestIntervals(program, LIMIT).vars     # beast.ir.intervals
-        self.lower = LoopLowering(program, LUA_TARGET)
+        self.lower = LoopLowering(program, LUA_TARGET)   # beast.ir.loops
+        self.ivs = self.lower.ivs.vars                   # beast.ir.intervals
         self.tables = {}            # tuple of ints -> Lua name
         self.fn = None              # the Lua function being printed (_FnOut)
         self.parts = []             # line lists of the functions split off deep loop nests
