@@ -63,7 +63,10 @@ class Bound:
 
     @property
     def kind(self):
-        return {"int": "int", "bool": "bool", "float": "check", "num": "check"}.get(self.type, "bad")
+        return _BOUND_KINDS.get(self.type, "bad")
+
+
+_BOUND_KINDS = {"int": "int", "bool": "bool", "float": "check", "num": "check"}
 
 
 @dataclass(frozen=True)
@@ -169,10 +172,14 @@ class LoopLowering:
         self.types = program.types
         self.target = target
         self.ivs = NestIntervals(program, target.limit) if target.limit else None
+        self._forms = {}            # id(loop) -> form (the loops live as long as the program)
 
     def form(self, loop):
         """The form of ``loop``'s sequence (never Fused: see :meth:`fused`)."""
-        return self.seq(loop.seq)
+        form = self._forms.get(id(loop))
+        if form is None:
+            form = self._forms[id(loop)] = (loop, self.seq(loop.seq))
+        return form[1]
 
     def fused(self, loop):
         """A :class:`Fused` chain starting at ``loop`` where the target fuses, else None."""
@@ -188,7 +195,7 @@ class LoopLowering:
         nest = pure_nest(loop, self.types, inner_safe=self.target.count_safe)
         if nest is None:
             return None
-        return Count(tuple((l, self.seq(l.seq)) for l in nest))
+        return Count(tuple((l, self.form(l)) for l in nest))
 
     def seq(self, seq):
         if isinstance(seq, RangeSeq):
