@@ -2,8 +2,8 @@
 counting nests, fused chains, work items) made once, for a target described as data."""
 import beast
 from beast.ir import Loop, walk_statements
-from beast.ir.loops import (Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved, Target,
-                            claim_chain)
+from beast.ir.loops import (Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved,
+                            Target, claim_chain)
 
 C = Target(lo=-2**63, hi=2**63 - 1, count_safe=False)
 LUA = Target(lo=1 - 2**53, hi=2**53 - 1, limit=2**53, fuse=True)

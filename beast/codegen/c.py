@@ -370,7 +370,8 @@ class CPrinter:
             code(f"{var} = bn_range_at({a}, {c}, {i});")
         elif isinstance(form, Array):
             if form.wide is not None:
-                raise BeastError(f"iterator '{s.var}' has the value {form.wide}, which does not fit in 64 bits")
+                raise BeastError(f"iterator '{s.var}' has the value {form.wide}, which does not fit in "
+                                 "64 bits")
             i = self.unit.tmp()
             arr = self.unit.int_array(form.values) if form.values else None
             code.open(f"for (int64_t {i} = 0; {i} < {len(form.values)}; {i}++) {{")
@@ -484,7 +485,8 @@ class CPrinter:
             a, b, c = self.range(f, site)
             code(f"bn_seq_range({q}, {a}, {b}, {c});")
         elif isinstance(f, Array):
-            code(f"bn_seq_ints({q}, {self.unit.int_array(f.values) if f.values else 'NULL'}, {len(f.values)});")
+            arr = self.unit.int_array(f.values) if f.values else "NULL"
+            code(f"bn_seq_ints({q}, {arr}, {len(f.values)});")
         elif isinstance(f, Bind):
             v = gen.value(f.value)
             code(f"bn_seq_reset({q});")

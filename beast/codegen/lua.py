@@ -336,8 +336,8 @@ class LuaPrinter:
             elif isinstance(s, Loop):
                 count = self.lower.count(s) if mode == "count" else None
                 if count is not None:
-                    self.emit(depth, f"_b_n = _b_chk(_b_n + {self.pure_count(count)}, {self.site('overflow')})",
-                              s.node, nloops)
+                    product = self.pure_count(count)
+                    self.emit(depth, f"_b_n = _b_chk(_b_n + {product}, {self.site('overflow')})", s.node, nloops)
                     continue
                 self.loop(s, depth, mode, nloops)
             elif isinstance(s, Tally):
@@ -507,16 +507,16 @@ class LuaPrinter:
                 ok, err, out = f"_b_ok{n}", f"_b_e{n}", f"_b_o{n}"
                 self.fn.out_tables.append(out)     # one table per call site, reused (declared on top)
                 self.fn.live += 9
-                self.emit(depth, f"local {ok}, {cnt}, {bad} = _b_pcall({ref}, {out}{', ' if args else ''}{args})",
-                          *at)
+                sep = ", " if args else ""
+                self.emit(depth, f"local {ok}, {cnt}, {bad} = _b_pcall({ref}, {out}{sep}{args})", *at)
                 self.emit(depth, f"local {err} = nil")
                 self.emit(depth, f"if not {ok} then {err} = {cnt}; {cnt} = {out}.n; {bad} = -1 end")
                 self.emit(depth, f"for {j} = 0, {cnt} - 1 do")
                 self.emit(depth + 1, f"local {var} = {out}[{j} + 1]")
             else:   # a table of values built at run time
                 self.fn.live += 6
-                self.emit(depth, f"local {tb} = {self.seq_list(form.fill if isinstance(form, Scratch) else form)}",
-                          *at)
+                values = self.seq_list(form.fill if isinstance(form, Scratch) else form)
+                self.emit(depth, f"local {tb} = {values}", *at)
                 self.emit(depth, f"for {j} = 1, #{tb} do")
                 self.emit(depth + 1, f"local {var} = {tb}[{j}]")
             if call is not None:

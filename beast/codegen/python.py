@@ -101,7 +101,8 @@ class PythonPrinter:
 
     def pure_count(self, count):
         """Text counting a loop nest that only emits (a product of lengths)."""
-        return " * ".join("1" if isinstance(form, Bind) else f"_b_len({self.seq(form)})" for _, form in count.parts)
+        return " * ".join("1" if isinstance(form, Bind) else f"_b_len({self.seq(form)})"
+                          for _, form in count.parts)
 
     # Python refuses more than 20 nested blocks: deeper loops move into functions of their own.
     SPLIT_DEPTH = 16

@@ -38,7 +38,7 @@ from .intervals import NestIntervals
 from .nest import Check, Let, Loop, Tally
 
 
-@dataclass(frozen=True)
+@dataclass
 class Target:
     """What a printer's target holds: integers exact in [lo, hi] (None: unbounded); ``limit``:
     integers strictly inside (-limit, limit) have known intervals (checks proved away; None: no
@@ -54,7 +54,7 @@ class Target:
 # ---------------------------------------------------------------------------------------------
 # The forms
 
-@dataclass(frozen=True)
+@dataclass
 class Bound:
     """A range() argument: ``kind`` is "int" (as it is), "bool" (0 or 1), "check" (a float or a
     num: Python's range() TypeError when it is a float) or "bad" (not a number)."""
@@ -69,7 +69,7 @@ class Bound:
 _BOUND_KINDS = {"int": "int", "bool": "bool", "float": "check", "num": "check"}
 
 
-@dataclass(frozen=True)
+@dataclass
 class Counted:
     start: Bound
     stop: Bound
@@ -83,14 +83,14 @@ class Counted:
         return (self.start, self.stop, self.step)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Array:
     values: tuple
     wide: int | None = None     # the first value the target does not hold exactly
     single = False
 
 
-@dataclass(frozen=True)
+@dataclass
 class Bind:
     """``value`` of static ``type``; ``check``: "none" (an int, or a bool as 0/1), "always" (a
     float or a str: never an integer), "flag" (a num: an integer unless it is a float)."""
@@ -103,7 +103,7 @@ class Bind:
         return "none" if self.type in ("int", "bool") else "flag" if self.type == "num" else "always"
 
 
-@dataclass(frozen=True)
+@dataclass
 class Solved:
     guard: Expr
     value: Expr
@@ -111,14 +111,14 @@ class Solved:
     single = True
 
 
-@dataclass(frozen=True)
+@dataclass
 class Divisors:
     n: Expr
     base: Counted               # step 1
     single = False
 
 
-@dataclass(frozen=True)
+@dataclass
 class Call:
     """A user function's values: a deferred one (returns a range, a list or a value) or a closure
     (a generator: its error is pending until its values have been walked)."""
@@ -127,14 +127,14 @@ class Call:
     closure: bool
 
 
-@dataclass(frozen=True)
+@dataclass
 class SetOp:
     op: str                     # "union" | "intersection" | "difference"
     left: object                # a fill: Call | SetOp | Counted | Array | Bind | Solved | Divisors
     right: object
 
 
-@dataclass(frozen=True)
+@dataclass
 class Scratch:
     """Walk the values of ``fill``, each checked to be an integer; ``pending``: a closure's error
     is raised after the loop (it ran to its end before the loop started)."""
@@ -143,7 +143,7 @@ class Scratch:
     single = False
 
 
-@dataclass(frozen=True)
+@dataclass
 class Fused:
     """``chain``: ((loop, values), ...) run as one loop over their combinations (one loop of one
     value: a block); ``body``: the innermost loop's statements."""
@@ -155,7 +155,7 @@ class Fused:
         return list(itertools.product(*(vals for _, vals in self.chain)))
 
 
-@dataclass(frozen=True)
+@dataclass
 class Count:
     """A nest that only emits: ``parts`` are (loop, form) outermost first, each form a Counted,
     an Array or a Bind (which counts 1)."""
