@@ -34,6 +34,7 @@ def test_forms_and_their_checks(tmp_path):
     g = lua.form(ls["g"])
     assert g.step_sign == -1 and g.length is None
     assert lua.form(ls["h"]).step_sign == 0                # may be zero: checked when it runs
+    assert lua.form(ls["a"]).length == 8 and lua.form(ls["a"]).unit_step and not b.unit_step
     c = lua.form(ls["c"])
     assert isinstance(c, Array) and c.wide == 2**60       # beyond Lua's exact integers ...
     assert LoopLowering(program, C).form(ls["c"]).wide is None     # ... not beyond C's

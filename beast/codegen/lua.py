@@ -281,7 +281,7 @@ class LuaPrinter:
         if value.ty != "int":
             raise LuaCodegenError("a solved value that is not an integer")
         a, b, c = self.range_parts(form.base)
-        if c.const and c.k == 1:
+        if form.base.unit_step:
             member = f"_b_in1({value.code}, {a.code}, {b.code})"
         else:
             member = f"_b_inrange({value.code}, {a.code}, {b.code}, {c.code}, {self.site('rstep')})"

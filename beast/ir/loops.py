@@ -82,6 +82,12 @@ class Counted:
     def bounds(self):
         return (self.start, self.stop, self.step)
 
+    @property
+    def unit_step(self):
+        """The step is the constant 1 (membership is a comparison with the bounds)."""
+        step = self.step
+        return step.kind in ("int", "bool") and isinstance(step.expr, Const) and step.expr.value == 1
+
 
 @dataclass
 class Array:
@@ -225,8 +231,8 @@ class LoopLowering:
         if self.ivs is not None and step.kind in ("int", "bool"):
             iv = self.ivs.of(step.expr)
             sign = 1 if iv is not None and iv[0] > 0 else -1 if iv is not None and iv[1] < 0 else 0
-        consts = [x.expr.value for x in (start, stop, step)
-                  if isinstance(x.expr, Const) and type(x.expr.value) is int]
+        consts = [int(x.expr.value) for x in (start, stop, step)
+                  if isinstance(x.expr, Const) and type(x.expr.value) in (int, bool)]
         length = len(range(*consts)) if len(consts) == 3 and consts[2] != 0 else None
         return Counted(start, stop, step, sign, length)
 
