@@ -144,6 +144,7 @@ class CExpr(ExprPrinter):
 OVERFLOW = {"+": "add", "-": "sub", "*": "mul"}
 HELPER = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
           "<<": "lshift", ">>": "rshift"}
+C_HELPER = ("//", "%", "**", "<<", ">>")
 CMP_FN = {"nn": "bn_cmp_nn", "di": "bn_cmp_di", "id": "bn_cmp_id"}
 IN_FN = {("range", "ii"): "bn_range_has({2}, {3}, {4}, {0})", ("range", "dd"): "bn_range_has_d({2}, {3}, {4}, {0})",
          ("list", "ii"): "bn_list_has(&{1}, {0})", ("list", "dd"): "bn_list_has_d(&{1}, {0})",
@@ -287,13 +288,13 @@ class _Gen:
             if op.check:
                 self.code(f"if (BN_UNLIKELY({d} == 0.0)) {self.fail(site, 'BN_K_ZERO_FTRUEDIV')}")
             return CVal(f"({self.to_double(a)} / {d})", "float")
-        if op.check == "overflow":
+        if o in OVERFLOW and form == "ii" and op.check:
             t = self.tmp("int")
             self.code(f"if (BN_UNLIKELY(__builtin_{OVERFLOW[o]}_overflow({a}, {b}, &{t}))) "
                       f"{self.fail(site, 'BN_K_OVERFLOW')}")
             return CVal(t, "int")
         conv = {"ii": str, "nn": self.to_num, "dd": self.to_double}[form]
-        if op.check == "helper":
+        if form == "nn" or o in C_HELPER:       # Python's semantics (floor, sign, errors) in the prelude
             return self.check(f"bn_{HELPER[o]}_{form}({{out}}, {conv(a)}, {conv(b)})", site, op.type, op.type)
         return CVal(f"({conv(a)} {o} {conv(b)})", op.type)
 
@@ -320,7 +321,8 @@ class _Gen:
         (v,), site = self.operands(op)
         if op.form == "ii":
             s = self.stable(v)
-            self.code(f"if (BN_UNLIKELY({s} == INT64_MIN)) {self.fail(site, 'BN_K_OVERFLOW')}")
+            if op.check:
+                self.code(f"if (BN_UNLIKELY({s} == INT64_MIN)) {self.fail(site, 'BN_K_OVERFLOW')}")
             return CVal(f"({s} < 0 ? -{s} : {s})", "int")
         if op.form == "dd":
             return CVal(f"fabs({v})", "float")

@@ -37,15 +37,25 @@ _UNARY = {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x}
 
 @dataclass(frozen=True)
 class Target:
-    """What a target's integers hold: exact within [lo, hi]; ``var_iv(name)`` the interval of an
-    integer variable when the target drops the overflow checks that cannot fire (None: keep all)."""
+    """What a target's integers hold: exact within [lo, hi]. ``var_iv(name)``: the interval of an
+    integer variable, when the target drops the checks that cannot fire (None: every variable may
+    take any value of the width); ``fold``: the operators whose constant operands fold (None: all)."""
     lo: int
     hi: int
     bits: int
     var_iv: object = None
+    fold: frozenset | None = None
 
     def fits(self, v) -> bool:
         return self.lo <= v <= self.hi
+
+    def inside(self, out_iv):
+        """``out_iv`` when it is known and inside the width, else None."""
+        return out_iv if out_iv is not None and self.fits(out_iv[0]) and self.fits(out_iv[1]) else None
+
+    def known(self, a):
+        """An operand's interval; an unknown one is the whole width (for deciding checks only)."""
+        return a.iv if a.iv is not None else (self.lo, self.hi)
 
 
 C64 = Target(-(1 << 63), (1 << 63) - 1, 64)
@@ -116,13 +126,6 @@ class Lowering:
             return Op("const", "none", args, value=None, where=where)
         raise Untranslatable(node, f"a constant of type {type(v).__name__}")
 
-    def folded(self, value, args, where=None):
-        """A constant result, or None when it is no value the target holds."""
-        if isinstance(value, bool) or isinstance(value, float) or \
-                isinstance(value, int) and self.target.fits(value):
-            return self.const(value, args=args, where=where)
-        return None
-
     def boolean(self, value, args=()):
         return Op("const", "bool", args, value=bool(value))
 
@@ -175,42 +178,12 @@ class Lowering:
         return self.binop(e.op, self(e.left), self(e.right), e)
 
     def binop(self, op, a, b, node):
-        where = self.where(node)
-        lt, rt = a.type, b.type
-        if lt not in NUMERIC or rt not in NUMERIC:
-            raise Untranslatable(node, f"'{op}' on {lt} and {rt} values")
-        if a.kind == b.kind == "const":
-            out = self.folded(fold_binop(op, a.value, b.value), (a, b), where)
-            if out is not None:
-                return out
-        ii = lt in INTISH and rt in INTISH
-        form = "ii" if ii else "nn" if "float" not in (lt, rt) else "dd"
-        mk = lambda t, check=None, form=form, out_iv=None: Op(  # noqa: E731
-            "binop", t, (a, b), op, form=form, check=check, where=where, node=node, iv=out_iv)
-        if op == "/":
-            sure = b.kind == "const" and b.value != 0 or iv.nonzero(b.iv)
-            return mk("float", "helper" if form == "nn" else None if sure else "zero")
-        if op in ("&", "|", "^", "<<", ">>"):
-            if not ii:
-                raise Untranslatable(node, f"'{op}' on {lt} values")
-            if op in ("<<", ">>"):
-                return mk("int", "helper")
-            return mk("bool" if lt == rt == "bool" else "int")
-        if ii and op in ("+", "-", "*"):
-            out_iv = self.inside(iv.binop(op, a.iv, b.iv))
-            return mk("int", None if out_iv else "overflow", out_iv=out_iv)
-        if ii and op == "**" and not (b.kind == "const" and b.value >= 0):
-            return mk("num", "helper", "nn")
-        if ii:
-            out_iv = self.inside(iv.power(a.iv, b.value) if op == "**" else iv.binop(op, a.iv, b.iv))
-            return mk("int", "helper", out_iv=out_iv)
-        if form == "nn":
-            return mk("num", "helper")
-        return mk("float", None if op in ("+", "-", "*") else "helper")
-
-    def inside(self, out_iv):
-        return out_iv if out_iv is not None and self.target.fits(out_iv[0]) and self.target.fits(out_iv[1]) \
-            else None
+        if a.type not in NUMERIC or b.type not in NUMERIC:
+            raise Untranslatable(node, f"'{op}' on {a.type} and {b.type} values")
+        out = arith(op, a, b, self.target, self.where(node), node)
+        if out.kind == "binop" and op in ("&", "|", "^", "<<", ">>") and out.form != "ii":
+            raise Untranslatable(node, f"'{op}' on {a.type} values")
+        return out
 
     def l_UnOp(self, e):
         v = self(e.operand)
@@ -228,13 +201,7 @@ class Lowering:
             if v.type not in INTISH:
                 raise Untranslatable(e, "'~' on a float")
             return Op("invert", "int", (v,), where=where)
-        if v.type in INTISH:
-            out_iv = None if v.iv is None else self.inside((-v.iv[1], -v.iv[0]))
-            return Op("neg", "int", (v,), form="ii", check=None if out_iv else "overflow", where=where,
-                      iv=out_iv)
-        if v.type == "float":
-            return Op("neg", "float", (v,), form="dd", where=where)
-        return Op("neg", "num", (v,), form="nn", check="helper", where=where)
+        return negate(v, self.target, where)
 
     # -- comparisons and logic
     def l_Compare(self, e):
@@ -299,22 +266,12 @@ class Lowering:
             v = args[0]
             if v.kind == "const":
                 return self.const(abs(v.value), Const(abs(v.value)), args=(v,), where=where)
-            if v.type in INTISH:
-                return Op("abs", "int", (v,), form="ii", check="overflow", where=where, iv=iv.absolute(v.iv))
-            return Op("abs", v.type, (v,), form="dd" if v.type == "float" else "nn",
-                      check="helper" if v.type == "num" else None, where=where)
+            return absolute(v, self.target, where)
         if len(args) == 1:
             raise Untranslatable(e, f"{e.func}() of one number")
         steps, out = [], args[0]            # min/max fold pairwise, after every argument
         for b in args[1:]:
-            if out.kind == b.kind == "const":
-                out = self.const(getattr(builtins, e.func)(out.value, b.value))
-            elif out.type in INTISH and b.type in INTISH or out.type == b.type == "float":
-                t = "float" if out.type == "float" else "bool" if out.type == b.type == "bool" else "int"
-                out = Op("minmax", t, form="dd" if t == "float" else "ii",
-                         iv=iv.minmax(e.func, out.iv, b.iv) if t != "float" else None)
-            else:
-                out = Op("minmax", "num", form="nn")
+            out = minmax(e.func, out, b, self.target)
             steps.append(out)
         return Op("minmax_call", out.type, args, e.func, value=steps, where=where, iv=out.iv)
 
@@ -418,8 +375,107 @@ class Lowering:
         return Op("conv", e.to, (v,), form=v.type, check=check, where=where)
 
 
+# ---------------------------------------------------------------------------------------------
+# The decisions of one arithmetic node from its operands (kind, type, const value, interval):
+# shared by the lowering above and by printers that walk expressions themselves (Lua).
+
+def operand(type_, const=False, value=None, iv=None) -> Op:
+    """An operand described by a printer: its static type, constant value and interval."""
+    return Op("const" if const else "operand", type_, value=value, iv=iv)
+
+
+def constant(value, target, args=(), where=None):
+    """The constant op of a folded value, or None when the target does not hold it."""
+    if isinstance(value, bool):
+        return Op("const", "bool", args, value=value, where=where)
+    if isinstance(value, int) and target.fits(value):
+        return Op("const", "int", args, value=value, where=where, iv=(value, value))
+    if isinstance(value, float):
+        return Op("const", "float", args, value=value, where=where)
+    return None
+
+
+def arith(op, a, b, target, where=None, node=None) -> Op:
+    """``a op b`` on two numbers: folded, or a binop with its type, form and check. The check is
+    what can fail on the target beyond Python's own errors of a helper: 'overflow' (an exact
+    integer leaving the width, from the operands' intervals), 'zero' (a divisor that may be 0),
+    'inexact' (a % b of integers too large to compute as a - floor(a / b) * b), 'shift'; None:
+    nothing can fail."""
+    if a.kind == b.kind == "const" and (target.fold is None or op in target.fold):
+        out = constant(fold_binop(op, a.value, b.value), target, (a, b), where)
+        if out is not None:
+            return out
+    ii = a.type in INTISH and b.type in INTISH
+    form = "ii" if ii else "nn" if "float" not in (a.type, b.type) else "dd"
+    sure = b.kind == "const" and b.value != 0 or iv.nonzero(b.iv)       # a divisor that is never 0
+    ka, kb = target.known(a), target.known(b)
+    check, out_iv, t = None, None, "float" if form == "dd" else "num" if form == "nn" else "int"
+    if op == "/":
+        t, check = "float", None if sure else "zero"
+    elif op in ("&", "|", "^"):
+        t = "bool" if a.type == b.type == "bool" else "int"
+    elif op in ("<<", ">>"):
+        t, check = "int", "shift"
+    elif op in ("+", "-", "*"):
+        if ii:
+            out_iv = target.inside(iv.binop(op, a.iv, b.iv))
+            check = None if target.inside(iv.binop(op, ka, kb)) else "overflow"
+        elif form == "nn":
+            check = "overflow"
+    elif op == "//":
+        check = None if sure else "zero"
+        if ii:
+            out_iv = target.inside(iv.binop(op, a.iv, b.iv))
+            check = check or (None if target.inside(iv.binop(op, ka, kb)) else "overflow")
+    elif op == "%":
+        check = None if sure else "zero"
+        if ii:
+            out_iv = target.inside(iv.binop(op, a.iv, b.iv))
+            small = a.iv is not None and b.iv is not None and \
+                target.fits(max(map(abs, a.iv)) + max(map(abs, b.iv)))
+            check = check or (None if small else "inexact")
+    elif op == "**":
+        if ii and not (b.kind == "const" and b.value >= 0):
+            form, t = "nn", "num"               # 2 ** -1 is a float
+        elif ii:
+            out_iv = target.inside(iv.power(a.iv, b.value))
+            check = None if out_iv else "overflow"
+    return Op("binop", t, (a, b), op, form=form, check=check, where=where, node=node, iv=out_iv)
+
+
+def negate(v, target, where=None) -> Op:
+    """``-v`` of a number that is not a constant."""
+    if v.type in INTISH:
+        lo, _ = target.known(v)
+        return Op("neg", "int", (v,), form="ii", check=None if target.fits(-lo) else "overflow",
+                  where=where, iv=None if v.iv is None else target.inside((-v.iv[1], -v.iv[0])))
+    return Op("neg", v.type, (v,), form="dd" if v.type == "float" else "nn", where=where)
+
+
+def absolute(v, target, where=None) -> Op:
+    """``abs(v)`` of a number that is not a constant."""
+    if v.type in INTISH:
+        lo, _ = target.known(v)
+        return Op("abs", "int", (v,), form="ii", check=None if target.fits(-lo) else "overflow", where=where,
+                  iv=iv.absolute(v.iv))
+    return Op("abs", v.type, (v,), form="dd" if v.type == "float" else "nn", where=where)
+
+
+def minmax(func, a, b, target) -> Op:
+    """One step of min()/max() over two numbers (a constant when both are)."""
+    if a.kind == b.kind == "const":
+        return constant(getattr(builtins, func)(a.value, b.value), target)
+    if a.type in INTISH and b.type in INTISH:
+        return Op("minmax", "bool" if a.type == b.type == "bool" else "int", form="ii",
+                  iv=iv.minmax(func, a.iv, b.iv))
+    if a.type == b.type == "float":
+        return Op("minmax", "float", form="dd")
+    return Op("minmax", "num", form="nn")
+
+
 def _has_sites(op) -> bool:
     return op.where is not None or any(_has_sites(a) for a in op.args)
 
 
-__all__ = ["C64", "Lowering", "Op", "Target", "range_arg_checks"]
+__all__ = ["C64", "Lowering", "Op", "Target", "absolute", "arith", "constant", "minmax", "negate", "operand",
+           "range_arg_checks"]
