@@ -8,17 +8,14 @@ import re
 from dataclasses import dataclass
 
 from ..errors import BeastError
-from ..expr import binop_type, fold_binop
-from ..ir.intervals import absolute as iv_abs
-from ..ir.intervals import binop as iv_binop
+from ..ir import ops
 from ..ir.intervals import hull as iv_hull
-from ..ir.intervals import minmax as iv_minmax
-from ..ir.intervals import nonzero
-from ..ir.intervals import power as iv_power
-from ..ir.intervals import within
 from .exprs import ATOM, ExprPrinter
 
 LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
+LUA = ops.Target(-(LIMIT - 1), LIMIT - 1, 53, fold=frozenset(("+", "-", "*", "//", "%", "/")))
+LUA_ARITH = ("+", "-", "*", "/", "//", "%", "**")
+LUA_HELPER = {"/": "_b_tdiv", "//": "_b_fdiv", "%": "_b_mod", "**": "_b_pow"}
 
 # Lua operator precedence (higher binds tighter)
 OR, AND, CMP, CONCAT, ADD, MUL, UNARY, POW = 1, 2, 3, 4, 5, 6, 7, 8
@@ -105,8 +102,9 @@ def or_flags(*flags) -> str:
     return parts[0] if len(parts) == 1 else "(" + " or ".join(parts) + ")"
 
 
-def safe_iv(iv) -> bool:
-    return within(iv, LIMIT)
+def _operand(v: V):
+    """A typed value as beast.ir.ops describes an operand."""
+    return ops.operand(v.ty, v.const, v.k if v.const else None, v.iv)
 
 
 def lua_number(x):
@@ -205,74 +203,43 @@ class LuaOps:
     def unsupported(self, what):
         return LuaCodegenError(f"the Lua backend cannot translate {what}")
 
-    # -- arithmetic
+    # -- arithmetic: the decisions (type, folding, checks, intervals) are beast.ir.ops', for LUA
     def arith(self, op, a: V, b: V, node=None) -> V:
         a, b = self.num(a), self.num(b)
         if a.ty not in NUMERIC or b.ty not in NUMERIC:
             raise self.unsupported(f"'{op}' on {a.ty} and {b.ty}")
-        folded = self.fold_arith(op, a, b)
-        if folded is not None:
-            return folded
+        if op not in LUA_ARITH:
+            raise self.unsupported(f"operator {op}")
+        k = self.site("op", "**", node) if op == "**" else None
+        d = ops.arith(op, _operand(a), _operand(b), LUA)
+        if d.kind == "const":
+            return self.const_number(d.value)
         fa, fb = self.flag(a), self.flag(b)
-        both_int = a.ty == "int" and b.ty == "int"
-        any_float = "float" in (a.ty, b.ty)
-        ty = binop_type(op, a.ty, b.ty, b.k if b.const else None)
+        ty, form, check = d.type, d.form, d.check
         flag = or_flags(fa, fb) if ty == "num" else None
         if op in ("+", "-", "*"):
             prec = ADD if op != "*" else MUL
             code = f"{wrap(a, prec)} {op} {wrap(b, prec, True)}"
-            if ty == "int":
-                iv = iv_binop(op, a.iv, b.iv)
-                if safe_iv(iv):
-                    return V(code, prec, "int", iv=iv)
-                return V(f"_b_chk({code}, {self.site('overflow', op, node)})", ATOM, "int", iv=None)
-            if ty == "num":
-                return V(f"_b_chkn({code}, {flag}, {self.site('overflow', op, node)})", ATOM, "num", flag)
-            return V(code, prec, "float")
-        if op == "/":
-            if nonzero(b.iv):
-                return V(f"{wrap(a, MUL)} / {wrap(b, MUL, True)}", MUL, "float")
-            k = self.site("op", "/", node)
-            return V(f"_b_tdiv({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, "float")
-        if op == "//":
-            if both_int:
-                iv = iv_binop("//", a.iv, b.iv)
-                if nonzero(b.iv):
-                    return V(f"_b_floor({wrap(a, MUL)} / {wrap(b, MUL, True)})", ATOM, "int", iv=iv)
-                k = self.site("op", "//", node)
-                return V(f"_b_idiv({a.code}, {b.code}, {k})", ATOM, "int", iv=iv)
-            k = self.site("op", "//", node)
-            return V(f"_b_fdiv({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, ty, flag)
-        if op == "%":
-            if both_int:
-                iv = iv_binop("%", a.iv, b.iv)
-                small = (a.iv is not None and b.iv is not None and
-                         max(map(abs, a.iv)) + max(map(abs, b.iv)) < LIMIT)
-                if nonzero(b.iv) and small:
-                    return V(f"{wrap(a, MUL)} % {wrap(b, MUL, True)}", MUL, "int", iv=iv)
-                k = self.site("op", "%", node)
-                return V(f"_b_mod({a.code}, {b.code}, {k}, false, false)", ATOM, "int", iv=iv)
-            k = self.site("op", "%", node)
-            return V(f"_b_mod({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, ty, flag)
-        if op == "**":
-            k = self.site("op", "**", node)
-            if both_int and b.const and b.k >= 0:
-                iv = iv_power(a.iv, b.k)
-                if safe_iv(iv):
-                    return V(f"{wrap(a, POW, True)} ^ {b.code}", POW, "int", iv=iv)
-                return V(f"_b_pow({a.code}, {b.code}, {k}, false, false)", ATOM, "int")
-            if any_float:
-                return V(f"_b_pow({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, "float")
-            # int ** int is a float when the exponent is negative
+            if not check:
+                return V(code, prec, ty, iv=d.iv)
+            site = self.site("overflow", op, node)
+            if form == "ii":
+                return V(f"_b_chk({code}, {site})", ATOM, "int")
+            return V(f"_b_chkn({code}, {flag}, {site})", ATOM, "num", flag)
+        if not check and (op == "/" or op == "%" and form == "ii"):
+            return V(f"{wrap(a, MUL)} {op} {wrap(b, MUL, True)}", MUL, ty, iv=d.iv)
+        if not check and op == "//" and form == "ii":
+            return V(f"_b_floor({wrap(a, MUL)} / {wrap(b, MUL, True)})", ATOM, "int", iv=d.iv)
+        if not check and op == "**" and form == "ii":
+            return V(f"{wrap(a, POW, True)} ^ {b.code}", POW, "int", iv=d.iv)
+        k = k or self.site("op", op, node)
+        if op == "//" and form == "ii":
+            return V(f"_b_idiv({a.code}, {b.code}, {k})", ATOM, "int", iv=d.iv)
+        if form == "ii":
+            fa = fb = "false"
+        if op == "**" and form == "nn":         # int ** int is a float when the exponent is negative
             flag = or_flags(fa, fb, f"({wrap(b, CMP)} < 0)")
-            return V(f"_b_pow({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, "num", flag)
-        raise self.unsupported(f"operator {op}")
-
-    def fold_arith(self, op, a, b):
-        if not (a.const and b.const) or op not in ("+", "-", "*", "//", "%", "/"):
-            return None
-        r = fold_binop(op, a.k, b.k)
-        return None if r is None else self.const_number(r)
+        return V(f"{LUA_HELPER[op]}({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, ty, flag, d.iv)
 
     def const_number(self, r):
         if isinstance(r, bool):
@@ -296,8 +263,8 @@ class LuaOps:
         inner = wrap(a, UNARY)
         if inner.startswith("-"):
             inner = f"({inner})"
-        iv = (-a.iv[1], -a.iv[0]) if a.iv is not None else None
-        return V(f"-{inner}", UNARY, a.ty, a.flag, iv)
+        d = ops.negate(_operand(a), LUA)       # never checked: LUA's width is symmetric
+        return V(f"-{inner}", UNARY, a.ty, a.flag, d.iv)
 
     def compare(self, op, a: V, b: V) -> V:
         if a.const and b.const and not isinstance(a.k, (list, tuple, range)) \
@@ -348,15 +315,11 @@ class LuaOps:
         a, b = self.num(a), self.num(b)
         if a.ty not in NUMERIC or b.ty not in NUMERIC:
             raise self.unsupported(f"{fn}() of {a.ty} and {b.ty}")
-        if a.const and b.const:
-            return self.const_number(min(a.k, b.k) if fn == "min" else max(a.k, b.k))
-        tys = {a.ty, b.ty}
-        ty = "int" if tys == {"int"} else "float" if tys == {"float"} else "num"
-        iv = iv_minmax(fn, a.iv, b.iv) if ty == "int" else None
-        flag = None
-        if ty == "num":
-            flag = f"_b_{fn}f({a.code}, {b.code}, {self.flag(a)}, {self.flag(b)})"
-        return V(f"_b_{fn}({a.code}, {b.code})", ATOM, ty, flag, iv)
+        d = ops.minmax(fn, _operand(a), _operand(b), LUA)
+        if d.kind == "const":
+            return self.const_number(d.value)
+        flag = f"_b_{fn}f({a.code}, {b.code}, {self.flag(a)}, {self.flag(b)})" if d.type == "num" else None
+        return V(f"_b_{fn}({a.code}, {b.code})", ATOM, d.type, flag, d.iv)
 
     def abs_(self, a: V) -> V:
         a = self.num(a)
@@ -364,8 +327,7 @@ class LuaOps:
             raise self.unsupported(f"abs() of {a.ty}")
         if a.const:
             return self.const_number(abs(a.k))
-        iv = iv_abs(a.iv)
-        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, iv)
+        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, ops.absolute(_operand(a), LUA).iv)
 
     def select(self, c: str, a: V, b: V) -> V:
         """``a if c else b`` for Lua boolean text ``c``; a and b are evaluated lazily."""
