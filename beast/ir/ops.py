@@ -3,29 +3,35 @@ function-body expression after :mod:`beast.ir.desugar`) lowered once into one :c
 with every decision a printer would otherwise make itself:
 
 - the static type of the result (int, bool, float, num, and in bodies str, none, list, range,
-  carray), by :func:`beast.expr.binop_type`'s rules;
+  carray): :func:`beast.expr.binop_type` for arithmetic, :func:`beast.ir.lower.select_type` for
+  choices;
 - constant folding (:func:`beast.expr.fold_binop`, comparisons, min/max/abs, and/or/not, choices
   with a constant condition), within the target's integer width;
-- the *form* of each operation: on exact integers (``ii``), on doubles (``dd``: operands converted to
-  float), or on values whose int/float kind is known only at run time (``nn``: operands converted to
-  the tagged number); for comparisons ``di``/``id`` (an exact double-integer comparison);
-- the *check* each operation needs, and whether it is needed for the target's width: ``overflow``
-  (an exact integer leaving the width), ``zero`` (a divisor that can be 0), ``helper`` (a run-time
-  routine that reports its own error kind: floor division, modulo, powers, shifts, int() of a
-  float, ...), ``index``; an interval that keeps a result inside the width, or a constant non-zero
-  divisor, drops the check;
+- the *form* of each operation: on exact integers (``ii``), on doubles (``dd``: operands converted
+  to float), on values whose int/float kind is known only at run time (``nn``: operands converted to
+  the tagged number); comparisons also ``di``/``id`` (a double against an exact integer);
+- the *check* each operation needs on the target (:class:`Target`: its integer width, the
+  intervals of its integer variables): ``overflow`` (an exact integer may leave the width),
+  ``zero`` (a divisor may be 0), ``inexact`` (an integer ``%`` too large to compute through
+  doubles), ``pow``/``shift`` (Python's errors of a power or a shift), ``index``/``fail`` (an index
+  out of range / always), ``nonint`` (a range() bound or an int() argument that may be a
+  float); None when it cannot
+  fire: an interval that keeps the result inside the width, a divisor that is a non-zero constant
+  or whose interval excludes 0;
 - the error site: ``where`` is the user position (file, line, columns) of an operation inside a
-  function body (None: the enclosing statement's site).
+  function body (None: the enclosing statement's site); a printer registers it after the operands.
 
-Ops are target-neutral data; a printer spells each kind from a table. What no target can translate
-raises :class:`~beast.ir.body.Untranslatable` here, in evaluation order.
+Ops are target-neutral data; a printer spells each kind from a table (:mod:`beast.codegen.c_exprs`
+prints lowered expressions; :mod:`beast.codegen.lua_ops` asks :func:`arith`, :func:`negate`,
+:func:`absolute` and :func:`minmax` about each node it prints). What no target can translate raises
+:class:`~beast.ir.body.Untranslatable` here, in evaluation order.
 """
 from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass
 
-from ..expr import COMPARES, BoolOp, Compare, Const, Not, Select, Var, fold_binop
+from ..expr import COMPARES, BoolOp, Compare, Const, Not, Select, Var, binop_type, fold_binop
 from . import intervals as iv
 from .body import ConstArr, Untranslatable
 from .lower import select_type
@@ -39,12 +45,15 @@ _UNARY = {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x}
 class Target:
     """What a target's integers hold: exact within [lo, hi]. ``var_iv(name)``: the interval of an
     integer variable, when the target drops the checks that cannot fire (None: every variable may
-    take any value of the width); ``fold``: the operators whose constant operands fold (None: all)."""
+    take any value of the width); ``fold``: the operators whose constant operands fold (None: all);
+    ``inline_logic``: comparisons, and/or/not and choices of integer names and constants, which cannot
+    fail, are one ``logic`` op (its ``node`` the expression: a printer writes it as it stands)."""
     lo: int
     hi: int
     bits: int
     var_iv: object = None
     fold: frozenset | None = None
+    inline_logic: bool = True           # integer tests that cannot fail stay one "logic" op
 
     def fits(self, v) -> bool:
         return self.lo <= v <= self.hi
@@ -100,8 +109,9 @@ class Lowering:
     def __call__(self, e) -> Op:
         if isinstance(e, Const):
             return self.const(e.value, e)
-        if self.pure(e):
-            return Op("logic", self.pure_type(e), node=e)
+        if self.target.inline_logic and self.pure(e):
+            var_iv = self.target.var_iv if isinstance(e, Var) else None
+            return Op("logic", self.pure_type(e), node=e, iv=var_iv and var_iv(e.name))
         method = getattr(self, "l_" + type(e).__name__, None)
         if method is None:
             raise Untranslatable(e, f"the expression {type(e).__name__}")
@@ -371,7 +381,7 @@ class Lowering:
             raise Untranslatable(e, f"{e.to}() of a {v.type}")
         if e.to == "bool":
             self.truthy(v)
-        check = "helper" if e.to == "int" and v.type in ("float", "num") else None
+        check = "nonint" if e.to == "int" and v.type in ("float", "num") else None
         return Op("conv", e.to, (v,), form=v.type, check=check, where=where)
 
 
@@ -409,13 +419,12 @@ def arith(op, a, b, target, where=None, node=None) -> Op:
     form = "ii" if ii else "nn" if "float" not in (a.type, b.type) else "dd"
     sure = b.kind == "const" and b.value != 0 or iv.nonzero(b.iv)       # a divisor that is never 0
     ka, kb = target.known(a), target.known(b)
-    check, out_iv, t = None, None, "float" if form == "dd" else "num" if form == "nn" else "int"
+    t = binop_type(op, a.type, b.type, b.value if b.kind == "const" else None)
+    check, out_iv = None, None
     if op == "/":
-        t, check = "float", None if sure else "zero"
-    elif op in ("&", "|", "^"):
-        t = "bool" if a.type == b.type == "bool" else "int"
+        check = None if sure else "zero"
     elif op in ("<<", ">>"):
-        t, check = "int", "shift"
+        check = "shift"
     elif op in ("+", "-", "*"):
         if ii:
             out_iv = target.inside(iv.binop(op, a.iv, b.iv))
@@ -435,9 +444,11 @@ def arith(op, a, b, target, where=None, node=None) -> Op:
                 target.fits(max(map(abs, a.iv)) + max(map(abs, b.iv)))
             check = check or (None if small else "inexact")
     elif op == "**":
-        if ii and not (b.kind == "const" and b.value >= 0):
-            form, t = "nn", "num"               # 2 ** -1 is a float
-        elif ii:
+        if ii and t == "num":
+            form = "nn"                         # 2 ** -1 is a float
+        if form != "ii":
+            check = "pow"                       # 0 ** -1, a complex result, a float overflow
+        else:
             out_iv = target.inside(iv.power(a.iv, b.value))
             check = None if out_iv else "overflow"
     return Op("binop", t, (a, b), op, form=form, check=check, where=where, node=node, iv=out_iv)
