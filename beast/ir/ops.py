@@ -426,9 +426,9 @@ def arith(op, a, b, target, where=None, node=None) -> Op:
     elif op in ("<<", ">>"):
         check = "shift"
     elif op in ("+", "-", "*"):
-        if ii:
+        if ii:          # checked unless both intervals are known (x * 0 is checked all the same)
             out_iv = target.inside(iv.binop(op, a.iv, b.iv))
-            check = None if target.inside(iv.binop(op, ka, kb)) else "overflow"
+            check = None if out_iv else "overflow"
         elif form == "nn":
             check = "overflow"
     elif op == "//":
