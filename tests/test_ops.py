@@ -107,3 +107,15 @@ def test_lowering_of_expressions():
         low(BinOp("&", Var("y"), Var("x")))
     with pytest.raises(Untranslatable, match="does not fit in 64 bits"):
         low(Const(2 ** 63))
+
+
+def test_comparisons_fold_what_the_types_decide():
+    i, f, n, s = ops.operand("int"), ops.operand("float"), ops.operand("num"), ops.operand("str")
+    one, a = ops.operand("int", True, 1), ops.operand("str", True, "a")
+    assert ops.compare("<", one, a) is None                       # Python raises: no target compares
+    assert ops.compare("==", i, s).value is False                 # a number never equals a string
+    assert ops.compare("!=", ops.operand("none", True, None), s).value is True
+    assert [ops.compare("<", x, y).form for x, y in ((i, i), (f, f), (i, f), (f, i), (n, i))] == \
+        ["ii", "dd", "id", "di", "nn"]
+    assert ops.compare("<", s, a).form == "ss"
+    assert ops.compare(">=", ops.operand("float", True, 2.5), one).value is True

@@ -344,7 +344,7 @@ class _Gen:
     # -- comparisons and logic
     def e_cmp(self, op):
         (a, b), _ = self.operands(op)
-        if op.form == "ii":
+        if op.form in ("ii", "dd"):
             return CVal(f"({a} {op.op} {b})", "bool")
         conv = self.to_num if op.form == "nn" else str
         return CVal(f"bn_cmpres({CMP_FN[op.form]}({conv(a)}, {conv(b)}), {CMP_CODE[op.op]})", "bool")

@@ -267,27 +267,18 @@ class LuaOps:
         return V(f"-{inner}", UNARY, a.ty, a.flag, d.iv)
 
     def compare(self, op, a: V, b: V) -> V:
-        if a.const and b.const and not isinstance(a.k, (list, tuple, range)) \
-                and not isinstance(b.k, (list, tuple, range)):
-            try:
-                r = {"<": lambda x, y: x < y, "<=": lambda x, y: x <= y, ">": lambda x, y: x > y,
-                     ">=": lambda x, y: x >= y, "==": lambda x, y: x == y,
-                     "!=": lambda x, y: x != y}[op](a.k, b.k)
-                return V("true" if r else "false", ATOM, "bool", k=bool(r))
-            except TypeError:
-                pass
-        if op in ("==", "!="):
+        if op in ("==", "!="):                 # a bool is a number when compared with a non-bool
             if a.ty == "bool" and b.ty != "bool":
                 a = self.num(a)
             elif b.ty == "bool" and a.ty != "bool":
                 b = self.num(b)
-            kinds = {a.ty if a.ty not in NUMERIC else "n", b.ty if b.ty not in NUMERIC else "n"}
-            if len(kinds) > 1 and not kinds <= {"n", "str", "none"}:
-                raise self.unsupported(f"'{op}' between {a.ty} and {b.ty}")
         else:
             a, b = self.num(a), self.num(b)
-            if not ((a.ty in NUMERIC and b.ty in NUMERIC) or (a.ty == b.ty == "str")):
-                raise self.unsupported(f"'{op}' between {a.ty} and {b.ty}")
+        d = ops.compare(op, _operand(a), _operand(b))
+        if d is None:
+            raise self.unsupported(f"'{op}' between {a.ty} and {b.ty}")
+        if d.kind == "const":
+            return V("true" if d.value else "false", ATOM, "bool", k=d.value)
         lop = "~=" if op == "!=" else op
         return V(f"{wrap(a, CMP, True)} {lop} {wrap(b, CMP, True)}", CMP, "bool")
 

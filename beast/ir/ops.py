@@ -218,21 +218,11 @@ class Lowering:
         return self.compare(e.op, self(e.left), self(e.right), e)
 
     def compare(self, op, a, b, node=None):
-        if a.is_const and b.is_const:
-            try:
-                return self.boolean(COMPARES[op](a.value, b.value), (a, b))
-            except TypeError:
-                raise Untranslatable(node, f"'{op}' between {a.type} and {b.type}") from None
-        if a.type not in NUMERIC or b.type not in NUMERIC:
-            if op in ("==", "!=") and (a.type in ("str", "none") or b.type in ("str", "none")) \
-                    and a.type != b.type:
-                return self.boolean(op == "!=", (a, b))
-            raise Untranslatable(node, f"'{op}' between {a.type} and {b.type} values")
-        if a.type in INTISH and b.type in INTISH or a.type == b.type == "float":
-            form = "ii"
-        else:
-            form = "nn" if "num" in (a.type, b.type) else "di" if a.type == "float" else "id"
-        return Op("cmp", "bool", (a, b), op, form=form)
+        out = compare(op, a, b)
+        if out is None or out.form == "ss":        # no strings at run time in the C target
+            values = "" if a.is_const and b.is_const else " values"
+            raise Untranslatable(node, f"'{op}' between {a.type} and {b.type}{values}")
+        return out
 
     def l_BoolOp(self, e):
         a = self(e.left)
@@ -454,6 +444,29 @@ def arith(op, a, b, target, where=None, node=None) -> Op:
     return Op("binop", t, (a, b), op, form=form, check=check, where=where, node=node, iv=out_iv)
 
 
+def compare(op, a, b):
+    """``a op b``: a constant when both are constants, or when the types alone decide ``==``/``!=``
+    (a number, a string and None are never equal); else a cmp op with its form (``ii``, ``dd``;
+    ``nn``, ``di``, ``id``: exact across int and float; ``ss``: two strings); None when Python
+    raises (``1 < "a"``)."""
+    if a.is_const and b.is_const:
+        try:
+            return Op("const", "bool", (a, b), value=bool(COMPARES[op](a.value, b.value)))
+        except TypeError:
+            return None
+    if a.type in NUMERIC and b.type in NUMERIC:
+        if a.type in INTISH and b.type in INTISH or a.type == b.type == "float":
+            form = "ii" if a.type != "float" else "dd"
+        else:
+            form = "nn" if "num" in (a.type, b.type) else "di" if a.type == "float" else "id"
+        return Op("cmp", "bool", (a, b), op, form=form)
+    if op in ("==", "!=") and a.type != b.type and ("str" in (a.type, b.type) or "none" in (a.type, b.type)):
+        return Op("const", "bool", (a, b), value=op == "!=")
+    if a.type == b.type == "str":
+        return Op("cmp", "bool", (a, b), op, form="ss")
+    return None
+
+
 def negate(v, target, where=None) -> Op:
     """``-v`` of a number that is not a constant."""
     if v.type in INTISH:
@@ -488,5 +501,5 @@ def _has_sites(op) -> bool:
     return op.where is not None or any(_has_sites(a) for a in op.args)
 
 
-__all__ = ["C64", "Lowering", "Op", "Target", "absolute", "arith", "constant", "minmax", "negate", "operand",
-           "range_arg_checks"]
+__all__ = ["C64", "Lowering", "Op", "Target", "absolute", "arith", "compare", "constant", "minmax", "negate",
+           "operand", "range_arg_checks"]
