@@ -3,17 +3,19 @@
 LuaJIT doubles, exact below 2**53; a value of static type 'num' carries an "is a float" flag."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
 
 from ..errors import BeastError
 from ..ir import ops
+from ..ir.body import Untranslatable as IRUntranslatable
 from ..ir.intervals import hull as iv_hull
 from .exprs import ATOM, ExprPrinter
 
 LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
-LUA = ops.Target(-(LIMIT - 1), LIMIT - 1, 53, fold=frozenset(("+", "-", "*", "//", "%", "/")))
+LUA = ops.Target(-(LIMIT - 1), LIMIT - 1, 53, fold=frozenset(("+", "-", "*", "//", "%", "/")), intervals=True)
 LUA_ARITH = ("+", "-", "*", "/", "//", "%", "**")
 LUA_HELPER = {"/": "_b_tdiv", "//": "_b_fdiv", "%": "_b_mod", "**": "_b_pow"}
 
@@ -214,6 +216,11 @@ class LuaOps:
         d = ops.arith(op, _operand(a), _operand(b), LUA)
         if d.kind == "const":
             return self.const_number(d.value)
+        return self.spell_arith(d, a, b, node, k)
+
+    def spell_arith(self, d, a: V, b: V, node=None, k=None) -> V:
+        """The Lua of the decided binop ``d`` on the numbers ``a`` and ``b``."""
+        op = d.op
         fa, fb = self.flag(a), self.flag(b)
         ty, form, check = d.type, d.form, d.check
         flag = or_flags(fa, fb) if ty == "num" else None
@@ -354,71 +361,105 @@ class LuaExpr(ExprPrinter, LuaOps):
     def __init__(self, ctx):
         super().__init__(ctx.program.types, ctx.names)
         self.ctx = ctx
+        target = dataclasses.replace(LUA, var_iv=ctx.ivs.get, inline_logic=False, bools_are_ints=False,
+                                     huge_fails=True, strings=True, eval_dead=True)
+        self.lowering = ops.Lowering(lambda name: self.types.get(name, "num"), target=target)
 
     def p(self, e):
         v = self.v(e)
         return v.code, v.prec
 
     def v(self, e) -> V:
-        method = getattr(self, "v_" + type(e).__name__, None)
-        if method is None:
-            raise self.unsupported(f"the expression {e!r}")
-        return method(e)
+        """The Lua of a nest expression, from its ops (beast.ir.ops, for the nest's 53-bit target)."""
+        try:
+            op = self.lowering(e)
+        except IRUntranslatable as why:
+            raise self.unsupported(why.reason) from None
+        return self.emit(op)
 
-    def v_Const(self, e):
-        x = e.value
+    def emit(self, op) -> V:
+        return getattr(self, "o_" + op.kind)(op)
+
+    def o_const(self, op):
+        for a in op.args:             # what the constant decided away (their sites all the same)
+            self.emit(a)
+        x = op.value
         if isinstance(x, str):
             return V(lua_string(x), ATOM, "str", k=x)
-        if x is None:
-            return V("nil", ATOM, "none", k=None)
-        v = self.const_number(x)
-        if v is None:   # an integer constant beyond the exact range of doubles
-            return V(f"_b_big({self.site('overflow')})", ATOM, "int")
-        return v
+        return V("nil", ATOM, "none", k=None) if x is None else self.const_number(x)
 
-    def v_Var(self, e):
-        ty = self.types.get(e.name, "num")
-        name = self.ctx.lname(e.name)
-        if ty == "num":
+    def o_huge(self, op):             # an integer constant beyond the exact range of doubles
+        return V(f"_b_big({self.site('overflow')})", ATOM, "int")
+
+    def o_var(self, op):
+        name = self.ctx.lname(op.value)
+        if op.type == "num":
             return V(name, ATOM, "num", flag=f"_b_f_{name}")
-        return V(name, ATOM, ty, iv=self.ctx.ivs.get(e.name) if ty == "int" else None)
+        return V(name, ATOM, op.type, iv=op.iv)
 
-    def v_PrefixValue(self, e):
+    def o_prefix(self, op):
         # sampling (beast.ir.prefix): a value of the prefix the runtime stores in _b_R.pre
-        return V(f"_b_R.pre[{e.index + 1}]", ATOM, "int")
+        return V(f"_b_R.pre[{op.value + 1}]", ATOM, "int")
 
-    def v_BinOp(self, e):
-        return self.arith(e.op, self.v(e.left), self.v(e.right))
+    def o_conv(self, op):             # a bool in arithmetic
+        return self.num(self.emit(op.args[0]))
 
-    def v_UnOp(self, e):
-        return self.neg(self.v(e.operand))
+    def o_then(self, op):
+        self.emit(op.args[0])
+        return self.emit(op.args[1])
 
-    def v_Compare(self, e):
-        return self.compare(e.op, self.v(e.left), self.v(e.right))
+    def o_pick(self, op):
+        return [self.emit(a) for a in op.args][1 + op.value]
 
-    def v_BoolOp(self, e):
-        return self.boolop(e.op, self.v(e.left), self.v(e.right))
+    def o_binop(self, op):
+        a, b = (self.emit(x) for x in op.args)
+        return self.spell_arith(op, a, b, None, self.site("op", "**") if op.op == "**" else None)
 
-    def v_Not(self, e):
-        return self.not_(self.v(e.operand))
+    def o_neg(self, op):
+        a = self.emit(op.args[0])
+        inner = wrap(a, UNARY)
+        return V(f"-({inner})" if inner.startswith("-") else f"-{inner}", UNARY, a.ty, a.flag, op.iv)
 
-    def v_Call(self, e):
-        args = [self.v(a) for a in e.args]
-        if e.func == "abs" and len(args) == 1:
-            return self.abs_(args[0])
-        if e.func in ("min", "max") and len(args) >= 2:
-            out = args[0]
-            for a in args[1:]:
-                out = self.minmax(e.func, out, a)
-            return out
-        raise self.unsupported(f"{e.func}() with {len(args)} arguments")
+    def o_abs(self, op):
+        a = self.emit(op.args[0])
+        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, op.iv)
 
-    def v_Select(self, e):
-        c = self.truth(self.v(e.cond))
-        return self.select(c if c in ("true", "false") else f"({c})", self.v(e.then), self.v(e.orelse))
+    def o_minmax_call(self, op):
+        values = [self.emit(a) for a in op.args]
+        out, fn = values[0], op.op
+        for step, b in zip(op.value, values[1:]):
+            if step.kind == "const":
+                out = self.const_number(step.value)
+                continue
+            flag = f"_b_{fn}f({out.code}, {b.code}, {self.flag(out)}, {self.flag(b)})" if step.type == "num" \
+                else None
+            out = V(f"_b_{fn}({out.code}, {b.code})", ATOM, step.type, flag, step.iv)
+        return out
 
-    def v_FuncCall(self, e):
-        return V(self.ctx.call_function(e.func, [self.v(a) for a in e.args]), ATOM, "bool")
+    def o_cmp(self, op):
+        a, b = (self.emit(x) for x in op.args)
+        return V(f"{wrap(a, CMP, True)} {'~=' if op.op == '!=' else op.op} {wrap(b, CMP, True)}", CMP, "bool")
+
+    def o_and(self, op):
+        return self.boolop(op.kind, *(self.emit(x) for x in op.args))
+
+    o_or = o_and
+
+    def o_truth(self, op):
+        return self.truth_v(self.emit(op.args[0]))
+
+    def o_not(self, op):
+        return self.not_(self.emit(op.args[0]))
+
+    def o_select(self, op):
+        c = self.truth(self.emit(op.args[0]))
+        return self.select(c if c in ("true", "false") else f"({c})", *(self.emit(x) for x in op.args[1:]))
+
+    def o_callfn(self, op):
+        return V(self.ctx.call_function(op.value, [self.emit(a) for a in op.args]), ATOM, "bool")
+
+    def o_error(self, op):
+        raise self.unsupported(op.value.reason)
 
 
 def _has_call(code: str) -> bool:

@@ -47,13 +47,19 @@ class Target:
     integer variable, when the target drops the checks that cannot fire (None: every variable may
     take any value of the width); ``fold``: the operators whose constant operands fold (None: all);
     ``inline_logic``: comparisons, and/or/not and choices of integer names and constants, which cannot
-    fail, are one ``logic`` op (its ``node`` the expression: a printer writes it as it stands)."""
+    fail, are one ``logic`` op (its ``node`` the expression: a printer writes it as it stands). C is
+    :data:`C64`; LuaJIT's doubles hold 53 bits and the Lua printer sets the other fields."""
     lo: int
     hi: int
     bits: int
     var_iv: object = None
     fold: frozenset | None = None
     inline_logic: bool = True           # integer tests that cannot fail stay one "logic" op
+    intervals: bool = False             # choices carry the hull of their branches' intervals
+    bools_are_ints: bool = True         # else a bool in arithmetic is converted (a "conv" op)
+    huge_fails: bool = False            # an integer literal beyond the width: refused, or a "huge" op
+    strings: bool = False               # strings compared and chosen at run time
+    eval_dead: bool = False             # the operands a constant decides away are printed all the same
 
     def fits(self, v) -> bool:
         return self.lo <= v <= self.hi
@@ -125,6 +131,8 @@ class Lowering:
         if isinstance(v, bool):
             return Op("const", "bool", args, value=v, where=where)
         if isinstance(v, int):
+            if not self.target.fits(v) and self.target.huge_fails:
+                return Op("huge", "int", args, value=v, where=where)
             if not self.target.fits(v):
                 raise Untranslatable(node, f"the integer {v}, which does not fit in {self.target.bits} bits")
             return Op("const", "int", args, value=v, where=where, iv=(v, v))
@@ -135,6 +143,14 @@ class Lowering:
         if v is None:
             return Op("const", "none", args, value=None, where=where)
         raise Untranslatable(node, f"a constant of type {type(v).__name__}")
+
+    def num(self, op):
+        """``op`` as a number of the target: a bool becomes the int 0 or 1 where bools are no ints."""
+        if op.type != "bool" or self.target.bools_are_ints:
+            return op
+        if op.kind == "const":
+            return self.const(int(op.value), args=(op,))
+        return Op("conv", "int", (op,), form="bool", iv=(0, 1))
 
     def boolean(self, value, args=()):
         return Op("const", "bool", args, value=bool(value))
@@ -190,7 +206,7 @@ class Lowering:
     def binop(self, op, a, b, node):
         if a.type not in NUMERIC or b.type not in NUMERIC:
             raise Untranslatable(node, f"'{op}' on {a.type} and {b.type} values")
-        out = arith(op, a, b, self.target, self.where(node), node)
+        out = arith(op, self.num(a), self.num(b), self.target, self.where(node), node)
         if out.kind == "binop" and op in ("&", "|", "^", "<<", ">>") and out.form != "ii":
             raise Untranslatable(node, f"'{op}' on {a.type} values")
         return out
@@ -211,15 +227,17 @@ class Lowering:
             if v.type not in INTISH:
                 raise Untranslatable(e, "'~' on a float")
             return Op("invert", "int", (v,), where=where)
-        return negate(v, self.target, where)
+        return negate(self.num(v), self.target, where)
 
     # -- comparisons and logic
     def l_Compare(self, e):
         return self.compare(e.op, self(e.left), self(e.right), e)
 
     def compare(self, op, a, b, node=None):
+        if op not in ("==", "!=") or (a.type == "bool") != (b.type == "bool"):
+            a, b = self.num(a), self.num(b)        # bool == bool stays a comparison of bools
         out = compare(op, a, b)
-        if out is None or out.form == "ss":        # no strings at run time in the C target
+        if out is None or out.form == "ss" and not self.target.strings:
             values = "" if a.is_const and b.is_const else " values"
             raise Untranslatable(node, f"'{op}' between {a.type} and {b.type}{values}")
         return out
@@ -228,7 +246,8 @@ class Lowering:
         a = self(e.left)
         if a.is_const and a.type in ("int", "bool", "float", "str", "none"):
             if bool(a.value) != (e.op == "and"):          # decided by the left operand
-                return self.boolean(a.value, (a,))
+                dead = (self.truthy(self(e.right)),) if self.target.eval_dead else ()
+                return self.boolean(a.value, (a,) + dead)
             b = self(e.right)
             if b.is_const:
                 return self.boolean(b.value, (a, b))
@@ -243,11 +262,21 @@ class Lowering:
 
     def l_Select(self, e):
         c = self(e.cond)
+        if c.is_const and self.target.eval_dead:
+            a, b = self(e.then), self(e.orelse)
+            pick = a if c.value else b
+            return Op("pick", pick.type, (c, a, b), value=0 if c.value else 1, iv=pick.iv)
         if c.is_const:
             return self.then(c, self(e.then if c.value else e.orelse))
         self.truthy(c)
         a, b = self(e.then), self(e.orelse)
-        return Op("select", select_type(a.type, b.type), (c, a, b))       # the branch taken only
+        if self.target.strings and a.type == b.type == "str":
+            return Op("select", "str", (c, a, b))
+        if (a.type == "bool") != (b.type == "bool"):
+            a, b = self.num(a), self.num(b)
+        t = select_type(a.type, b.type)
+        hull = iv.hull(a.iv, b.iv) if self.target.intervals and t == "int" else None
+        return Op("select", t, (c, a, b), iv=hull)                # the branch taken only
 
     def l_Eager(self, e):
         c, a, b = (self(x) for x in e.args)
@@ -260,6 +289,7 @@ class Lowering:
         for a in args:
             if a.type not in NUMERIC:
                 raise Untranslatable(e, f"{e.func}() of a {a.type}")
+        args = [self.num(a) for a in args]
         if e.func == "abs":
             if len(args) != 1:
                 raise Untranslatable(e, "abs() with several arguments")
