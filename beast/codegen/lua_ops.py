@@ -267,11 +267,12 @@ class LuaOps:
             raise self.unsupported(f"unary '-' on {a.ty}")
         if a.const:
             return self.const_number(-a.k)
+        return self.spell_neg(a, ops.negate(_operand(a), LUA).iv)
+
+    @staticmethod
+    def spell_neg(a: V, iv) -> V:             # never checked: LUA's width is symmetric
         inner = wrap(a, UNARY)
-        if inner.startswith("-"):
-            inner = f"({inner})"
-        d = ops.negate(_operand(a), LUA)       # never checked: LUA's width is symmetric
-        return V(f"-{inner}", UNARY, a.ty, a.flag, d.iv)
+        return V(f"-({inner})" if inner.startswith("-") else f"-{inner}", UNARY, a.ty, a.flag, iv)
 
     def compare(self, op, a: V, b: V) -> V:
         if op in ("==", "!="):                 # a bool is a number when compared with a non-bool
@@ -313,7 +314,9 @@ class LuaOps:
         a, b = self.num(a), self.num(b)
         if a.ty not in NUMERIC or b.ty not in NUMERIC:
             raise self.unsupported(f"{fn}() of {a.ty} and {b.ty}")
-        d = ops.minmax(fn, _operand(a), _operand(b), LUA)
+        return self.spell_minmax(fn, ops.minmax(fn, _operand(a), _operand(b), LUA), a, b)
+
+    def spell_minmax(self, fn, d, a: V, b: V) -> V:
         if d.kind == "const":
             return self.const_number(d.value)
         flag = f"_b_{fn}f({a.code}, {b.code}, {self.flag(a)}, {self.flag(b)})" if d.type == "num" else None
@@ -416,9 +419,7 @@ class LuaExpr(ExprPrinter, LuaOps):
         return self.spell_arith(op, a, b, None, self.site("op", "**") if op.op == "**" else None)
 
     def o_neg(self, op):
-        a = self.emit(op.args[0])
-        inner = wrap(a, UNARY)
-        return V(f"-({inner})" if inner.startswith("-") else f"-{inner}", UNARY, a.ty, a.flag, op.iv)
+        return self.spell_neg(self.emit(op.args[0]), op.iv)
 
     def o_abs(self, op):
         a = self.emit(op.args[0])
@@ -426,14 +427,9 @@ class LuaExpr(ExprPrinter, LuaOps):
 
     def o_minmax_call(self, op):
         values = [self.emit(a) for a in op.args]
-        out, fn = values[0], op.op
+        out = values[0]
         for step, b in zip(op.value, values[1:]):
-            if step.kind == "const":
-                out = self.const_number(step.value)
-                continue
-            flag = f"_b_{fn}f({out.code}, {b.code}, {self.flag(out)}, {self.flag(b)})" if step.type == "num" \
-                else None
-            out = V(f"_b_{fn}({out.code}, {b.code})", ATOM, step.type, flag, step.iv)
+            out = self.spell_minmax(op.op, step, out, b)
         return out
 
     def o_cmp(self, op):
