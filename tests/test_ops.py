@@ -119,3 +119,20 @@ def test_comparisons_fold_what_the_types_decide():
         ["ii", "dd", "id", "di", "nn"]
     assert ops.compare("<", s, a).form == "ss"
     assert ops.compare(">=", ops.operand("float", True, 2.5), one).value is True
+
+
+def test_a_53_bit_target_with_intervals():
+    """What the Lua printer asks for: bools converted to 0/1 in arithmetic (with their interval), a
+    literal beyond the width failing at run time, choices that keep their branches' hull."""
+    types = {"x": "int", "b": "bool", "s": "str"}
+    lua = ops.Target(-(2 ** 53 - 1), 2 ** 53 - 1, 53, var_iv={"x": (0, 10)}.get, inline_logic=False,
+                     intervals=True, bools_are_ints=False, huge_fails=True, strings=True, eval_dead=True)
+    low = ops.Lowering(lambda name: types[name], target=lua)
+    op = low(BinOp("+", Var("b"), Var("x")))
+    assert op.args[0].kind == "conv" and op.args[0].iv == (0, 1) and op.check is None and op.iv == (0, 11)
+    assert low(Const(2 ** 60)).kind == "huge"
+    pick = low(Select(Const(False), Var("x"), BinOp("//", Var("x"), Const(0))))
+    assert pick.kind == "pick" and pick.value == 1 and pick.args[2].check == "zero"
+    assert low(Select(Var("b"), Var("x"), Const(20))).iv == (0, 20)
+    assert low(Compare("<", Var("s"), Const("a"))).form == "ss"
+    assert ops.Lowering(lambda name: types[name])(BinOp("+", Var("b"), Var("x"))).args[0].kind == "logic"
