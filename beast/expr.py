@@ -288,7 +288,7 @@ def binop_type(op: str, left: str, right: str, exponent=None) -> str | None:
     if "float" in (left, right):
         return "float"
     if op == "**":      # 2 ** -1 is a float: an int only for a constant exponent >= 0
-        nonneg = type(exponent) is int and exponent >= 0
+        nonneg = type(exponent) in (int, bool) and exponent >= 0
         return "int" if nonneg and left in ("int", "bool") and right in ("int", "bool") else "num"
     return "num" if "num" in (left, right) else "int"
 

@@ -47,7 +47,7 @@ class _FuncGen:
         self.code = _Code(1)
         self.ctx = _FuncCtx(unit)
         self.gen = _Gen(unit, self.code, self.resolve, self.ctx)
-        self.gen.pos = _Positions(unit, self.body.positions)
+        self.gen.positions = self.body.positions
         self.gen.origins = self.body.origins
         self.locals = {}          # name -> CVal (C variable)
 
@@ -268,17 +268,6 @@ class _FuncGen:
             else:
                 raise _Untranslatable(st.node, f"returning a {v.type}")
         code("goto bn_out;")
-
-
-class _Positions:
-    """``id(expr) -> site`` of a lowered body's operations, registered as user sites on first use."""
-
-    def __init__(self, unit, positions):
-        self.unit, self.positions = unit, positions
-
-    def get(self, key, default):
-        where = self.positions.get(key)
-        return default if where is None else self.unit.user_site(*where)
 
 
 # ---------------------------------------------------------------------------------------------

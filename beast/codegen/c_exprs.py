@@ -3,14 +3,12 @@ explicit overflow and division checks (shared by the loop nest and the function 
 :mod:`beast.codegen.c` prints)."""
 from __future__ import annotations
 
-import builtins
 import math
 import re
 
 from ..errors import BeastError
-from ..expr import COMPARES, BoolOp, Compare, Const, Not, Select, Var, fold_binop
-from ..ir.body import ConstArr, ListLit, Untranslatable
-from ..ir.lower import select_type as _select_type
+from ..ir.body import Untranslatable
+from ..ir.ops import Lowering, range_arg_checks
 from .exprs import ATOM, ExprPrinter
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -141,23 +139,37 @@ class CExpr(ExprPrinter):
 
 
 # ---------------------------------------------------------------------------------------------
-# The expression compiler: Python semantics, flattened into C statements with explicit checks.
+# The expression printer: the typed, checked ops of beast.ir.ops, flattened into C statements.
+
+OVERFLOW = {"+": "add", "-": "sub", "*": "mul"}
+HELPER = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
+          "<<": "lshift", ">>": "rshift"}
+C_HELPER = ("//", "%", "**", "<<", ">>")
+CMP_FN = {"nn": "bn_cmp_nn", "di": "bn_cmp_di", "id": "bn_cmp_id"}
+IN_FN = {("range", "ii"): "bn_range_has({2}, {3}, {4}, {0})", ("range", "dd"): "bn_range_has_d({2}, {3}, {4}, {0})",
+         ("list", "ii"): "bn_list_has(&{1}, {0})", ("list", "dd"): "bn_list_has_d(&{1}, {0})",
+         ("carray", "ii"): "bn_ints_has({2}, {3}, {0})", ("carray", "dd"): "bn_ints_has_d({2}, {3}, {0})"}
+TRUTH = {"bool": "{}", "int": "({} != 0)", "float": "({} != 0.0)", "num": "bn_truth({})", "list": "({}.n != 0)"}
+
 
 class _Gen:
-    """Compile expressions into ``code``. ``resolve(name) -> CVal``; ``ctx`` supplies the failure
-    statements (``fail(site, kind)``, ``fail_prop()``) and, in functions, list temporaries."""
+    """Print expressions into ``code``, lowered by :class:`beast.ir.ops.Lowering`. ``resolve(name)
+    -> CVal``; ``ctx`` supplies the failure statements (``fail(site, kind)``, ``fail_prop()``) and,
+    in functions, list temporaries."""
 
     def __init__(self, unit, code, resolve, ctx):
         self.unit, self.code, self.resolve, self.ctx = unit, code, resolve, ctx
         self.site = 0           # the statement's site (IR) or the function's fallback site
-        self.pos = {}           # id(expr) -> site of that operation (function bodies)
+        self.positions = {}     # id(expr) -> user position of that operation (function bodies)
         self.origins = {}       # id(expr) -> its ast node (function bodies)
         self.pure_printer = CExpr(self.resolve)
 
     # -- helpers
+    def site_at(self, where):
+        return self.site if where is None else self.unit.user_site(*where)
 
     def site_of(self, e):
-        return self.pos.get(id(e), self.site)
+        return self.site_at(self.positions.get(id(e)))
 
     def tmp(self, type_):
         name = self.unit.tmp()
@@ -186,22 +198,14 @@ class _Gen:
 
     # -- conversions
     def to_num(self, v):
-        if v.type == "num":
-            return v.text
-        if v.type == "float":
-            return f"bn_nf({v.text})"
-        if v.type in INTISH:
-            return f"bn_ni({v.text})"
-        raise _Untranslatable(None, f"a {v.type} used as a number")
+        if v.type not in NUMERIC:
+            raise _Untranslatable(None, f"a {v.type} used as a number")
+        return v.text if v.type == "num" else f"bn_nf({v.text})" if v.type == "float" else f"bn_ni({v.text})"
 
     def to_double(self, v):
-        if v.type == "float":
-            return v.text
-        if v.type in INTISH:
-            return f"(double)({v.text})"
-        if v.type == "num":
-            return f"bn_tod({v.text})"
-        raise _Untranslatable(None, f"a {v.type} used as a number")
+        if v.type not in NUMERIC:
+            raise _Untranslatable(None, f"a {v.type} used as a number")
+        return v.text if v.type == "float" else f"bn_tod({v.text})" if v.type == "num" else f"(double)({v.text})"
 
     def convert(self, v, to):
         if v.type == to or (v.type in INTISH and to in INTISH):
@@ -216,16 +220,8 @@ class _Gen:
         t = v.type
         if v.is_const and t in ("int", "bool", "float", "str", "none"):
             return "1" if v.const else "0"
-        if t == "bool":
-            return v.text
-        if t == "int":
-            return f"({v.text} != 0)"
-        if t == "float":
-            return f"({v.text} != 0.0)"
-        if t == "num":
-            return f"bn_truth({v.text})"
-        if t == "list":
-            return f"({v.text}.n != 0)"
+        if t in TRUTH:
+            return TRUTH[t].format(v.text)
         if t == "range":
             a, b, c = v.parts
             return f"(bn_range_len({a}, {b}, {c}) != 0u)"
@@ -234,397 +230,235 @@ class _Gen:
     def truth(self, e):
         return self.truth_of(self.value(e))
 
-    # -- entry point
+    # -- entry points
+    def lower(self, e):
+        return Lowering(lambda name: self.resolve(name).type, self.positions, self.origins)(e)
+
     def value(self, e) -> CVal:
-        if isinstance(e, Const):
-            return self.v_Const(e)
-        if self._pure(e):
-            text, prec = self.pure_printer.p(e)
-            return CVal(text if prec >= ATOM else f"({text})", self._pure_type(e))
-        method = getattr(self, "v_" + type(e).__name__, None)
-        if method is None:
-            raise _Untranslatable(e, f"the expression {type(e).__name__}")
-        return method(e)
+        return self.emit(self.lower(e))
 
-    def _pure(self, e):
-        if isinstance(e, Const):
-            return type(e.value) in (int, bool) and INT64_MIN <= e.value <= INT64_MAX
-        if isinstance(e, Var):
-            try:
-                v = self.resolve(e.name)
-            except _Untranslatable:
-                return False
-            return v.type in INTISH and not v.is_const
-        if isinstance(e, Compare):
-            return all(self._pure(x) for x in (e.left, e.right))
-        if isinstance(e, (BoolOp, Not, Select)) and type(e) in (BoolOp, Not, Select):
-            return all(self._pure(x) for x in e.children())
-        return False
+    def emit(self, op) -> CVal:
+        return getattr(self, "e_" + op.kind)(op)
 
-    def _pure_type(self, e):
-        if isinstance(e, (Compare, BoolOp, Not)):
-            return "bool"
-        if isinstance(e, Const):
-            return "bool" if isinstance(e.value, bool) else "int"
-        if isinstance(e, Var):
-            return self.resolve(e.name).type
-        return _select_type(self._pure_type(e.then), self._pure_type(e.orelse))
+    def operands(self, op):
+        """The values of ``op``'s operands, then its site (registered after them)."""
+        values = [self.emit(a) for a in op.args]
+        return values, self.site_at(op.where)
 
     # -- leaves
-    def v_Const(self, e):
-        v = e.value
-        if isinstance(v, bool):
-            return CVal("1" if v else "0", "bool", v)
-        if isinstance(v, int):
-            try:
-                return CVal(c_int(v), "int", v)
-            except OverflowError:
-                raise _Untranslatable(e, f"the integer {v}, which does not fit in 64 bits") from None
-        if isinstance(v, float):
-            return CVal(c_float(v), "float", v)
-        if isinstance(v, str):
-            return CVal(None, "str", v)
-        if v is None:
-            return CVal(None, "none", None)
-        raise _Untranslatable(e, f"a constant of type {type(v).__name__}")
+    def e_const(self, op):
+        self.operands(op)
+        v, t = op.value, op.type
+        text = ("1" if v else "0") if t == "bool" else c_int(v) if t == "int" else c_float(v) if t == "float" \
+            else None
+        return CVal(text, t, v)
 
-    def v_Var(self, e):
-        return self.resolve(e.name)
+    def e_carray(self, op):
+        arr = self.unit.int_array(op.value)
+        return CVal(arr, "carray", op.value, parts=(arr, len(op.value)))
 
-    def v_PrefixValue(self, e):
+    def e_var(self, op):
+        return self.resolve(op.value)
+
+    def e_prefix(self, op):
         # sampling (beast.ir.prefix): a value of the prefix the runtime passes in w->pre
-        return CVal(f"w->pre[{e.index}]", "int")
+        return CVal(f"w->pre[{op.value}]", "int")
+
+    def e_logic(self, op):
+        text, prec = self.pure_printer.p(op.node)
+        return CVal(text if prec >= ATOM else f"({text})", op.type)
+
+    def e_then(self, op):
+        self.emit(op.args[0])
+        return self.emit(op.args[1])
+
+    def e_error(self, op):
+        raise op.value
 
     # -- arithmetic
-    def v_BinOp(self, e):
-        left = self.value(e.left)
-        right = self.value(e.right)
-        return self.binop(e.op, left, right, self.site_of(e), e)
+    def e_binop(self, op):
+        (a, b), site = self.operands(op)
+        o, form = op.op, op.form
+        if o == "/" and form == "ii":
+            if op.check:
+                self.code(f"if (BN_UNLIKELY({b} == 0)) {self.fail(site, 'BN_K_ZERO_TRUEDIV')}")
+            return self.let("float", f"(double)({a}) / (double)({b})")
+        if o == "/" and form == "dd":
+            d = self.stable(CVal(self.to_double(b), "float"))
+            if op.check:
+                self.code(f"if (BN_UNLIKELY({d} == 0.0)) {self.fail(site, 'BN_K_ZERO_FTRUEDIV')}")
+            return CVal(f"({self.to_double(a)} / {d})", "float")
+        if o in OVERFLOW and form == "ii" and op.check:
+            t = self.tmp("int")
+            self.code(f"if (BN_UNLIKELY(__builtin_{OVERFLOW[o]}_overflow({a}, {b}, &{t}))) "
+                      f"{self.fail(site, 'BN_K_OVERFLOW')}")
+            return CVal(t, "int")
+        conv = {"ii": str, "nn": self.to_num, "dd": self.to_double}[form]
+        if form == "nn" or o in C_HELPER:       # Python's semantics (floor, sign, errors) in the prelude
+            return self.check(f"bn_{HELPER[o]}_{form}({{out}}, {conv(a)}, {conv(b)})", site, op.type, op.type)
+        return CVal(f"({conv(a)} {o} {conv(b)})", op.type)
 
-    def _fold(self, op, left, right):
-        value = fold_binop(op, left.const, right.const)
-        if isinstance(value, bool):
-            return CVal("1" if value else "0", "bool", value)
-        if isinstance(value, int) and INT64_MIN <= value <= INT64_MAX:
-            return CVal(c_int(value), "int", value)
-        if isinstance(value, float):
-            return CVal(c_float(value), "float", value)
-        return None
+    def e_pos(self, op):
+        (v,), _ = self.operands(op)
+        return CVal(v.text, op.type)
 
-    def binop(self, op, left, right, site, node=None):
-        lt, rt = left.type, right.type
-        if lt not in NUMERIC or rt not in NUMERIC:
-            raise _Untranslatable(node, f"'{op}' on {lt} and {rt} values")
-        if left.is_const and right.is_const:
-            folded = self._fold(op, left, right)
-            if folded is not None:
-                return folded
-        if op == "/":
-            return self._truediv(left, right, site)
-        if op in ("&", "|", "^", "<<", ">>"):
-            if lt not in INTISH or rt not in INTISH:
-                raise _Untranslatable(node, f"'{op}' on {lt} values")
-            if op in ("<<", ">>"):
-                fn = "bn_lshift_ii" if op == "<<" else "bn_rshift_ii"
-                return self.check(f"{fn}({{out}}, {left}, {right})", site, "int", "int")
-            return CVal(f"({left} {op} {right})", "bool" if lt == rt == "bool" else "int")
-        if lt in INTISH and rt in INTISH:
-            if op in ("+", "-", "*"):
-                name = {"+": "add", "-": "sub", "*": "mul"}[op]
-                t = self.tmp("int")
-                self.code(f"if (BN_UNLIKELY(__builtin_{name}_overflow({left}, {right}, &{t}))) "
-                          f"{self.fail(site, 'BN_K_OVERFLOW')}")
-                return CVal(t, "int")
-            if op == "//":
-                return self.check(f"bn_floordiv_ii({{out}}, {left}, {right})", site, "int", "int")
-            if op == "%":
-                return self.check(f"bn_mod_ii({{out}}, {left}, {right})", site, "int", "int")
-            if op == "**":
-                if right.is_const and right.const >= 0:
-                    return self.check(f"bn_pow_ii({{out}}, {left}, {right})", site, "int", "int")
-                return self.check(f"bn_pow_nn({{out}}, bn_ni({left}), bn_ni({right}))", site, "num", "num")
-        if "float" not in (lt, rt):      # num with int or num: decided at run time
-            fn = {"+": "add", "-": "sub", "*": "mul", "//": "floordiv", "%": "mod", "**": "pow"}[op]
-            return self.check(f"bn_{fn}_nn({{out}}, {self.to_num(left)}, {self.to_num(right)})",
-                              site, "num", "num")
-        a, b = self.to_double(left), self.to_double(right)
-        if op in ("+", "-", "*"):
-            return CVal(f"({a} {op} {b})", "float")
-        fn = {"//": "floordiv", "%": "mod", "**": "pow"}[op]
-        return self.check(f"bn_{fn}_dd({{out}}, {a}, {b})", site, "float", "float")
+    def e_invert(self, op):
+        (v,), _ = self.operands(op)
+        return CVal(f"(~{v})", "int")
 
-    def _truediv(self, left, right, site):
-        if left.type in INTISH and right.type in INTISH:
-            if not (right.is_const and right.const != 0):
-                self.code(f"if (BN_UNLIKELY({right} == 0)) {self.fail(site, 'BN_K_ZERO_TRUEDIV')}")
-            return self.let("float", f"(double)({left}) / (double)({right})")
-        if "float" not in (left.type, right.type):
-            return self.check(f"bn_truediv_nn({{out}}, {self.to_num(left)}, {self.to_num(right)})",
-                              site, "float", "float")
-        b = self.stable(CVal(self.to_double(right), "float"))
-        if not (right.is_const and right.const != 0):
-            self.code(f"if (BN_UNLIKELY({b} == 0.0)) {self.fail(site, 'BN_K_ZERO_FTRUEDIV')}")
-        return CVal(f"({self.to_double(left)} / {b})", "float")
-
-    def v_UnOp(self, e):
-        v = self.value(e.operand)
-        site = self.site_of(e)
-        if v.type not in NUMERIC:
-            raise _Untranslatable(e, f"'{e.op}' on a {v.type} value")
-        if v.is_const:
-            try:
-                value = {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x}[e.op](v.const)
-                return self.v_Const(Const(value))
-            except (TypeError, _Untranslatable):
-                pass
-        if e.op == "+":
-            return CVal(v.text, "int" if v.type == "bool" else v.type)
-        if e.op == "~":
-            if v.type not in INTISH:
-                raise _Untranslatable(e, "'~' on a float")
-            return CVal(f"(~{v})", "int")
-        if v.type in INTISH:
+    def e_neg(self, op):
+        (v,), site = self.operands(op)
+        if op.form == "ii":
             s = self.stable(v)
-            self.code(f"if (BN_UNLIKELY({s} == INT64_MIN)) {self.fail(site, 'BN_K_OVERFLOW')}")
+            if op.check:
+                self.code(f"if (BN_UNLIKELY({s} == INT64_MIN)) {self.fail(site, 'BN_K_OVERFLOW')}")
             return CVal(f"(-{s})", "int")
-        if v.type == "float":
+        if op.form == "dd":
             return CVal(f"(-{v})", "float")
         return self.check(f"bn_neg_n({{out}}, {v})", site, "num", "num")
 
+    def e_abs(self, op):
+        (v,), site = self.operands(op)
+        if op.form == "ii":
+            s = self.stable(v)
+            if op.check:
+                self.code(f"if (BN_UNLIKELY({s} == INT64_MIN)) {self.fail(site, 'BN_K_OVERFLOW')}")
+            return CVal(f"({s} < 0 ? -{s} : {s})", "int")
+        if op.form == "dd":
+            return CVal(f"fabs({v})", "float")
+        return self.check(f"bn_abs_n({{out}}, {v})", site, "num", "num")
+
+    def e_minmax_call(self, op):
+        values, _ = self.operands(op)
+        out = values[0]
+        for step, b in zip(op.value, values[1:]):
+            if step.kind == "const":
+                out = self.e_const(step)
+            elif step.form == "nn":
+                out = CVal(f"bn_{op.op}_nn({self.to_num(out)}, {self.to_num(b)})", "num")
+            else:
+                a, b = self.stable(out), self.stable(b)
+                out = CVal(f"({b} {'<' if op.op == 'min' else '>'} {a} ? {b} : {a})", step.type)
+        return out
+
     # -- comparisons and logic
-    def v_Compare(self, e):
-        return self.compare(e.op, self.value(e.left), self.value(e.right), e)
+    def e_cmp(self, op):
+        (a, b), _ = self.operands(op)
+        if op.form in ("ii", "dd"):
+            return CVal(f"({a} {op.op} {b})", "bool")
+        conv = self.to_num if op.form == "nn" else str
+        return CVal(f"bn_cmpres({CMP_FN[op.form]}({conv(a)}, {conv(b)}), {CMP_CODE[op.op]})", "bool")
 
-    def compare(self, op, a, b, node=None):
-        if a.is_const and b.is_const:
-            try:
-                value = COMPARES[op](a.const, b.const)
-                return CVal("1" if value else "0", "bool", bool(value))
-            except TypeError:
-                raise _Untranslatable(node, f"'{op}' between {a.type} and {b.type}") from None
-        if a.type not in NUMERIC or b.type not in NUMERIC:
-            if op in ("==", "!=") and (a.type in ("str", "none") or b.type in ("str", "none")) \
-                    and a.type != b.type:
-                value = op == "!="
-                return CVal("1" if value else "0", "bool", value)
-            raise _Untranslatable(node, f"'{op}' between {a.type} and {b.type} values")
-        if a.type in INTISH and b.type in INTISH or a.type == b.type == "float":
-            return CVal(f"({a} {op} {b})", "bool")
-        if "num" in (a.type, b.type):
-            cmp = f"bn_cmp_nn({self.to_num(a)}, {self.to_num(b)})"
-        elif a.type == "float":
-            cmp = f"bn_cmp_di({a}, {b})"
-        else:
-            cmp = f"bn_cmp_id({a}, {b})"
-        return CVal(f"bn_cmpres({cmp}, {CMP_CODE[op]})", "bool")
+    def e_truth(self, op):
+        return CVal(self.truth_of(self.emit(op.args[0])), "bool")
 
-    def _lazy(self, first_text, then_fn, negate):
+    def e_not(self, op):
+        return CVal(f"(!{self.truth_of(self.emit(op.args[0]))})", "bool")
+
+    def lazy(self, op):
         """``t = first; if (t) t = then()`` (and) or ``if (!t)`` (or), the second part lazily."""
+        first = self.truth_of(self.emit(op.args[0]))
+        negate = op.kind == "or"
         with self.code.capture() as cap:
-            rest = then_fn()
+            rest = self.truth_of(self.emit(op.args[1]))
         if not cap.lines:
-            return CVal(f"({first_text} {'||' if negate else '&&'} {rest})", "bool")
+            return CVal(f"({first} {'||' if negate else '&&'} {rest})", "bool")
         t = self.unit.tmp()
-        self.code(f"int64_t {t} = {first_text};")
+        self.code(f"int64_t {t} = {first};")
         self.code(f"if ({'!' if negate else ''}{t}) {{")
         self.code.lines.extend(cap.lines)
         self.code(f"    {t} = {rest};")
         self.code("}")
         return CVal(t, "bool")
 
-    def v_BoolOp(self, e):
-        left = self.value(e.left)
-        if left.is_const and left.type in ("int", "bool", "float", "str", "none"):
-            decided = bool(left.const) != (e.op == "and")
-            if decided:
-                return CVal("1" if left.const else "0", "bool", bool(left.const))
-            right = self.value(e.right)
-            if right.is_const:
-                return CVal("1" if right.const else "0", "bool", bool(right.const))
-            return CVal(self.truth_of(right), "bool")
-        return self._lazy(self.truth_of(left), lambda: self.truth(e.right), e.op == "or")
+    e_and = e_or = lazy
 
-    def v_Not(self, e):
-        v = self.value(e.operand)
-        if v.is_const:
-            return CVal("0" if v.const else "1", "bool", not v.const)
-        return CVal(f"(!{self.truth_of(v)})", "bool")
-
-    def v_Select(self, e):
-        cond = self.value(e.cond)
-        if cond.is_const:
-            return self.value(e.then if cond.const else e.orelse)
-        c = self.truth_of(cond)
+    def e_select(self, op):
+        c = self.truth_of(self.emit(op.args[0]))
         with self.code.capture() as cap_then:
-            then = self.value(e.then)
+            a = self.convert(self.emit(op.args[1]), op.type)
         with self.code.capture() as cap_else:
-            orelse = self.value(e.orelse)
-        rtype = _select_type(then.type, orelse.type)
-        a, b = self.convert(then, rtype), self.convert(orelse, rtype)
+            b = self.convert(self.emit(op.args[2]), op.type)
         if not cap_then.lines and not cap_else.lines:
-            return CVal(f"({c} ? {a} : {b})", rtype)
-        t = self.tmp(rtype)
-        self.code(f"if ({c}) {{")
-        self.code.lines.extend(cap_then.lines)
-        self.code(f"    {t} = {a};")
-        self.code("} else {")
-        self.code.lines.extend(cap_else.lines)
-        self.code(f"    {t} = {b};")
+            return CVal(f"({c} ? {a} : {b})", op.type)
+        t = self.tmp(op.type)
+        for word, cap, x in (("if ({c}) {{", cap_then, a), ("}} else {{", cap_else, b)):
+            self.code(word.format(c=c))
+            self.code.lines.extend(cap.lines)
+            self.code(f"    {t} = {x};")
         self.code("}")
-        return CVal(t, rtype)
+        return CVal(t, op.type)
 
-    def v_Call(self, e):
-        args = [self.value(a) for a in e.args]
-        site = self.site_of(e)
-        for a in args:
-            if a.type not in NUMERIC:
-                raise _Untranslatable(e, f"{e.func}() of a {a.type}")
-        if e.func == "abs":
-            if len(args) != 1:
-                raise _Untranslatable(e, "abs() with several arguments")
-            v = args[0]
-            if v.is_const:
-                return self.v_Const(Const(abs(v.const)))
-            if v.type in INTISH:
-                s = self.stable(v)
-                self.code(f"if (BN_UNLIKELY({s} == INT64_MIN)) {self.fail(site, 'BN_K_OVERFLOW')}")
-                return CVal(f"({s} < 0 ? -{s} : {s})", "int")
-            if v.type == "float":
-                return CVal(f"fabs({v})", "float")
-            return self.check(f"bn_abs_n({{out}}, {v})", site, "num", "num")
-        out = args[0]
-        for b in args[1:]:
-            out = self.minmax(e.func, out, b)
-        if len(args) == 1:
-            raise _Untranslatable(e, f"{e.func}() of one number")
-        return out
+    def e_eager(self, op):
+        (c, a, b), _ = self.operands(op)
+        return CVal(f"({self.truth_of(c)} ? {self.convert(a, op.type)} : {self.convert(b, op.type)})", op.type)
 
-    def minmax(self, func, a, b):
-        if a.is_const and b.is_const:
-            return self.v_Const(Const(getattr(builtins, func)(a.const, b.const)))
-        sign = "<" if func == "min" else ">"
-        if a.type in INTISH and b.type in INTISH or a.type == b.type == "float":
-            a, b = self.stable(a), self.stable(b)
-            rtype = "float" if a.type == "float" else ("bool" if a.type == b.type == "bool" else "int")
-            return CVal(f"({b} {sign} {a} ? {b} : {a})", rtype)
-        return CVal(f"bn_{func}_nn({self.to_num(a)}, {self.to_num(b)})", "num")
-
-    def v_Sorted(self, e):
-        raise _Untranslatable(self.origins.get(id(e)), "the call sorted()")
-
-    def v_SetOpCall(self, e):
-        raise _Untranslatable(self.origins.get(id(e)), f"the call {e.op}()")
-
-    def v_Identity(self, e):
-        raise _Untranslatable(None, "'is' comparisons")
-
-    def v_FuncCall(self, e):
-        info = self.unit.program.funcs.get(e.func)
+    def e_callfn(self, op):
+        info = self.unit.program.funcs.get(op.value)
         if info is None:
-            raise BeastError(f"internal error: unknown function {e.func}")
+            raise BeastError(f"internal error: unknown function {op.value}")
         fname = self.unit.function(info)
-        args = [self.value(a) for a in e.args]
-        params = self.unit.param_types(info)
-        texts = [self.convert(a, t) for a, t in zip(args, params)]
+        args, _ = self.operands(op)
+        texts = [self.convert(a, t) for a, t in zip(args, self.unit.param_types(info))]
         t = self.tmp("int")
         self.code(f"if (BN_UNLIKELY({fname}(w, &{t}{''.join(', ' + x for x in texts)}))) {self.ctx.fail_prop()}")
         return CVal(t, "bool")
 
     # -- function-body constructs (and/or, chains, comprehensions and folds are statements by now:
     # beast.ir.desugar)
-    def v_In(self, e):
-        item = self.value(e.item)
-        cont = self.value(e.container)
-        return self.contains(item, cont, e.negate, e)
-
-    def contains(self, item, cont, negate, node):
-        if item.type not in NUMERIC:
-            if item.is_const and cont.is_const:
-                try:
-                    value = (item.const in cont.const) != negate
-                except TypeError:
-                    raise _Untranslatable(node, "'in' on these values") from None
-                return CVal("1" if value else "0", "bool", value)
-            raise _Untranslatable(node, f"'in' with a {item.type} value")
+    def e_in(self, op):
+        (item, cont), _ = self.operands(op)
         x = self.stable(item)
-        if cont.type == "range":
-            a, b, c = cont.parts
-            if x.type in INTISH:
-                test = f"bn_range_has({a}, {b}, {c}, {x})"
-            else:
-                test = f"bn_range_has_d({a}, {b}, {c}, {self.to_double(x)})"
-        elif cont.type == "list":
-            test = f"bn_list_has(&{cont}, {x})" if x.type in INTISH else \
-                f"bn_list_has_d(&{cont}, {self.to_double(x)})"
-        elif cont.type == "carray":
-            arr, n = cont.parts
-            if n == 0:
-                test = "0"
-            else:
-                test = f"bn_ints_has({arr}, {n}, {x})" if x.type in INTISH else \
-                    f"bn_ints_has_d({arr}, {n}, {self.to_double(x)})"
+        if cont.type == "carray" and cont.parts[1] == 0:
+            test = "0"
         else:
-            raise _Untranslatable(node, f"'in' on a {cont.type}")
-        return CVal(f"(!{test})" if negate else test, "bool")
+            parts = cont.parts or (None, None, None)
+            test = IN_FN[cont.type, op.form].format(x if op.form == "ii" else self.to_double(x), cont, *parts)
+        return CVal(f"(!{test})" if op.value else test, "bool")
 
-    def v_Eager(self, e):
-        c, a, b = (self.value(x) for x in e.args)
-        rtype = _select_type(a.type, b.type)
-        return CVal(f"({self.truth_of(c)} ? {self.convert(a, rtype)} : {self.convert(b, rtype)})", rtype)
-
-    def v_RangeCall(self, e):
-        args = [self.value(a) for a in e.args]
-        a, b, c = self.range_args(args, self.site_of(e), e)
-        return CVal(None, "range", parts=(a, b, c))
+    def e_range(self, op):
+        args, site = self.operands(op)
+        return CVal(None, "range", parts=self.range_args(args, site))
 
     def range_args(self, args, site, node=None):
         """Validate range(start, stop, step) as Python does (step first); C texts of the three."""
-        start, stop, step = args
-        for v in (step, start, stop):
+        for v in (args[2], args[0], args[1]):
             if v.type not in NUMERIC:
                 raise _Untranslatable(node, f"range() of a {v.type}")
-        out = {}
-        for name, v in (("step", step), ("start", start), ("stop", stop)):
-            if v.type == "float":
+        checks, zero = range_arg_checks([v.type for v in args], args[2].const if args[2].is_const else None)
+        out = [None] * 3
+        for i in (2, 0, 1):
+            v = args[i]
+            if checks[i] == "fail":
                 self.code(self.fail(site, "BN_K_RANGE_NOT_INT"))
-                out[name] = "0"
-            elif v.type == "num":
+                out[i] = "0"
+            elif checks[i] == "nonint":
                 s = self.stable(v)
                 self.code(f"if (BN_UNLIKELY({s}.f)) {self.fail(site, 'BN_K_RANGE_NOT_INT')}")
-                out[name] = f"{s}.i"
+                out[i] = f"{s}.i"
             else:
-                out[name] = self.stable(v).text
-            if name == "step" and not (v.is_const and v.const != 0):
-                self.code(f"if (BN_UNLIKELY({out['step']} == 0)) {self.fail(site, 'BN_K_RANGE_STEP_ZERO')}")
-        return out["start"], out["stop"], out["step"]
+                out[i] = self.stable(v).text
+            if i == 2 and zero:
+                self.code(f"if (BN_UNLIKELY({out[2]} == 0)) {self.fail(site, 'BN_K_RANGE_STEP_ZERO')}")
+        return tuple(out)
 
-    def v_ConstArr(self, e):
-        arr = self.unit.int_array(e.values)
-        return CVal(arr, "carray", e.values, parts=(arr, len(e.values)))
-
-    def v_ListLit(self, e):
-        return self.materialize(e)
-
-    def v_ListOf(self, e):
-        return self.materialize(e)
-
-    def materialize(self, e):
-        """A fresh list (function-level temporary) holding the values of ``e``."""
+    def e_list(self, op):
+        """A fresh list (function-level temporary) holding the values of ``op``."""
         lst = self.ctx.new_list()
         self.code(f"{lst}.n = 0;")
-        site = self.site_of(e)
+        site = self.site_at(op.where)
 
         def push(v):
-            if v.type not in INTISH:
-                raise _Untranslatable(e, f"a list of {v.type} values (lists of integers only)")
             self.code(f"if (BN_UNLIKELY(bn_e = bn_list_push(&{lst}, {v}))) {self.fail(site, 'bn_e')}")
 
-        if isinstance(e, ListLit):
-            for x in e.elts:
-                push(self.value(x))
+        if op.kind == "list":
+            for x in op.args:
+                push(self.emit(x))
         else:
-            self.iterate(e.iterable, lambda v: push(v), e)
+            self.iterate(None, push, None, self.emit(op.args[0]))
         return CVal(lst, "list")
+
+    e_list_of = e_list
 
     def iterate(self, iterable, body, node, value=None):
         """Run ``body(CVal)`` for each value of an iterable: a range, a list, a constant array."""
@@ -650,47 +484,29 @@ class _Gen:
         else:
             raise _Untranslatable(node, f"iterating over a {cont.type}")
 
-    def v_Fold(self, e):
-        """len(); the folds that loop are statements by now (beast.ir.desugar)."""
-        v = self.value(e.iterable)
+    def e_len(self, op):
+        (v,), _ = self.operands(op)
         if v.type == "list":
             return CVal(f"{v}.n", "int")
-        if v.type == "carray":
-            return self.v_Const(Const(v.parts[1]))
-        if v.type == "range":
-            return CVal(f"(int64_t)bn_range_len({v.parts[0]}, {v.parts[1]}, {v.parts[2]})", "int")
-        raise _Untranslatable(e, f"len() of a {v.type}")
+        return CVal(f"(int64_t)bn_range_len({v.parts[0]}, {v.parts[1]}, {v.parts[2]})", "int")
 
-    def v_Index(self, e):
-        cont = self.value(e.container)
-        idx = self.value(e.index)
-        site = self.site_of(e)
-        if idx.type not in INTISH:
-            raise _Untranslatable(e, f"an index of type {idx.type}")
-        if cont.type == "list":
-            n, data, kind = f"{cont}.n", f"{cont}.v", "BN_K_LIST_INDEX"
-        elif cont.type == "carray":
-            if cont.parts[1] == 0:
-                self.code(self.fail(site, "BN_K_TUPLE_INDEX" if e.container.is_tuple else "BN_K_LIST_INDEX"))
-                return CVal("0", "int")
-            n, data = str(cont.parts[1]), cont.parts[0]
-            kind = "BN_K_TUPLE_INDEX" if isinstance(e.container, ConstArr) and e.container.is_tuple \
-                else "BN_K_LIST_INDEX"
-        else:
-            raise _Untranslatable(e, f"indexing a {cont.type}")
+    def e_index(self, op):
+        (cont, idx), site = self.operands(op)
+        kind = f"BN_K_{op.value.upper()}"
+        if op.check == "fail":
+            self.code(self.fail(site, kind))
+            return CVal("0", "int")
+        n, data = (f"{cont}.n", f"{cont}.v") if cont.type == "list" else (str(cont.parts[1]), cont.parts[0])
         i = self.let("int", idx.text)
         self.code(f"if ({i} < 0) {i} += {n};")
         self.code(f"if (BN_UNLIKELY({i} < 0 || {i} >= {n})) {self.fail(site, kind)}")
         return CVal(f"{data}[{i}]", "int")
 
-    def v_Conv(self, e):
-        v = self.value(e.value)
-        site = self.site_of(e)
-        if v.type not in NUMERIC:
-            raise _Untranslatable(e, f"{e.to}() of a {v.type}")
-        if e.to == "bool":
+    def e_conv(self, op):
+        (v,), site = self.operands(op)
+        if op.type == "bool":
             return CVal(self.truth_of(v), "bool")
-        if e.to == "float":
+        if op.type == "float":
             return CVal(self.to_double(v), "float")
         if v.type in INTISH:
             return CVal(v.text, "int")

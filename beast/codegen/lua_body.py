@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ..expr import Const, Var
 from ..ir.body import ConstArr, ListLit, Scope, walk_body
 from ..ir.lower import lower_function
+from ..ir.ops import range_arg_checks
 from .exprs import ATOM
 from .lua_ops import (ADD, LIMIT, NUMERIC, SETOP_CODES, UNARY, LuaOps, Untranslatable, V, _has_call,
                       lua_ident, lua_string, wrap)
@@ -575,20 +576,19 @@ class FunctionTranslator(LuaOps):
 
     def x_RangeCall(self, e):
         vals = [self.hoist(self.num(self.ex(a))) for a in e.args]
-        kb = None
         for v in vals:
-            if v.ty in ("float", "num"):
-                kb = kb or self.site("rbound", None, e)
-                test = "true" if v.ty == "float" else v.flag
-                self.emit(f"if {test} then _b_fail({kb}, {v.code}) end")
-            elif v.ty != "int":
+            if v.ty not in NUMERIC:
                 raise Untranslatable(f"range() of a {v.ty}")
         step = vals[2]
-        if step.const:
-            if step.k == 0:
-                self.emit(f"_b_fail({self.site('rstep', None, e)})")
-        else:
-            self.emit(f"if {step.code} == 0 then _b_fail({self.site('rstep', None, e)}) end")
+        checks, zero = range_arg_checks([v.ty for v in vals], step.k if step.const else None)
+        kb = None
+        for v, check in zip(vals, checks):
+            if check:               # 'fail': a float; 'nonint': a num, a float at run time
+                kb = kb or self.site("rbound", None, e)
+                self.emit(f"if {'true' if check == 'fail' else v.flag} then _b_fail({kb}, {v.code}) end")
+        if zero:
+            fail = f"_b_fail({self.site('rstep', None, e)})"
+            self.emit(fail if step.const else f"if {step.code} == 0 then {fail} end")
         return V("nil", ATOM, "range", parts=tuple(vals))
 
     def x_Conv(self, e):

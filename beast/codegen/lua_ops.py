@@ -3,22 +3,21 @@
 LuaJIT doubles, exact below 2**53; a value of static type 'num' carries an "is a float" flag."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
 
 from ..errors import BeastError
-from ..expr import binop_type, fold_binop
-from ..ir.intervals import absolute as iv_abs
-from ..ir.intervals import binop as iv_binop
+from ..ir import ops
+from ..ir.body import Untranslatable as IRUntranslatable
 from ..ir.intervals import hull as iv_hull
-from ..ir.intervals import minmax as iv_minmax
-from ..ir.intervals import nonzero
-from ..ir.intervals import power as iv_power
-from ..ir.intervals import within
 from .exprs import ATOM, ExprPrinter
 
 LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
+LUA = ops.Target(-(LIMIT - 1), LIMIT - 1, 53, fold=frozenset(("+", "-", "*", "//", "%", "/")), intervals=True)
+LUA_ARITH = ("+", "-", "*", "/", "//", "%", "**")
+LUA_HELPER = {"/": "_b_tdiv", "//": "_b_fdiv", "%": "_b_mod", "**": "_b_pow"}
 
 # Lua operator precedence (higher binds tighter)
 OR, AND, CMP, CONCAT, ADD, MUL, UNARY, POW = 1, 2, 3, 4, 5, 6, 7, 8
@@ -105,8 +104,9 @@ def or_flags(*flags) -> str:
     return parts[0] if len(parts) == 1 else "(" + " or ".join(parts) + ")"
 
 
-def safe_iv(iv) -> bool:
-    return within(iv, LIMIT)
+def _operand(v: V):
+    """A typed value as beast.ir.ops describes an operand."""
+    return ops.operand(v.ty, v.const, v.k if v.const else None, v.iv)
 
 
 def lua_number(x):
@@ -205,74 +205,48 @@ class LuaOps:
     def unsupported(self, what):
         return LuaCodegenError(f"the Lua backend cannot translate {what}")
 
-    # -- arithmetic
+    # -- arithmetic: the decisions (type, folding, checks, intervals) are beast.ir.ops', for LUA
     def arith(self, op, a: V, b: V, node=None) -> V:
         a, b = self.num(a), self.num(b)
         if a.ty not in NUMERIC or b.ty not in NUMERIC:
             raise self.unsupported(f"'{op}' on {a.ty} and {b.ty}")
-        folded = self.fold_arith(op, a, b)
-        if folded is not None:
-            return folded
+        if op not in LUA_ARITH:
+            raise self.unsupported(f"operator {op}")
+        k = self.site("op", "**", node) if op == "**" else None
+        d = ops.arith(op, _operand(a), _operand(b), LUA)
+        if d.kind == "const":
+            return self.const_number(d.value)
+        return self.spell_arith(d, a, b, node, k)
+
+    def spell_arith(self, d, a: V, b: V, node=None, k=None) -> V:
+        """The Lua of the decided binop ``d`` on the numbers ``a`` and ``b``."""
+        op = d.op
         fa, fb = self.flag(a), self.flag(b)
-        both_int = a.ty == "int" and b.ty == "int"
-        any_float = "float" in (a.ty, b.ty)
-        ty = binop_type(op, a.ty, b.ty, b.k if b.const else None)
+        ty, form, check = d.type, d.form, d.check
         flag = or_flags(fa, fb) if ty == "num" else None
         if op in ("+", "-", "*"):
             prec = ADD if op != "*" else MUL
             code = f"{wrap(a, prec)} {op} {wrap(b, prec, True)}"
-            if ty == "int":
-                iv = iv_binop(op, a.iv, b.iv)
-                if safe_iv(iv):
-                    return V(code, prec, "int", iv=iv)
-                return V(f"_b_chk({code}, {self.site('overflow', op, node)})", ATOM, "int", iv=None)
-            if ty == "num":
-                return V(f"_b_chkn({code}, {flag}, {self.site('overflow', op, node)})", ATOM, "num", flag)
-            return V(code, prec, "float")
-        if op == "/":
-            if nonzero(b.iv):
-                return V(f"{wrap(a, MUL)} / {wrap(b, MUL, True)}", MUL, "float")
-            k = self.site("op", "/", node)
-            return V(f"_b_tdiv({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, "float")
-        if op == "//":
-            if both_int:
-                iv = iv_binop("//", a.iv, b.iv)
-                if nonzero(b.iv):
-                    return V(f"_b_floor({wrap(a, MUL)} / {wrap(b, MUL, True)})", ATOM, "int", iv=iv)
-                k = self.site("op", "//", node)
-                return V(f"_b_idiv({a.code}, {b.code}, {k})", ATOM, "int", iv=iv)
-            k = self.site("op", "//", node)
-            return V(f"_b_fdiv({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, ty, flag)
-        if op == "%":
-            if both_int:
-                iv = iv_binop("%", a.iv, b.iv)
-                small = (a.iv is not None and b.iv is not None and
-                         max(map(abs, a.iv)) + max(map(abs, b.iv)) < LIMIT)
-                if nonzero(b.iv) and small:
-                    return V(f"{wrap(a, MUL)} % {wrap(b, MUL, True)}", MUL, "int", iv=iv)
-                k = self.site("op", "%", node)
-                return V(f"_b_mod({a.code}, {b.code}, {k}, false, false)", ATOM, "int", iv=iv)
-            k = self.site("op", "%", node)
-            return V(f"_b_mod({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, ty, flag)
-        if op == "**":
-            k = self.site("op", "**", node)
-            if both_int and b.const and b.k >= 0:
-                iv = iv_power(a.iv, b.k)
-                if safe_iv(iv):
-                    return V(f"{wrap(a, POW, True)} ^ {b.code}", POW, "int", iv=iv)
-                return V(f"_b_pow({a.code}, {b.code}, {k}, false, false)", ATOM, "int")
-            if any_float:
-                return V(f"_b_pow({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, "float")
-            # int ** int is a float when the exponent is negative
+            if not check:
+                return V(code, prec, ty, iv=d.iv)
+            site = self.site("overflow", op, node)
+            if form == "ii":
+                return V(f"_b_chk({code}, {site})", ATOM, "int")
+            return V(f"_b_chkn({code}, {flag}, {site})", ATOM, "num", flag)
+        if not check and (op == "/" or op == "%" and form == "ii"):
+            return V(f"{wrap(a, MUL)} {op} {wrap(b, MUL, True)}", MUL, ty, iv=d.iv)
+        if not check and op == "//" and form == "ii":
+            return V(f"_b_floor({wrap(a, MUL)} / {wrap(b, MUL, True)})", ATOM, "int", iv=d.iv)
+        if not check and op == "**" and form == "ii":
+            return V(f"{wrap(a, POW, True)} ^ {b.code}", POW, "int", iv=d.iv)
+        k = k or self.site("op", op, node)
+        if op == "//" and form == "ii":
+            return V(f"_b_idiv({a.code}, {b.code}, {k})", ATOM, "int", iv=d.iv)
+        if form == "ii":
+            fa = fb = "false"
+        if op == "**" and form == "nn":         # int ** int is a float when the exponent is negative
             flag = or_flags(fa, fb, f"({wrap(b, CMP)} < 0)")
-            return V(f"_b_pow({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, "num", flag)
-        raise self.unsupported(f"operator {op}")
-
-    def fold_arith(self, op, a, b):
-        if not (a.const and b.const) or op not in ("+", "-", "*", "//", "%", "/"):
-            return None
-        r = fold_binop(op, a.k, b.k)
-        return None if r is None else self.const_number(r)
+        return V(f"{LUA_HELPER[op]}({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, ty, flag, d.iv)
 
     def const_number(self, r):
         if isinstance(r, bool):
@@ -293,34 +267,26 @@ class LuaOps:
             raise self.unsupported(f"unary '-' on {a.ty}")
         if a.const:
             return self.const_number(-a.k)
+        return self.spell_neg(a, ops.negate(_operand(a), LUA).iv)
+
+    @staticmethod
+    def spell_neg(a: V, iv) -> V:             # never checked: LUA's width is symmetric
         inner = wrap(a, UNARY)
-        if inner.startswith("-"):
-            inner = f"({inner})"
-        iv = (-a.iv[1], -a.iv[0]) if a.iv is not None else None
-        return V(f"-{inner}", UNARY, a.ty, a.flag, iv)
+        return V(f"-({inner})" if inner.startswith("-") else f"-{inner}", UNARY, a.ty, a.flag, iv)
 
     def compare(self, op, a: V, b: V) -> V:
-        if a.const and b.const and not isinstance(a.k, (list, tuple, range)) \
-                and not isinstance(b.k, (list, tuple, range)):
-            try:
-                r = {"<": lambda x, y: x < y, "<=": lambda x, y: x <= y, ">": lambda x, y: x > y,
-                     ">=": lambda x, y: x >= y, "==": lambda x, y: x == y,
-                     "!=": lambda x, y: x != y}[op](a.k, b.k)
-                return V("true" if r else "false", ATOM, "bool", k=bool(r))
-            except TypeError:
-                pass
-        if op in ("==", "!="):
+        if op in ("==", "!="):                 # a bool is a number when compared with a non-bool
             if a.ty == "bool" and b.ty != "bool":
                 a = self.num(a)
             elif b.ty == "bool" and a.ty != "bool":
                 b = self.num(b)
-            kinds = {a.ty if a.ty not in NUMERIC else "n", b.ty if b.ty not in NUMERIC else "n"}
-            if len(kinds) > 1 and not kinds <= {"n", "str", "none"}:
-                raise self.unsupported(f"'{op}' between {a.ty} and {b.ty}")
         else:
             a, b = self.num(a), self.num(b)
-            if not ((a.ty in NUMERIC and b.ty in NUMERIC) or (a.ty == b.ty == "str")):
-                raise self.unsupported(f"'{op}' between {a.ty} and {b.ty}")
+        d = ops.compare(op, _operand(a), _operand(b))
+        if d is None:
+            raise self.unsupported(f"'{op}' between {a.ty} and {b.ty}")
+        if d.kind == "const":
+            return V("true" if d.value else "false", ATOM, "bool", k=d.value)
         lop = "~=" if op == "!=" else op
         return V(f"{wrap(a, CMP, True)} {lop} {wrap(b, CMP, True)}", CMP, "bool")
 
@@ -348,15 +314,13 @@ class LuaOps:
         a, b = self.num(a), self.num(b)
         if a.ty not in NUMERIC or b.ty not in NUMERIC:
             raise self.unsupported(f"{fn}() of {a.ty} and {b.ty}")
-        if a.const and b.const:
-            return self.const_number(min(a.k, b.k) if fn == "min" else max(a.k, b.k))
-        tys = {a.ty, b.ty}
-        ty = "int" if tys == {"int"} else "float" if tys == {"float"} else "num"
-        iv = iv_minmax(fn, a.iv, b.iv) if ty == "int" else None
-        flag = None
-        if ty == "num":
-            flag = f"_b_{fn}f({a.code}, {b.code}, {self.flag(a)}, {self.flag(b)})"
-        return V(f"_b_{fn}({a.code}, {b.code})", ATOM, ty, flag, iv)
+        return self.spell_minmax(fn, ops.minmax(fn, _operand(a), _operand(b), LUA), a, b)
+
+    def spell_minmax(self, fn, d, a: V, b: V) -> V:
+        if d.kind == "const":
+            return self.const_number(d.value)
+        flag = f"_b_{fn}f({a.code}, {b.code}, {self.flag(a)}, {self.flag(b)})" if d.type == "num" else None
+        return V(f"_b_{fn}({a.code}, {b.code})", ATOM, d.type, flag, d.iv)
 
     def abs_(self, a: V) -> V:
         a = self.num(a)
@@ -364,8 +328,7 @@ class LuaOps:
             raise self.unsupported(f"abs() of {a.ty}")
         if a.const:
             return self.const_number(abs(a.k))
-        iv = iv_abs(a.iv)
-        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, iv)
+        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, ops.absolute(_operand(a), LUA).iv)
 
     def select(self, c: str, a: V, b: V) -> V:
         """``a if c else b`` for Lua boolean text ``c``; a and b are evaluated lazily."""
@@ -401,71 +364,98 @@ class LuaExpr(ExprPrinter, LuaOps):
     def __init__(self, ctx):
         super().__init__(ctx.program.types, ctx.names)
         self.ctx = ctx
+        target = dataclasses.replace(LUA, var_iv=ctx.ivs.get, inline_logic=False, bools_are_ints=False,
+                                     huge_fails=True, strings=True, eval_dead=True)
+        self.lowering = ops.Lowering(lambda name: self.types.get(name, "num"), target=target)
 
     def p(self, e):
         v = self.v(e)
         return v.code, v.prec
 
     def v(self, e) -> V:
-        method = getattr(self, "v_" + type(e).__name__, None)
-        if method is None:
-            raise self.unsupported(f"the expression {e!r}")
-        return method(e)
+        """The Lua of a nest expression, from its ops (beast.ir.ops, for the nest's 53-bit target)."""
+        try:
+            op = self.lowering(e)
+        except IRUntranslatable as why:
+            raise self.unsupported(why.reason) from None
+        return self.emit(op)
 
-    def v_Const(self, e):
-        x = e.value
+    def emit(self, op) -> V:
+        return getattr(self, "o_" + op.kind)(op)
+
+    def o_const(self, op):
+        for a in op.args:             # what the constant decided away (their sites all the same)
+            self.emit(a)
+        x = op.value
         if isinstance(x, str):
             return V(lua_string(x), ATOM, "str", k=x)
-        if x is None:
-            return V("nil", ATOM, "none", k=None)
-        v = self.const_number(x)
-        if v is None:   # an integer constant beyond the exact range of doubles
-            return V(f"_b_big({self.site('overflow')})", ATOM, "int")
-        return v
+        return V("nil", ATOM, "none", k=None) if x is None else self.const_number(x)
 
-    def v_Var(self, e):
-        ty = self.types.get(e.name, "num")
-        name = self.ctx.lname(e.name)
-        if ty == "num":
+    def o_huge(self, op):             # an integer constant beyond the exact range of doubles
+        return V(f"_b_big({self.site('overflow')})", ATOM, "int")
+
+    def o_var(self, op):
+        name = self.ctx.lname(op.value)
+        if op.type == "num":
             return V(name, ATOM, "num", flag=f"_b_f_{name}")
-        return V(name, ATOM, ty, iv=self.ctx.ivs.get(e.name) if ty == "int" else None)
+        return V(name, ATOM, op.type, iv=op.iv)
 
-    def v_PrefixValue(self, e):
+    def o_prefix(self, op):
         # sampling (beast.ir.prefix): a value of the prefix the runtime stores in _b_R.pre
-        return V(f"_b_R.pre[{e.index + 1}]", ATOM, "int")
+        return V(f"_b_R.pre[{op.value + 1}]", ATOM, "int")
 
-    def v_BinOp(self, e):
-        return self.arith(e.op, self.v(e.left), self.v(e.right))
+    def o_conv(self, op):             # a bool in arithmetic
+        return self.num(self.emit(op.args[0]))
 
-    def v_UnOp(self, e):
-        return self.neg(self.v(e.operand))
+    def o_then(self, op):
+        self.emit(op.args[0])
+        return self.emit(op.args[1])
 
-    def v_Compare(self, e):
-        return self.compare(e.op, self.v(e.left), self.v(e.right))
+    def o_pick(self, op):
+        return [self.emit(a) for a in op.args][1 + op.value]
 
-    def v_BoolOp(self, e):
-        return self.boolop(e.op, self.v(e.left), self.v(e.right))
+    def o_binop(self, op):
+        a, b = (self.emit(x) for x in op.args)
+        return self.spell_arith(op, a, b, None, self.site("op", "**") if op.op == "**" else None)
 
-    def v_Not(self, e):
-        return self.not_(self.v(e.operand))
+    def o_neg(self, op):
+        return self.spell_neg(self.emit(op.args[0]), op.iv)
 
-    def v_Call(self, e):
-        args = [self.v(a) for a in e.args]
-        if e.func == "abs" and len(args) == 1:
-            return self.abs_(args[0])
-        if e.func in ("min", "max") and len(args) >= 2:
-            out = args[0]
-            for a in args[1:]:
-                out = self.minmax(e.func, out, a)
-            return out
-        raise self.unsupported(f"{e.func}() with {len(args)} arguments")
+    def o_abs(self, op):
+        a = self.emit(op.args[0])
+        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, op.iv)
 
-    def v_Select(self, e):
-        c = self.truth(self.v(e.cond))
-        return self.select(c if c in ("true", "false") else f"({c})", self.v(e.then), self.v(e.orelse))
+    def o_minmax_call(self, op):
+        values = [self.emit(a) for a in op.args]
+        out = values[0]
+        for step, b in zip(op.value, values[1:]):
+            out = self.spell_minmax(op.op, step, out, b)
+        return out
 
-    def v_FuncCall(self, e):
-        return V(self.ctx.call_function(e.func, [self.v(a) for a in e.args]), ATOM, "bool")
+    def o_cmp(self, op):
+        a, b = (self.emit(x) for x in op.args)
+        return V(f"{wrap(a, CMP, True)} {'~=' if op.op == '!=' else op.op} {wrap(b, CMP, True)}", CMP, "bool")
+
+    def o_and(self, op):
+        return self.boolop(op.kind, *(self.emit(x) for x in op.args))
+
+    o_or = o_and
+
+    def o_truth(self, op):
+        return self.truth_v(self.emit(op.args[0]))
+
+    def o_not(self, op):
+        return self.not_(self.emit(op.args[0]))
+
+    def o_select(self, op):
+        c = self.truth(self.emit(op.args[0]))
+        return self.select(c if c in ("true", "false") else f"({c})", *(self.emit(x) for x in op.args[1:]))
+
+    def o_callfn(self, op):
+        return V(self.ctx.call_function(op.value, [self.emit(a) for a in op.args]), ATOM, "bool")
+
+    def o_error(self, op):
+        raise self.unsupported(op.value.reason)
 
 
 def _has_call(code: str) -> bool:

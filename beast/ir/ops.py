@@ -1,0 +1,535 @@
+"""Typed, checked operations: every expression (a nest ``Let``/``Check``, a sequence bound, a
+function-body expression after :mod:`beast.ir.desugar`) lowered once into one :class:`Op` per node,
+with every decision a printer would otherwise make itself:
+
+- the static type of the result (int, bool, float, num, and in bodies str, none, list, range,
+  carray): :func:`beast.expr.binop_type` for arithmetic, :func:`beast.ir.lower.select_type` for
+  choices;
+- constant folding (:func:`beast.expr.fold_binop`, comparisons, min/max/abs, and/or/not, choices
+  with a constant condition), within the target's integer width;
+- the *form* of each operation: on exact integers (``ii``), on doubles (``dd``: operands converted
+  to float), on values whose int/float kind is known only at run time (``nn``: operands converted to
+  the tagged number); comparisons also ``di``/``id`` (a double against an exact integer);
+- the *check* each operation needs on the target (:class:`Target`: its integer width, the
+  intervals of its integer variables): ``overflow`` (an exact integer may leave the width),
+  ``zero`` (a divisor may be 0), ``inexact`` (an integer ``%`` too large to compute through
+  doubles), ``pow``/``shift`` (Python's errors of a power or a shift), ``index``/``fail`` (an index
+  out of range / always), ``nonint`` (a range() bound or an int() argument that may be a
+  float); None when it cannot
+  fire: an interval that keeps the result inside the width, a divisor that is a non-zero constant
+  or whose interval excludes 0;
+- the error site: ``where`` is the user position (file, line, columns) of an operation inside a
+  function body (None: the enclosing statement's site); a printer registers it after the operands.
+
+Ops are target-neutral data; a printer spells each kind from a table (:mod:`beast.codegen.c_exprs`
+prints lowered expressions; :mod:`beast.codegen.lua_ops` asks :func:`arith`, :func:`negate`,
+:func:`absolute` and :func:`minmax` about each node it prints). What no target can translate raises
+:class:`~beast.ir.body.Untranslatable` here, in evaluation order.
+"""
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+
+from ..expr import COMPARES, BoolOp, Compare, Const, Not, Select, Var, binop_type, fold_binop
+from . import intervals as iv
+from .body import ConstArr, Untranslatable
+from .lower import select_type
+
+INTISH = ("int", "bool")
+NUMERIC = ("int", "bool", "float", "num")
+_UNARY = {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x}
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a target's integers hold: exact within [lo, hi]. ``var_iv(name)``: the interval of an
+    integer variable, when the target drops the checks that cannot fire (None: every variable may
+    take any value of the width); ``fold``: the operators whose constant operands fold (None: all);
+    ``inline_logic``: comparisons, and/or/not and choices of integer names and constants, which cannot
+    fail, are one ``logic`` op (its ``node`` the expression: a printer writes it as it stands). C is
+    :data:`C64`; LuaJIT's doubles hold 53 bits and the Lua printer sets the other fields."""
+    lo: int
+    hi: int
+    bits: int
+    var_iv: object = None
+    fold: frozenset | None = None
+    inline_logic: bool = True           # integer tests that cannot fail stay one "logic" op
+    intervals: bool = False             # choices carry the hull of their branches' intervals
+    bools_are_ints: bool = True         # else a bool in arithmetic is converted (a "conv" op)
+    huge_fails: bool = False            # an integer literal beyond the width: refused, or a "huge" op
+    strings: bool = False               # strings compared and chosen at run time
+    eval_dead: bool = False             # the operands a constant decides away are printed all the same
+
+    def fits(self, v) -> bool:
+        return self.lo <= v <= self.hi
+
+    def inside(self, out_iv):
+        """``out_iv`` when it is known and inside the width, else None."""
+        return out_iv if out_iv is not None and self.fits(out_iv[0]) and self.fits(out_iv[1]) else None
+
+    def known(self, a):
+        """An operand's interval; an unknown one is the whole width (for deciding checks only)."""
+        return a.iv if a.iv is not None else (self.lo, self.hi)
+
+
+C64 = Target(-(1 << 63), (1 << 63) - 1, 64)
+
+
+class Op:
+    """One typed operation. ``kind``: see the module docstring and :class:`Lowering`; ``args``: the
+    operand ops, evaluated first, in order (for a folded constant, the operands it came from: their
+    sites are registered all the same); ``value``: the constant, name, or kind-specific detail;
+    ``form``: ii/dd/nn/di/id; ``check``: None, 'overflow', 'zero', 'helper', 'index', 'nonint'."""
+    __slots__ = ("kind", "type", "args", "op", "value", "form", "check", "where", "node", "iv")
+
+    def __init__(self, kind, type_, args=(), op=None, value=None, form=None, check=None, where=None,
+                 node=None, iv=None):
+        self.kind, self.type, self.args, self.op, self.value = kind, type_, tuple(args), op, value
+        self.form, self.check, self.where, self.node, self.iv = form, check, where, node, iv
+
+    @property
+    def is_const(self):
+        return self.kind in ("const", "carray")
+
+    def __repr__(self):
+        return f"Op({self.kind}, {self.type}, {self.op or ''}{self.value!r}, {list(self.args)})"
+
+
+def range_arg_checks(types, step_const=None):
+    """The checks of range(start, stop, step) arguments of static ``types`` (step first, as Python
+    validates): per argument 'float' (always fails: not an integer), 'nonint' (a run-time test of
+    a num) or None; and whether the step needs a zero test."""
+    return [("fail" if t == "float" else "nonint" if t == "num" else None) for t in types], \
+        not (step_const is not None and step_const != 0)
+
+
+class Lowering:
+    """Lower expressions to ops. ``type_of(name)``: a name's static type (raises when unknown);
+    ``positions``: id(expr) -> user position (function bodies); ``origins``: id(expr) -> ast node."""
+
+    def __init__(self, type_of, positions=None, origins=None, target=C64):
+        self.type_of, self.target = type_of, target
+        self.positions, self.origins = positions or {}, origins or {}
+
+    def __call__(self, e) -> Op:
+        if isinstance(e, Const):
+            return self.const(e.value, e)
+        if self.target.inline_logic and self.pure(e):
+            var_iv = self.target.var_iv if isinstance(e, Var) else None
+            return Op("logic", self.pure_type(e), node=e, iv=var_iv and var_iv(e.name))
+        method = getattr(self, "l_" + type(e).__name__, None)
+        if method is None:
+            raise Untranslatable(e, f"the expression {type(e).__name__}")
+        return method(e)
+
+    def where(self, e):
+        return self.positions.get(id(e))
+
+    # -- constants and names
+    def const(self, v, node=None, args=(), where=None):
+        if isinstance(v, bool):
+            return Op("const", "bool", args, value=v, where=where)
+        if isinstance(v, int):
+            if not self.target.fits(v) and self.target.huge_fails:
+                return Op("huge", "int", args, value=v, where=where)
+            if not self.target.fits(v):
+                raise Untranslatable(node, f"the integer {v}, which does not fit in {self.target.bits} bits")
+            return Op("const", "int", args, value=v, where=where, iv=(v, v))
+        if isinstance(v, float):
+            return Op("const", "float", args, value=v, where=where)
+        if isinstance(v, str):
+            return Op("const", "str", args, value=v, where=where)
+        if v is None:
+            return Op("const", "none", args, value=None, where=where)
+        raise Untranslatable(node, f"a constant of type {type(v).__name__}")
+
+    def num(self, op):
+        """``op`` as a number of the target: a bool becomes the int 0 or 1 where bools are no ints."""
+        if op.type != "bool" or self.target.bools_are_ints:
+            return op
+        if op.kind == "const":
+            return self.const(int(op.value), args=(op,))
+        return Op("conv", "int", (op,), form="bool", iv=(0, 1))
+
+    def boolean(self, value, args=()):
+        return Op("const", "bool", args, value=bool(value))
+
+    def then(self, first, op):
+        """``op`` after evaluating ``first`` only for the sites it registers."""
+        return op if not _has_sites(first) else Op("then", op.type, (first, op), iv=op.iv)
+
+    @staticmethod
+    def truthy(op):
+        """``op``, whose truth value every target can test (else Untranslatable)."""
+        if op.is_const and op.type in ("int", "bool", "float", "str", "none") or \
+                op.type in ("bool", "int", "float", "num", "list", "range"):
+            return op
+        raise Untranslatable(None, f"the truth value of a {op.type}")
+
+    def pure(self, e):
+        """An integer test or choice that cannot fail: printed as one expression."""
+        if isinstance(e, Const):
+            return type(e.value) in (int, bool) and self.target.fits(e.value)
+        if isinstance(e, Var):
+            try:
+                return self.type_of(e.name) in INTISH
+            except Untranslatable:
+                return False
+        if isinstance(e, Compare):
+            return self.pure(e.left) and self.pure(e.right)
+        if type(e) in (BoolOp, Not, Select):
+            return all(self.pure(x) for x in e.children())
+        return False
+
+    def pure_type(self, e):
+        if isinstance(e, (Compare, BoolOp, Not)):
+            return "bool"
+        if isinstance(e, Const):
+            return "bool" if isinstance(e.value, bool) else "int"
+        if isinstance(e, Var):
+            return self.type_of(e.name)
+        return select_type(self.pure_type(e.then), self.pure_type(e.orelse))
+
+    def l_Var(self, e):
+        t = self.type_of(e.name)
+        var_iv = self.target.var_iv
+        return Op("var", t, value=e.name, iv=var_iv(e.name) if var_iv and t == "int" else None)
+
+    def l_PrefixValue(self, e):
+        return Op("prefix", "int", value=e.index)
+
+    # -- arithmetic
+    def l_BinOp(self, e):
+        return self.binop(e.op, self(e.left), self(e.right), e)
+
+    def binop(self, op, a, b, node):
+        if a.type not in NUMERIC or b.type not in NUMERIC:
+            raise Untranslatable(node, f"'{op}' on {a.type} and {b.type} values")
+        out = arith(op, self.num(a), self.num(b), self.target, self.where(node), node)
+        if out.kind == "binop" and op in ("&", "|", "^", "<<", ">>") and out.form != "ii":
+            raise Untranslatable(node, f"'{op}' on {a.type} values")
+        return out
+
+    def l_UnOp(self, e):
+        v = self(e.operand)
+        where = self.where(e)
+        if v.type not in NUMERIC:
+            raise Untranslatable(e, f"'{e.op}' on a {v.type} value")
+        if v.kind == "const":
+            try:
+                return self.const(_UNARY[e.op](v.value), args=(v,), where=where)
+            except (TypeError, Untranslatable):
+                pass
+        if e.op == "+":
+            return Op("pos", "int" if v.type == "bool" else v.type, (v,), where=where, iv=v.iv)
+        if e.op == "~":
+            if v.type not in INTISH:
+                raise Untranslatable(e, "'~' on a float")
+            return Op("invert", "int", (v,), where=where)
+        return negate(self.num(v), self.target, where)
+
+    # -- comparisons and logic
+    def l_Compare(self, e):
+        return self.compare(e.op, self(e.left), self(e.right), e)
+
+    def compare(self, op, a, b, node=None):
+        if op not in ("==", "!=") or (a.type == "bool") != (b.type == "bool"):
+            a, b = self.num(a), self.num(b)        # bool == bool stays a comparison of bools
+        out = compare(op, a, b)
+        if out is None or out.form == "ss" and not self.target.strings:
+            values = "" if a.is_const and b.is_const else " values"
+            raise Untranslatable(node, f"'{op}' between {a.type} and {b.type}{values}")
+        return out
+
+    def l_BoolOp(self, e):
+        a = self(e.left)
+        if a.is_const and a.type in ("int", "bool", "float", "str", "none"):
+            if bool(a.value) != (e.op == "and"):          # decided by the left operand
+                dead = (self.truthy(self(e.right)),) if self.target.eval_dead else ()
+                return self.boolean(a.value, (a,) + dead)
+            b = self(e.right)
+            if b.is_const:
+                return self.boolean(b.value, (a, b))
+            return self.then(a, Op("truth", "bool", (self.truthy(b),)))
+        return Op(e.op, "bool", (self.truthy(a), self.truthy(self(e.right))))   # the right one lazily
+
+    def l_Not(self, e):
+        v = self(e.operand)
+        if v.is_const:
+            return self.boolean(not v.value, (v,))
+        return Op("not", "bool", (self.truthy(v),))
+
+    def l_Select(self, e):
+        c = self(e.cond)
+        if c.is_const and self.target.eval_dead:
+            a, b = self(e.then), self(e.orelse)
+            pick = a if c.value else b
+            return Op("pick", pick.type, (c, a, b), value=0 if c.value else 1, iv=pick.iv)
+        if c.is_const:
+            return self.then(c, self(e.then if c.value else e.orelse))
+        self.truthy(c)
+        a, b = self(e.then), self(e.orelse)
+        if self.target.strings and a.type == b.type == "str":
+            return Op("select", "str", (c, a, b))
+        if (a.type == "bool") != (b.type == "bool"):
+            a, b = self.num(a), self.num(b)
+        t = select_type(a.type, b.type)
+        hull = iv.hull(a.iv, b.iv) if self.target.intervals and t == "int" else None
+        return Op("select", t, (c, a, b), iv=hull)                # the branch taken only
+
+    def l_Eager(self, e):
+        c, a, b = (self(x) for x in e.args)
+        self.truthy(c)
+        return Op("eager", select_type(a.type, b.type), (c, a, b))
+
+    def l_Call(self, e):
+        args = [self(a) for a in e.args]
+        where = self.where(e)
+        for a in args:
+            if a.type not in NUMERIC:
+                raise Untranslatable(e, f"{e.func}() of a {a.type}")
+        args = [self.num(a) for a in args]
+        if e.func == "abs":
+            if len(args) != 1:
+                raise Untranslatable(e, "abs() with several arguments")
+            v = args[0]
+            if v.kind == "const":
+                return self.const(abs(v.value), Const(abs(v.value)), args=(v,), where=where)
+            return absolute(v, self.target, where)
+        if len(args) == 1:
+            raise Untranslatable(e, f"{e.func}() of one number")
+        steps, out = [], args[0]            # min/max fold pairwise, after every argument
+        for b in args[1:]:
+            out = minmax(e.func, out, b, self.target)
+            steps.append(out)
+        return Op("minmax_call", out.type, args, e.func, value=steps, where=where, iv=out.iv)
+
+    def l_FuncCall(self, e):
+        args = []
+        for a in e.args:          # the function is printed before its arguments: errors after it
+            try:
+                args.append(self(a))
+            except Untranslatable as why:
+                args.append(Op("error", None, value=why))
+                break
+        return Op("callfn", "bool", args, value=e.func)
+
+    def l_Sorted(self, e):
+        raise Untranslatable(self.origins.get(id(e)), "the call sorted()")
+
+    def l_SetOpCall(self, e):
+        raise Untranslatable(self.origins.get(id(e)), f"the call {e.op}()")
+
+    def l_Identity(self, e):
+        raise Untranslatable(None, "'is' comparisons")
+
+    # -- function-body constructs
+    def l_In(self, e):
+        item, cont = self(e.item), self(e.container)
+        if item.type not in NUMERIC:
+            if item.is_const and cont.is_const:
+                try:
+                    return self.boolean((item.value in cont.value) != e.negate, (item, cont))
+                except TypeError:
+                    raise Untranslatable(e, "'in' on these values") from None
+            raise Untranslatable(e, f"'in' with a {item.type} value")
+        if cont.type not in ("range", "list", "carray"):
+            raise Untranslatable(e, f"'in' on a {cont.type}")
+        return Op("in", "bool", (item, cont), form="ii" if item.type in INTISH else "dd", value=e.negate)
+
+    def l_RangeCall(self, e):
+        args = [self(a) for a in e.args]
+        return self.range_op(args, self.where(e), e)
+
+    def range_op(self, args, where=None, node=None):
+        for v in (args[2], args[0], args[1]):
+            if v.type not in NUMERIC:
+                raise Untranslatable(node, f"range() of a {v.type}")
+        step = args[2].value if args[2].kind == "const" else None
+        checks, zero = range_arg_checks([a.type for a in args], step)
+        return Op("range", "range", args, value=(checks, zero), check="nonint", where=where)
+
+    def l_ConstArr(self, e):
+        return Op("carray", "carray", value=tuple(e.values), node=e)
+
+    def l_ListLit(self, e):
+        elts = []
+        for x in e.elts:
+            v = self(x)
+            if v.type not in INTISH:
+                raise Untranslatable(e, f"a list of {v.type} values (lists of integers only)")
+            elts.append(v)
+        return Op("list", "list", elts, where=self.where(e))
+
+    def l_ListOf(self, e):
+        it = self.iterable(self(e.iterable), e)
+        return Op("list_of", "list", (it,), where=self.where(e))
+
+    def iterable(self, cont, node):
+        if cont.type not in ("range", "list", "carray"):
+            raise Untranslatable(node, f"iterating over a {cont.type}")
+        return cont
+
+    def l_Fold(self, e):
+        """len(); the folds that loop are statements by now (beast.ir.desugar)."""
+        v = self(e.iterable)
+        if v.type == "carray":
+            return self.const(len(v.value), args=(v,))
+        if v.type in ("list", "range"):
+            return Op("len", "int", (v,))
+        raise Untranslatable(e, f"len() of a {v.type}")
+
+    def l_Index(self, e):
+        cont, idx = self(e.container), self(e.index)
+        if idx.type not in INTISH:
+            raise Untranslatable(e, f"an index of type {idx.type}")
+        if cont.type == "list":
+            kind = "list_index"
+        elif cont.type == "carray":
+            kind = "tuple_index" if isinstance(e.container, ConstArr) and e.container.is_tuple else "list_index"
+        else:
+            raise Untranslatable(e, f"indexing a {cont.type}")
+        empty = cont.type == "carray" and not cont.value
+        return Op("index", "int", (cont, idx), value=kind, check="fail" if empty else "index",
+                  where=self.where(e))
+
+    def l_Conv(self, e):
+        v = self(e.value)
+        where = self.where(e)
+        if v.type not in NUMERIC:
+            raise Untranslatable(e, f"{e.to}() of a {v.type}")
+        if e.to == "bool":
+            self.truthy(v)
+        check = "nonint" if e.to == "int" and v.type in ("float", "num") else None
+        return Op("conv", e.to, (v,), form=v.type, check=check, where=where)
+
+
+# ---------------------------------------------------------------------------------------------
+# The decisions of one arithmetic node from its operands (kind, type, const value, interval):
+# shared by the lowering above and by printers that walk expressions themselves (Lua).
+
+def operand(type_, const=False, value=None, iv=None) -> Op:
+    """An operand described by a printer: its static type, constant value and interval."""
+    return Op("const" if const else "operand", type_, value=value, iv=iv)
+
+
+def constant(value, target, args=(), where=None):
+    """The constant op of a folded value, or None when the target does not hold it."""
+    if isinstance(value, bool):
+        return Op("const", "bool", args, value=value, where=where)
+    if isinstance(value, int) and target.fits(value):
+        return Op("const", "int", args, value=value, where=where, iv=(value, value))
+    if isinstance(value, float):
+        return Op("const", "float", args, value=value, where=where)
+    return None
+
+
+def arith(op, a, b, target, where=None, node=None) -> Op:
+    """``a op b`` on two numbers: folded, or a binop with its type, form and check. The check is
+    what can fail on the target beyond Python's own errors of a helper: 'overflow' (an exact
+    integer leaving the width, from the operands' intervals), 'zero' (a divisor that may be 0),
+    'inexact' (a % b of integers too large to compute as a - floor(a / b) * b), 'shift'; None:
+    nothing can fail."""
+    if a.kind == b.kind == "const" and (target.fold is None or op in target.fold):
+        out = constant(fold_binop(op, a.value, b.value), target, (a, b), where)
+        if out is not None:
+            return out
+    ii = a.type in INTISH and b.type in INTISH
+    form = "ii" if ii else "nn" if "float" not in (a.type, b.type) else "dd"
+    sure = b.kind == "const" and b.value != 0 or iv.nonzero(b.iv)       # a divisor that is never 0
+    ka, kb = target.known(a), target.known(b)
+    t = binop_type(op, a.type, b.type, b.value if b.kind == "const" else None)
+    check, out_iv = None, None
+    if op == "/":
+        check = None if sure else "zero"
+    elif op in ("<<", ">>"):
+        check = "shift"
+    elif op in ("+", "-", "*"):
+        if ii:          # checked unless both intervals are known (x * 0 is checked all the same)
+            out_iv = target.inside(iv.binop(op, a.iv, b.iv))
+            check = None if out_iv else "overflow"
+        elif form == "nn":
+            check = "overflow"
+    elif op == "//":
+        check = None if sure else "zero"
+        if ii:
+            out_iv = target.inside(iv.binop(op, a.iv, b.iv))
+            check = check or (None if target.inside(iv.binop(op, ka, kb)) else "overflow")
+    elif op == "%":
+        check = None if sure else "zero"
+        if ii:
+            out_iv = target.inside(iv.binop(op, a.iv, b.iv))
+            small = a.iv is not None and b.iv is not None and \
+                target.fits(max(map(abs, a.iv)) + max(map(abs, b.iv)))
+            check = check or (None if small else "inexact")
+    elif op == "**":
+        if ii and t == "num":
+            form = "nn"                         # 2 ** -1 is a float
+        if form != "ii":
+            check = "pow"                       # 0 ** -1, a complex result, a float overflow
+        else:
+            out_iv = target.inside(iv.power(a.iv, b.value))
+            check = None if out_iv else "overflow"
+    return Op("binop", t, (a, b), op, form=form, check=check, where=where, node=node, iv=out_iv)
+
+
+def compare(op, a, b):
+    """``a op b``: a constant when both are constants, or when the types alone decide ``==``/``!=``
+    (a number, a string and None are never equal); else a cmp op with its form (``ii``, ``dd``;
+    ``nn``, ``di``, ``id``: exact across int and float; ``ss``: two strings); None when Python
+    raises (``1 < "a"``)."""
+    if a.is_const and b.is_const:
+        try:
+            return Op("const", "bool", (a, b), value=bool(COMPARES[op](a.value, b.value)))
+        except TypeError:
+            return None
+    if a.type in NUMERIC and b.type in NUMERIC:
+        if a.type in INTISH and b.type in INTISH or a.type == b.type == "float":
+            form = "ii" if a.type != "float" else "dd"
+        else:
+            form = "nn" if "num" in (a.type, b.type) else "di" if a.type == "float" else "id"
+        return Op("cmp", "bool", (a, b), op, form=form)
+    if op in ("==", "!=") and a.type != b.type and ("str" in (a.type, b.type) or "none" in (a.type, b.type)):
+        return Op("const", "bool", (a, b), value=op == "!=")
+    if a.type == b.type == "str":
+        return Op("cmp", "bool", (a, b), op, form="ss")
+    return None
+
+
+def negate(v, target, where=None) -> Op:
+    """``-v`` of a number that is not a constant."""
+    if v.type in INTISH:
+        lo, _ = target.known(v)
+        return Op("neg", "int", (v,), form="ii", check=None if target.fits(-lo) else "overflow",
+                  where=where, iv=None if v.iv is None else target.inside((-v.iv[1], -v.iv[0])))
+    return Op("neg", v.type, (v,), form="dd" if v.type == "float" else "nn", where=where)
+
+
+def absolute(v, target, where=None) -> Op:
+    """``abs(v)`` of a number that is not a constant."""
+    if v.type in INTISH:
+        lo, _ = target.known(v)
+        return Op("abs", "int", (v,), form="ii", check=None if target.fits(-lo) else "overflow", where=where,
+                  iv=iv.absolute(v.iv))
+    return Op("abs", v.type, (v,), form="dd" if v.type == "float" else "nn", where=where)
+
+
+def minmax(func, a, b, target) -> Op:
+    """One step of min()/max() over two numbers (a constant when both are)."""
+    if a.kind == b.kind == "const":
+        return constant(getattr(builtins, func)(a.value, b.value), target)
+    if a.type in INTISH and b.type in INTISH:
+        return Op("minmax", "bool" if a.type == b.type == "bool" else "int", form="ii",
+                  iv=iv.minmax(func, a.iv, b.iv))
+    if a.type == b.type == "float":
+        return Op("minmax", "float", form="dd")
+    return Op("minmax", "num", form="nn")
+
+
+def _has_sites(op) -> bool:
+    return op.where is not None or any(_has_sites(a) for a in op.args)
+
+
+__all__ = ["C64", "Lowering", "Op", "Target", "absolute", "arith", "compare", "constant", "minmax", "negate",
+           "operand", "range_arg_checks"]

@@ -1,0 +1,138 @@
+"""beast.ir.ops: the decisions of every typed operation (type, folding, checks, intervals), checked
+against Python's own arithmetic. The soundness tests use a tiny integer width so that every pair of
+operand values can be tried: a check that is left out must be one that cannot fire."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from beast.expr import BINOPS, BinOp, Call, Compare, Const, Select, UnOp, Var, binop_type
+from beast.ir import ops
+from beast.ir.body import Untranslatable
+
+TINY = ops.Target(-8, 7, 4)                       # asymmetric, like int64: -(-8) does not fit
+TINY_SYM = ops.Target(-7, 7, 4)                   # symmetric, like LuaJIT's exact doubles
+INTERVALS = [(0, 0), (1, 3), (-3, -1), (-2, 2), (0, 7), (-8, -5), (2, 2), (-1, -1), (5, 7), (-8, 7)]
+
+
+def _int(iv):
+    return ops.operand("int", iv[0] == iv[1], iv[0] if iv[0] == iv[1] else None, iv)
+
+
+@pytest.mark.parametrize("target", [TINY, TINY_SYM], ids=["asym", "sym"])
+@pytest.mark.parametrize("op", ["+", "-", "*", "//", "%", "/", "**"])
+def test_dropped_checks_cannot_fire(target, op):
+    """Whenever arith() leaves a check out, no operand values in the intervals make it fire, and
+    the result interval it claims holds every result."""
+    for ia, ib in itertools.product(INTERVALS, repeat=2):
+        if not (target.fits(ia[0]) and target.fits(ib[0])):
+            continue
+        if op == "**" and ib[0] != ib[1]:
+            continue                              # int ** int is exact only for a constant exponent
+        d = ops.arith(op, _int(ia), _int(ib), target)
+        for a, b in itertools.product(range(ia[0], ia[1] + 1), range(ib[0], ib[1] + 1)):
+            try:
+                r = BINOPS[op](a, b)
+            except ZeroDivisionError:
+                assert d.kind == "binop" and d.check in ("zero", "pow"), (op, ia, ib)
+                continue
+            if d.kind == "const":
+                assert d.value == r and type(d.value) is type(r)
+                continue
+            assert d.type == binop_type(op, "int", "int", ib[0] if ib[0] == ib[1] else None)
+            if isinstance(r, int) and d.check is None:
+                assert target.fits(r), (op, a, b, r)
+                if op == "%":                     # computed as a - floor(a / b) * b
+                    assert target.fits(abs(a) + abs(b))
+            if d.iv is not None:
+                assert d.iv[0] <= r <= d.iv[1], (op, ia, ib, d.iv, r)
+
+
+@pytest.mark.parametrize("target", [TINY, TINY_SYM], ids=["asym", "sym"])
+def test_negate_and_abs_check_only_what_can_overflow(target):
+    for ia in INTERVALS + [None]:
+        v = _int(ia) if ia else ops.operand("int")
+        values = range(ia[0], ia[1] + 1) if ia else range(target.lo, target.hi + 1)
+        for d, fn in ((ops.negate(v, target), lambda x: -x), (ops.absolute(v, target), abs)):
+            fits = all(target.fits(fn(x)) for x in values)
+            assert (d.check is None) == (fits or ia is not None and target.fits(-ia[0])), (d, ia)
+            if d.check is None:
+                assert fits
+            if d.iv is not None:
+                assert all(d.iv[0] <= fn(x) <= d.iv[1] for x in values)
+
+
+def test_folding_stays_inside_the_width_and_the_target_fold_set():
+    big = ops.operand("int", True, ops.C64.hi)
+    one = ops.operand("int", True, 1)
+    assert ops.arith("+", one, one, ops.C64).value == 2
+    out = ops.arith("+", big, one, ops.C64)           # 2**63 is no int64: computed (and checked)
+    assert out.kind == "binop" and out.check == "overflow"
+    lua = ops.Target(-(2 ** 53 - 1), 2 ** 53 - 1, 53, fold=frozenset("+"))
+    assert ops.arith("**", one, one, lua).kind == "binop"     # not in that target's fold set
+    assert ops.arith("**", one, one, ops.C64).value == 1
+    assert ops.arith("/", one, ops.operand("int", True, 0), ops.C64).check == "zero"
+
+
+def test_forms_and_types():
+    i, f, n = ops.operand("int"), ops.operand("float"), ops.operand("num")
+    neg = ops.operand("int", True, -1)
+    two = ops.operand("int", True, 2)
+    assert (ops.arith("**", i, neg, ops.C64).form, ops.arith("**", i, neg, ops.C64).type) == ("nn", "num")
+    assert (ops.arith("**", i, two, ops.C64).form, ops.arith("**", i, two, ops.C64).type) == ("ii", "int")
+    assert ops.arith("+", i, f, ops.C64).form == "dd"
+    assert ops.arith("+", i, n, ops.C64).form == "nn"
+    assert ops.arith("/", i, i, ops.C64).type == "float"
+    assert ops.arith("/", f, ops.operand("float", True, 0.5), ops.C64).check is None
+    assert ops.minmax("min", ops.operand("bool"), ops.operand("bool"), ops.C64).type == "bool"
+    assert ops.minmax("max", i, f, ops.C64).type == "num"
+
+
+def test_lowering_of_expressions():
+    types = {"x": "int", "y": "float", "b": "bool"}
+    low = ops.Lowering(lambda name: types[name])
+    op = low(BinOp("+", Var("x"), Const(1)))
+    assert (op.kind, op.type, op.form, op.check) == ("binop", "int", "ii", "overflow")
+    assert [a.kind for a in op.args] == ["logic", "const"]         # an int name cannot fail
+    ivs = ops.Target(-(2 ** 53 - 1), 2 ** 53 - 1, 53, var_iv={"x": (0, 10)}.get)
+    op = ops.Lowering(lambda name: types[name], target=ivs)(BinOp("+", Var("x"), Const(1)))
+    assert op.check is None and op.iv == (1, 11)
+    assert low(Compare("<", Var("x"), Var("b"))).kind == "logic"          # cannot fail: one expression
+    assert low(Compare("<", Var("x"), Var("y"))).form == "id"             # exact int/double comparison
+    assert low(Select(Const(True), Var("y"), Var("x"))).kind == "var"     # a constant choice folds
+    assert low(UnOp("-", Const(-(2 ** 63)))).check == "overflow"          # -(-2**63) is no int64
+    assert low(Call("min", (Const(3), Const(2)))).value[-1].value == 2
+    with pytest.raises(Untranslatable):
+        low(BinOp("&", Var("y"), Var("x")))
+    with pytest.raises(Untranslatable, match="does not fit in 64 bits"):
+        low(Const(2 ** 63))
+
+
+def test_comparisons_fold_what_the_types_decide():
+    i, f, n, s = ops.operand("int"), ops.operand("float"), ops.operand("num"), ops.operand("str")
+    one, a = ops.operand("int", True, 1), ops.operand("str", True, "a")
+    assert ops.compare("<", one, a) is None                       # Python raises: no target compares
+    assert ops.compare("==", i, s).value is False                 # a number never equals a string
+    assert ops.compare("!=", ops.operand("none", True, None), s).value is True
+    assert [ops.compare("<", x, y).form for x, y in ((i, i), (f, f), (i, f), (f, i), (n, i))] == \
+        ["ii", "dd", "id", "di", "nn"]
+    assert ops.compare("<", s, a).form == "ss"
+    assert ops.compare(">=", ops.operand("float", True, 2.5), one).value is True
+
+
+def test_a_53_bit_target_with_intervals():
+    """What the Lua printer asks for: bools converted to 0/1 in arithmetic (with their interval), a
+    literal beyond the width failing at run time, choices that keep their branches' hull."""
+    types = {"x": "int", "b": "bool", "s": "str"}
+    lua = ops.Target(-(2 ** 53 - 1), 2 ** 53 - 1, 53, var_iv={"x": (0, 10)}.get, inline_logic=False,
+                     intervals=True, bools_are_ints=False, huge_fails=True, strings=True, eval_dead=True)
+    low = ops.Lowering(lambda name: types[name], target=lua)
+    op = low(BinOp("+", Var("b"), Var("x")))
+    assert op.args[0].kind == "conv" and op.args[0].iv == (0, 1) and op.check is None and op.iv == (0, 11)
+    assert low(Const(2 ** 60)).kind == "huge"
+    pick = low(Select(Const(False), Var("x"), BinOp("//", Var("x"), Const(0))))
+    assert pick.kind == "pick" and pick.value == 1 and pick.args[2].check == "zero"
+    assert low(Select(Var("b"), Var("x"), Const(20))).iv == (0, 20)
+    assert low(Compare("<", Var("s"), Const("a"))).form == "ss"
+    assert ops.Lowering(lambda name: types[name])(BinOp("+", Var("b"), Var("x"))).args[0].kind == "logic"
