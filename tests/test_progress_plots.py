@@ -57,6 +57,13 @@ def test_enumerate_quiet_and_piped_writes_no_progress(tmp_path):
     assert out.read_text().count("\n") == 77
 
 
+def _die_with_parent():
+    """In the child: be killed when pytest dies (a test run stopped by SIGTERM runs no finally)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)      # PR_SET_PDEATHSIG
+
+
 @pytest.mark.parametrize("sig,rc,line", [(signal.SIGINT, 130, "beast: interrupted"),
                                          (signal.SIGTERM, 143, "beast: terminated")])
 def test_ctrl_c_leaves_no_partial_file_and_exits_130(tmp_path, sig, rc, line):
@@ -66,14 +73,20 @@ def test_ctrl_c_leaves_no_partial_file_and_exits_130(tmp_path, sig, rc, line):
     env.pop("BEAST_DEBUG", None)
     proc = subprocess.Popen([sys.executable, "-m", "beast", "enumerate", space, "-o", str(out),
                              "--backend", "python"], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not any(p.name.startswith(".beast-") for p in tmp_path.iterdir()):   # writing has begun
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.05)
-    time.sleep(0.3)
-    proc.send_signal(sig)
-    stdout, stderr = proc.communicate(timeout=60)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_die_with_parent)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(p.name.startswith(".beast-") for p in tmp_path.iterdir()):   # writing has begun
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:    # an interrupted or failed test must not leave 10**10 rows being written
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert proc.returncode == rc
     assert stderr.strip() == line and "Traceback" not in stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["space.py"]       # no rows.csv, no temp file
