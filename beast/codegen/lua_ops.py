@@ -355,7 +355,87 @@ class LuaOps:
 # ---------------------------------------------------------------------------------------------
 # IR expressions
 
-class LuaExpr(ExprPrinter, LuaOps):
+class OpSpeller(LuaOps):
+    """Spell the ops of :mod:`beast.ir.ops` in Lua (``o_<kind>``), for the nest printer and the
+    function-body translator alike; ``spell(op)`` returns the :class:`V` of ``op``."""
+
+    def spell(self, op) -> V:
+        return getattr(self, "o_" + op.kind)(op)
+
+    def o_const(self, op):
+        for a in op.args:             # what the constant decided away (their sites all the same)
+            self.spell(a)
+        x = op.value
+        if isinstance(x, str):
+            return V(lua_string(x), ATOM, "str", k=x)
+        if op.type in ("obj", "tuple"):
+            return V("nil", ATOM, op.type, k=x)
+        return V("nil", ATOM, "none", k=None) if x is None else self.const_number(x)
+
+    def o_huge(self, op):             # an integer constant beyond the exact range of doubles
+        return V(f"_b_big({self.site('overflow')})", ATOM, "int")
+
+    def o_conv(self, op):             # a bool in arithmetic; int(), float(), bool() in bodies
+        v = self.spell(op.args[0])
+        if op.type == "bool":
+            return self.truth_v(v)
+        v = self.num(v)
+        if op.type == "float":
+            return V(v.code, v.prec, "float")
+        if v.ty == "int":
+            return v
+        k = self.site("conv", "int", op.where)
+        return V(f"_b_toint({v.code}, {self.flag(v)}, {k})", ATOM, "int")
+
+    def o_then(self, op):
+        self.spell(op.args[0])
+        return self.spell(op.args[1])
+
+    def o_pick(self, op):
+        return [self.spell(a) for a in op.args][1 + op.value]
+
+    def o_binop(self, op):
+        a, b = (self.spell(x) for x in op.args)
+        where = op.where
+        return self.spell_arith(op, a, b, where, self.site("op", "**", where) if op.op == "**" else None)
+
+    def o_pos(self, op):
+        return self.num(self.spell(op.args[0]))
+
+    def o_neg(self, op):
+        return self.spell_neg(self.num(self.spell(op.args[0])), op.iv)
+
+    def o_abs(self, op):
+        a = self.spell(op.args[0])
+        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, op.iv)
+
+    def o_minmax_call(self, op):
+        values = [self.spell(a) for a in op.args]
+        out = values[0]
+        for step, b in zip(op.value, values[1:]):
+            out = self.spell_minmax(op.op, step, out, b)
+        return out
+
+    def o_cmp(self, op):
+        a, b = (self.spell(x) for x in op.args)
+        return V(f"{wrap(a, CMP, True)} {'~=' if op.op == '!=' else op.op} {wrap(b, CMP, True)}", CMP, "bool")
+
+    def o_and(self, op):
+        return self.boolop(op.kind, *(self.spell(x) for x in op.args))
+
+    o_or = o_and
+
+    def o_truth(self, op):
+        return self.truth_v(self.spell(op.args[0]))
+
+    def o_not(self, op):
+        return self.not_(self.spell(op.args[0]))
+
+    def o_error(self, op):
+        raise self.unsupported(op.value.reason)
+
+
+class LuaExpr(ExprPrinter, OpSpeller):
     """The IR's expressions (pure: errors are raised by helper calls)."""
 
     PREC = {"or": OR, "and": AND, "not": UNARY, "cmp": CMP, "+": ADD, "-": ADD, "*": MUL, "/": MUL,
@@ -378,21 +458,9 @@ class LuaExpr(ExprPrinter, LuaOps):
             op = self.lowering(e)
         except IRUntranslatable as why:
             raise self.unsupported(why.reason) from None
-        return self.emit(op)
+        return self.spell(op)
 
-    def emit(self, op) -> V:
-        return getattr(self, "o_" + op.kind)(op)
-
-    def o_const(self, op):
-        for a in op.args:             # what the constant decided away (their sites all the same)
-            self.emit(a)
-        x = op.value
-        if isinstance(x, str):
-            return V(lua_string(x), ATOM, "str", k=x)
-        return V("nil", ATOM, "none", k=None) if x is None else self.const_number(x)
-
-    def o_huge(self, op):             # an integer constant beyond the exact range of doubles
-        return V(f"_b_big({self.site('overflow')})", ATOM, "int")
+    emit = OpSpeller.spell
 
     def o_var(self, op):
         name = self.ctx.lname(op.value)
@@ -404,58 +472,12 @@ class LuaExpr(ExprPrinter, LuaOps):
         # sampling (beast.ir.prefix): a value of the prefix the runtime stores in _b_R.pre
         return V(f"_b_R.pre[{op.value + 1}]", ATOM, "int")
 
-    def o_conv(self, op):             # a bool in arithmetic
-        return self.num(self.emit(op.args[0]))
-
-    def o_then(self, op):
-        self.emit(op.args[0])
-        return self.emit(op.args[1])
-
-    def o_pick(self, op):
-        return [self.emit(a) for a in op.args][1 + op.value]
-
-    def o_binop(self, op):
-        a, b = (self.emit(x) for x in op.args)
-        return self.spell_arith(op, a, b, None, self.site("op", "**") if op.op == "**" else None)
-
-    def o_neg(self, op):
-        return self.spell_neg(self.emit(op.args[0]), op.iv)
-
-    def o_abs(self, op):
-        a = self.emit(op.args[0])
-        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, op.iv)
-
-    def o_minmax_call(self, op):
-        values = [self.emit(a) for a in op.args]
-        out = values[0]
-        for step, b in zip(op.value, values[1:]):
-            out = self.spell_minmax(op.op, step, out, b)
-        return out
-
-    def o_cmp(self, op):
-        a, b = (self.emit(x) for x in op.args)
-        return V(f"{wrap(a, CMP, True)} {'~=' if op.op == '!=' else op.op} {wrap(b, CMP, True)}", CMP, "bool")
-
-    def o_and(self, op):
-        return self.boolop(op.kind, *(self.emit(x) for x in op.args))
-
-    o_or = o_and
-
-    def o_truth(self, op):
-        return self.truth_v(self.emit(op.args[0]))
-
-    def o_not(self, op):
-        return self.not_(self.emit(op.args[0]))
-
     def o_select(self, op):
-        c = self.truth(self.emit(op.args[0]))
-        return self.select(c if c in ("true", "false") else f"({c})", *(self.emit(x) for x in op.args[1:]))
+        c = self.truth(self.spell(op.args[0]))
+        return self.select(c if c in ("true", "false") else f"({c})", *(self.spell(x) for x in op.args[1:]))
 
     def o_callfn(self, op):
-        return V(self.ctx.call_function(op.value, [self.emit(a) for a in op.args]), ATOM, "bool")
-
-    def o_error(self, op):
-        raise self.unsupported(op.value.reason)
+        return V(self.ctx.call_function(op.value, [self.spell(a) for a in op.args]), ATOM, "bool")
 
 
 def _has_call(code: str) -> bool:
