@@ -472,7 +472,7 @@ class FunctionTranslator(OpSpeller):
     def o_eager(self, op):
         c = self.hoist_always(self.truth_v(self.spell(op.args[0])))
         a, b = (self.hoist_always(self.spell(x)) for x in op.args[1:])
-        return self.select(c.code, a, b)
+        return self.select(c.code, a, b, op.type, op.iv)
 
     def o_len(self, op):
         v = self.spell(op.args[0])

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from ..errors import BeastError
 from ..ir import ops
 from ..ir.body import Untranslatable as IRUntranslatable
-from ..ir.intervals import hull as iv_hull
 from .exprs import ATOM, ExprPrinter
 
 LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
@@ -274,22 +273,6 @@ class LuaOps:
         inner = wrap(a, UNARY)
         return V(f"-({inner})" if inner.startswith("-") else f"-{inner}", UNARY, a.ty, a.flag, iv)
 
-    def compare(self, op, a: V, b: V) -> V:
-        if op in ("==", "!="):                 # a bool is a number when compared with a non-bool
-            if a.ty == "bool" and b.ty != "bool":
-                a = self.num(a)
-            elif b.ty == "bool" and a.ty != "bool":
-                b = self.num(b)
-        else:
-            a, b = self.num(a), self.num(b)
-        d = ops.compare(op, _operand(a), _operand(b))
-        if d is None:
-            raise self.unsupported(f"'{op}' between {a.ty} and {b.ty}")
-        if d.kind == "const":
-            return V("true" if d.value else "false", ATOM, "bool", k=d.value)
-        lop = "~=" if op == "!=" else op
-        return V(f"{wrap(a, CMP, True)} {lop} {wrap(b, CMP, True)}", CMP, "bool")
-
     def boolop(self, op, a: V, b: V) -> V:
         """beast's & and |: short-circuit, bool-valued."""
         ta, tb = self.truth_v(a), self.truth_v(b)
@@ -310,46 +293,25 @@ class LuaOps:
             return V("false" if t.k else "true", ATOM, "bool", k=not t.k)
         return V(f"not {wrap(t, UNARY)}", UNARY, "bool")
 
-    def minmax(self, fn, a: V, b: V) -> V:
-        a, b = self.num(a), self.num(b)
-        if a.ty not in NUMERIC or b.ty not in NUMERIC:
-            raise self.unsupported(f"{fn}() of {a.ty} and {b.ty}")
-        return self.spell_minmax(fn, ops.minmax(fn, _operand(a), _operand(b), LUA), a, b)
-
     def spell_minmax(self, fn, d, a: V, b: V) -> V:
         if d.kind == "const":
             return self.const_number(d.value)
         flag = f"_b_{fn}f({a.code}, {b.code}, {self.flag(a)}, {self.flag(b)})" if d.type == "num" else None
         return V(f"_b_{fn}({a.code}, {b.code})", ATOM, d.type, flag, d.iv)
 
-    def abs_(self, a: V) -> V:
-        a = self.num(a)
-        if a.ty not in NUMERIC:
-            raise self.unsupported(f"abs() of {a.ty}")
-        if a.const:
-            return self.const_number(abs(a.k))
-        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, ops.absolute(_operand(a), LUA).iv)
-
-    def select(self, c: str, a: V, b: V) -> V:
-        """``a if c else b`` for Lua boolean text ``c``; a and b are evaluated lazily."""
+    def select(self, c: str, a: V, b: V, ty, iv=None) -> V:
+        """``a if c else b`` of the decided type ``ty``, for Lua boolean text ``c``; a and b are
+        evaluated lazily."""
         if c in ("true", "false"):
             return a if c == "true" else b
-        if a.ty == "bool" and b.ty == "bool":
+        if ty == "bool":
             return V(f"({c} and {wrap(a, AND)} or (not ({c}) and {wrap(b, AND)}))", ATOM, "bool")
-        if a.ty == "bool" or b.ty == "bool":
-            a, b = self.num(a), self.num(b)
-        if a.ty in NUMERIC and b.ty in NUMERIC:
-            tys = {a.ty, b.ty}
-            ty = "int" if tys == {"int"} else "float" if tys == {"float"} else "num"
-            flag = None
-            if ty == "num":
-                fa, fb = self.flag(a), self.flag(b)
-                flag = f"({c} and {fa} or (not ({c}) and {fb}))" if fa != fb else fa
-            return V(f"({c} and {wrap(a, AND)} or {wrap(b, OR, True)})", ATOM, ty, flag,
-                     iv_hull(a.iv, b.iv) if ty == "int" else None)
-        if a.ty == b.ty and a.ty in ("str", "list"):
-            return V(f"({c} and {wrap(a, AND)} or {wrap(b, OR, True)})", ATOM, a.ty)
-        raise self.unsupported(f"a select() between {a.ty} and {b.ty}")
+        a, b = self.num(a), self.num(b)
+        flag = None
+        if ty == "num":
+            fa, fb = self.flag(a), self.flag(b)
+            flag = f"({c} and {fa} or (not ({c}) and {fb}))" if fa != fb else fa
+        return V(f"({c} and {wrap(a, AND)} or {wrap(b, OR, True)})", ATOM, ty, flag, iv)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -474,7 +436,8 @@ class LuaExpr(ExprPrinter, OpSpeller):
 
     def o_select(self, op):
         c = self.truth(self.spell(op.args[0]))
-        return self.select(c if c in ("true", "false") else f"({c})", *(self.spell(x) for x in op.args[1:]))
+        return self.select(c if c in ("true", "false") else f"({c})", *(self.spell(x) for x in op.args[1:]),
+                           op.type, op.iv)
 
     def o_callfn(self, op):
         return V(self.ctx.call_function(op.value, [self.spell(a) for a in op.args]), ATOM, "bool")

@@ -316,8 +316,7 @@ class Lowering:
         self.truthy(c)
         if self.target.tables and a.type == b.type and a.type in ("str", "list"):
             return Op("eager", a.type, (c, a, b))
-        t = select_type(a.type, b.type)
-        return Op("eager", t, (c, a, b), iv=iv.hull(a.iv, b.iv) if self.target.intervals and t == "int" else None)
+        return Op("eager", select_type(a.type, b.type), (c, a, b))
 
     def l_Call(self, e):
         args = [self(a) for a in e.args]
