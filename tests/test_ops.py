@@ -186,3 +186,17 @@ def test_a_body_target_with_tables():
     assert low(Const(1j)).type == "obj"
     with pytest.raises(Untranslatable):
         c(Const(1j))
+
+
+def test_statement_decisions():
+    """How a body stores, returns, appends and yields by static type (c_body and lua_body spell them)."""
+    assert ops.store_kind("list", "carray") == "fill" and ops.store_kind("list", "list", shared=True) == "fill"
+    assert ops.store_kind("list", "list") == "list" and ops.store_kind("list", "int") is None
+    assert [ops.store_kind(local, "bool") for local in ("int", "num", "bool", "float")] == \
+        ["number", "number", "number", "widen"]
+    assert ops.store_kind("int", "float") == "widen" and ops.store_kind("num", "float") == "number"
+    assert ops.store_kind("str", "str") == "str" and ops.store_kind("int", "str") is None
+    assert [ops.return_kind(t) for t in ("none", "range", "list", "carray", "bool", "num", "str")] == \
+        ["none", "range", "list", "list", "number", "number", None]
+    assert [ops.element_ok(t) for t in ("int", "bool", "float", "num")] == [True, True, False, False]
+    assert [ops.yield_ok(t) for t in ("bool", "num", "list", "str")] == [True, True, False, False]

@@ -180,27 +180,20 @@ class FunctionTranslator(OpSpeller):
         if lst.ty != "list" or lst.const:
             raise Untranslatable("append() on something that is not a local list")
         lst = self.hoist(lst)
-        val = self.num(self.ex(st.value))
-        if val.ty != "int":
+        val = self.ex(st.value)
+        if not ops.element_ok(val.ty):
             raise Untranslatable("a list of non-integers")
-        self.emit(f"{lst.code}[#{lst.code} + 1] = {val.code}")
+        self.emit(f"{lst.code}[#{lst.code} + 1] = {self.num(val).code}")
 
     def assign_name(self, name, v: V):
         var = self.lookup(name)
         if var is None:
             raise Untranslatable(f"assignment to '{name}'")
-        if v.ty == "range":
-            raise Untranslatable("a range() kept in a variable")
-        if v.ty == "none":
-            raise Untranslatable("a local set to None")
-        if v.ty == "list" and v.const:
-            raise Untranslatable("a local bound to a module-level list")
-        if v.ty not in ("int", "float", "num", "bool", "str", "list"):
-            raise Untranslatable(f"a local of type {v.ty}")
-        if var.ty in ("int", "num", "float"):
+        kind = ops.store_kind(var.ty, v.ty, v.const)
+        if kind not in ("list", "number", "str"):     # tables are shared: a constant one is never copied
+            raise Untranslatable(_refusal(name, v))
+        if kind == "number" and var.ty != "bool":
             v = self.num(v)
-        if _join(var.ty, v.ty) != var.ty:
-            raise Untranslatable(f"local '{name}' holds values of different types")
         if var.ty == "num":
             self.emit(f"{var.lua}, {var.flag} = {v.code}, {self.flag(v)}")
             return
@@ -235,9 +228,9 @@ class FunctionTranslator(OpSpeller):
             raise Untranslatable("item assignment to something that is not a local list")
         lst = self.hoist(lst)
         idx = self.num(self.ex(st.index))
-        val = self.num(v)
-        if val.ty != "int":
+        if not ops.element_ok(v.ty):
             raise Untranslatable("a list of non-integers")
+        val = self.num(v)
         k = self.site("setindex", None, st.target)
         self.emit(f"_b_setidx({lst.code}, {idx.code}, {val.code}, {k}, {self.flag(idx)})")
 
@@ -324,41 +317,43 @@ class FunctionTranslator(OpSpeller):
             self.emit(f"do return {self.truth(v) if v is not None else 'false'} end")
             return
         # deferred iterator: start, step, count, table, bad
-        if v is None or v.ty == "none":
+        kind = ops.return_kind("none" if v is None else v.ty)
+        if kind == "none":
             k = self.site("none", None, node)
             self.emit(f"do return _b_fail({k}) end")
             return
-        if v.ty == "range":
+        if kind == "range":
             a, b, c = v.parts
             k = self.site("overflow", None, node)
             self.emit(f"do return {a.code}, {c.code}, _b_rlen({a.code}, {b.code}, {c.code}, {k}), nil, -1 end")
             return
-        if v.ty == "list":
+        if kind == "list":
             v = self.hoist(v)
             self.emit(f"do return 0, 0, #{v.code}, {v.code}, -1 end")
             return
+        if kind is None:
+            raise Untranslatable(f"an @iterator returning a {v.ty}")
         v = self.num(v)
         if v.ty == "int":
             self.emit(f"do return {v.code}, 0, 1, nil, -1 end")
         elif v.ty == "float":
             self.emit(f"do return {v.code}, 0, 1, nil, 0 end")
-        elif v.ty == "num":
+        else:
             v = self.hoist(v)
             self.emit(f"do return {v.code}, 0, 1, nil, ({v.flag} and 0 or -1) end")
-        else:
-            raise Untranslatable(f"an @iterator returning a {v.ty}")
 
     def yield_(self, e):
-        v = self.num(self.ex(e))
+        v = self.ex(e)
+        if not ops.yield_ok(v.ty):
+            raise Untranslatable(f"yield of a {v.ty}")
+        v = self.num(v)
         if v.ty == "int":
             self.emit(f"_b_n = _b_n + 1; _b_out[_b_n] = {v.code}; _b_out.n = _b_n")
-        elif v.ty in ("float", "num"):
+        else:
             v = self.hoist(v)
             self.emit(f"_b_n = _b_n + 1; _b_out[_b_n] = {v.code}; _b_out.n = _b_n")
             test = "true" if v.ty == "float" else v.flag
             self.emit(f"if {test} then return _b_n, _b_n - 1 end")
-        else:
-            raise Untranslatable(f"yield of a {v.ty}")
 
     # -- iteration over a list / range value
     def iterate(self, it: V, body):
@@ -526,14 +521,14 @@ class FunctionTranslator(OpSpeller):
         return V(f"_b_idx({lst.code}, {idx.code}, {k}, {self.flag(idx)})", ATOM, "int")
 
 
-def _join(a, b):
-    if a is None:
-        return b
-    if b is None or a == b:
-        return a
-    s = {a, b}
-    if s == {"bool", "int"}:
-        return "int"
-    if s <= {"bool", "int", "float", "num"}:
-        return "num"
-    return None
+def _refusal(name, v: V) -> str:
+    """Why a value cannot be assigned to the local ``name`` (beast.ir.ops.store_kind refused it)."""
+    if v.ty == "range":
+        return "a range() kept in a variable"
+    if v.ty == "none":
+        return "a local set to None"
+    if v.ty == "list" and v.const:
+        return "a local bound to a module-level list"
+    if v.ty not in ("int", "float", "num", "bool", "str", "list"):
+        return f"a local of type {v.ty}"
+    return f"local '{name}' holds values of different types"

@@ -615,6 +615,48 @@ def minmax(func, a, b, target) -> Op:
     return Op("minmax", "num", form="nn")
 
 
+# ---------------------------------------------------------------------------------------------
+# The decisions of body statements from the static types of their values: shared by the C and Lua
+# body printers, which only spell them.
+
+def store_kind(local, value, shared=False):
+    """How a value of static type ``value`` is assigned to a local of type ``local``: 'list' (a list
+    from a list value), 'fill' (a list from constant values, ``shared``: a module-level one: their
+    copy), 'number' (a number of a type the local holds: int or bool into int, any into num),
+    'widen' (a number the local's type does not hold: converted where the target can), 'str';
+    None: refused."""
+    if local == "list":
+        if value not in ("list", "carray"):
+            return None
+        return "fill" if value == "carray" or shared else "list"
+    if local in NUMERIC and value in NUMERIC:
+        held = value == local or local == "num" or local == "int" and value == "bool"
+        return "number" if held else "widen"
+    return "str" if local == value == "str" else None
+
+
+def return_kind(type_):
+    """What an @iterator's ``return`` of a value of static type ``type_`` gives: 'none' (Python's
+    error when the iterator is used), 'range', 'list' (its values: a list or constant integers),
+    'number' (one value); None: refused."""
+    if type_ in ("none", "range"):
+        return type_
+    if type_ in ("list", "carray"):
+        return "list"
+    return "number" if type_ in NUMERIC else None
+
+
+def element_ok(type_) -> bool:
+    """Whether a value of static type ``type_`` can be appended to (or stored in) a list: lists
+    hold integers only."""
+    return type_ in INTISH
+
+
+def yield_ok(type_) -> bool:
+    """Whether a value of static type ``type_`` can be yielded: iterators yield numbers."""
+    return type_ in NUMERIC
+
+
 def _all_const(e) -> bool:
     return bool(e.elts) and all(isinstance(x, Const) for x in e.elts)
 
@@ -623,5 +665,5 @@ def _has_sites(op) -> bool:
     return op.where is not None or any(_has_sites(a) for a in op.args)
 
 
-__all__ = ["C64", "Lowering", "Op", "Target", "absolute", "arith", "compare", "constant", "minmax", "negate",
-           "operand", "range_arg_checks"]
+__all__ = ["C64", "Lowering", "Op", "Target", "absolute", "arith", "compare", "constant", "element_ok", "minmax",
+           "negate", "operand", "range_arg_checks", "return_kind", "store_kind", "yield_ok"]
