@@ -21,10 +21,11 @@ with every decision a printer would otherwise make itself:
 - the error site: ``where`` is the user position (file, line, columns) of an operation inside a
   function body (None: the enclosing statement's site); a printer registers it after the operands.
 
-Ops are target-neutral data; a printer spells each kind from a table (:mod:`beast.codegen.c_exprs`
-prints lowered expressions; :mod:`beast.codegen.lua_ops` asks :func:`arith`, :func:`negate`,
-:func:`absolute` and :func:`minmax` about each node it prints). What no target can translate raises
-:class:`~beast.ir.body.Untranslatable` here, in evaluation order.
+Ops are target-neutral data; a printer spells each kind (:mod:`beast.codegen.c_exprs` for C,
+:class:`beast.codegen.lua_ops.OpSpeller` for the Lua nest and function bodies). What no target can
+translate raises :class:`~beast.ir.body.Untranslatable` here, in evaluation order. The statements
+of a body are decided by the static types of their values too (:func:`store_kind`,
+:func:`return_kind`, :func:`element_ok`, :func:`yield_ok`).
 """
 from __future__ import annotations
 
