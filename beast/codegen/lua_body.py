@@ -84,21 +84,11 @@ class FunctionTranslator(OpSpeller):
         self.nlabel += 1
         return f"_b_l{self.nlabel}"
 
-    def hoist(self, v: V) -> V:
-        """Evaluate ``v`` now into a temporary (keeping its type)."""
-        if v.const or v.prec == ATOM and re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", v.code):
-            return v
-        t = self.tmp()
-        if v.ty == "num":
-            self.emit(f"local {t}, {t}f = {v.code}, {v.flag}")
-            return V(t, ATOM, "num", flag=f"{t}f", iv=v.iv)
-        if v.ty == "range":
-            return v
-        self.emit(f"local {t} = {v.code}")
-        return V(t, ATOM, v.ty, iv=v.iv)
-
-    def hoist_always(self, v: V) -> V:
-        if v.const or v.ty == "range":
+    def hoist(self, v: V, always=False) -> V:
+        """Evaluate ``v`` now into a temporary (keeping its type): unless it is a constant, a range or
+        (not ``always``) a name."""
+        name = v.prec == ATOM and re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", v.code)
+        if v.const or v.ty == "range" or name and not always:
             return v
         t = self.tmp()
         if v.ty == "num":
@@ -106,6 +96,9 @@ class FunctionTranslator(OpSpeller):
             return V(t, ATOM, "num", flag=f"{t}f")
         self.emit(f"local {t} = {v.code}")
         return V(t, ATOM, v.ty)
+
+    def hoist_always(self, v: V) -> V:
+        return self.hoist(v, always=True)
 
     # -- the function
     def translate(self) -> list:
