@@ -136,3 +136,67 @@ def test_a_53_bit_target_with_intervals():
     assert low(Select(Var("b"), Var("x"), Const(20))).iv == (0, 20)
     assert low(Compare("<", Var("s"), Const("a"))).form == "ss"
     assert ops.Lowering(lambda name: types[name])(BinOp("+", Var("b"), Var("x"))).args[0].kind == "logic"
+
+
+def test_a_body_target_with_tables():
+    """What the Lua body translator asks for: lists as tables (fresh literals, shared constants,
+    other constant sequences as tuples), `in` over a literal as == in order, `is None` by type,
+    ~x as -x - 1, bit operations refused, constant indexes, lengths and conversions folded; the
+    64-bit target keeps refusing all of it."""
+    from beast.ir.body import ConstArr, Conv, Fold, Identity, In, Index, ListLit
+    types = {"x": "int", "f": "float", "s": "str", "L": "list"}
+    body = ops.Target(-(2 ** 53 - 1), 2 ** 53 - 1, 53, inline_logic=False, bools_are_ints=False, strings=True,
+                      tables=True, objects=True, member=True, is_none=True, bitwise=False, invert=False,
+                      fold_conv=True, index_nums=True)
+    low, c = ops.Lowering(lambda name: types[name], target=body), ops.Lowering(lambda name: types[name])
+    fresh, shared = ConstArr([1, -2], False, literal=True), ConstArr([1, -2], True, literal=False)
+    assert (low(fresh).kind, low(fresh).type, low(fresh).value) == ("table", "list", (1, -2))
+    assert (low(shared).kind, low(shared).type) == ("carray", "list") and c(shared).type == "carray"
+    huge = low(ConstArr([2 ** 60], True, literal=True))
+    assert (huge.kind, huge.type, huge.value) == ("const", "tuple", (2 ** 60,))
+    mixed = ListLit([Const(1), Const("a"), Const(None)], is_tuple=True)
+    assert low(mixed).type == "tuple" and low(Fold("len", mixed)).value == 3
+    member = low(In(Var("s"), ListLit([Var("s"), Const(2)]), True))     # == in order, negated
+    assert member.kind == "member" and member.value[1] is True
+    tests = member.value[0]
+    assert (tests[0].kind, tests[0].form) == ("cmp", "ss") and tests[1].value is False   # a str is never 2
+    with pytest.raises(Untranslatable):
+        c(In(Var("s"), ListLit([Var("s"), Const(2)]), False))
+    assert low(In(Var("x"), mixed, False)).kind == "member"
+    assert low(In(Var("x"), Var("L"), False)).kind == "in"
+    assert low(BinOp("+", Var("L"), Var("L"))).kind == "concat"
+    with pytest.raises(Untranslatable):
+        c(BinOp("+", Var("L"), Var("L")))
+    with pytest.raises(Untranslatable, match="operator &"):
+        low(BinOp("&", Var("x"), Var("x")))
+    assert low(Identity(False, Var("x"), Const(None))).value is False
+    assert low(Identity(True, Const(None), Const(None))).value is False
+    with pytest.raises(Untranslatable):
+        c(Identity(False, Var("x"), Const(None)))
+    inv = low(UnOp("~", Var("x")))
+    assert (inv.kind, inv.op, inv.args[0].kind, inv.args[1].value) == ("binop", "-", "neg", 1)
+    assert c(UnOp("~", Var("x"))).kind == "invert"
+    assert low(Index(shared, Const(1))).value == -2                    # folded: a constant index
+    assert low(Index(shared, Const(5))).check == "index"                # fails at run time, as Python
+    assert low(Index(Var("L"), Var("f"))).kind == "index"               # a float index fails at run time
+    with pytest.raises(Untranslatable):
+        c(Index(Var("L"), Var("f")))
+    assert low(Conv("float", Const(2))).value == 2.0 and low(Conv("bool", Const(""))).value is False
+    assert low(Conv("bool", Var("s"))).kind == "conv" and c(Conv("float", Const(2))).kind == "conv"
+    assert low(Const(1j)).type == "obj"
+    with pytest.raises(Untranslatable):
+        c(Const(1j))
+
+
+def test_statement_decisions():
+    """How a body stores, returns, appends and yields by static type (c_body and lua_body spell them)."""
+    assert ops.store_kind("list", "carray") == "fill" and ops.store_kind("list", "list", shared=True) == "fill"
+    assert ops.store_kind("list", "list") == "list" and ops.store_kind("list", "int") is None
+    assert [ops.store_kind(local, "bool") for local in ("int", "num", "bool", "float")] == \
+        ["number", "number", "number", "widen"]
+    assert ops.store_kind("int", "float") == "widen" and ops.store_kind("num", "float") == "number"
+    assert ops.store_kind("str", "str") == "str" and ops.store_kind("int", "str") is None
+    assert [ops.return_kind(t) for t in ("none", "range", "list", "carray", "bool", "num", "str")] == \
+        ["none", "range", "list", "list", "number", "number", None]
+    assert [ops.element_ok(t) for t in ("int", "bool", "float", "num")] == [True, True, False, False]
+    assert [ops.yield_ok(t) for t in ("bool", "num", "list", "str")] == [True, True, False, False]

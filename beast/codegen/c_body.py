@@ -7,6 +7,7 @@ import ast
 from ..expr import Const, Var
 from ..ir.body import ListLit
 from ..ir.lower import lower_function
+from ..ir.ops import element_ok, return_kind, store_kind, yield_ok
 from ..ir.sites import TableSite
 from ..ir.tabulate import float_bits
 from .c_exprs import (CTYPE, INT64_MAX, INT64_MIN, INTISH, NUMERIC, ZERO, CVal, _Code, _Gen, _mangle, _Untranslatable,
@@ -110,8 +111,9 @@ class _FuncGen:
 
     def assign(self, name, value):
         target = self.locals[name]
+        kind = store_kind(target.type, value.type)
         if target.type == "list":
-            if value.type == "carray":
+            if kind == "fill":
                 arr, n = value.parts
                 self.code(f"{target}.n = 0;")
                 if n:
@@ -120,12 +122,12 @@ class _FuncGen:
                     self.code(f"    if (BN_UNLIKELY(bn_e = bn_list_push(&{target}, {arr}[{i}]))) "
                               f"{self.ctx.fail(self.gen.site, 'bn_e')}")
                 return
-            if value.type != "list":
+            if kind != "list":
                 raise _Untranslatable(None, f"assigning a {value.type} to the list '{name}'")
             self.code(f"if (BN_UNLIKELY(bn_e = bn_list_copy(&{target}, &{value}))) "
                       f"{self.ctx.fail(self.gen.site, 'bn_e')}")
             return
-        if value.type not in NUMERIC:
+        if kind not in ("number", "widen"):
             raise _Untranslatable(None, f"assigning a {value.type} to '{name}'")
         self.code(f"{target} = {self.gen.convert(value, target.type)};")
 
@@ -223,7 +225,7 @@ class _FuncGen:
     def s_Yield(self, st):
         gen = self.gen
         v = gen.value(st.value)
-        if v.type not in NUMERIC:
+        if not yield_ok(v.type):
             raise _Untranslatable(st.node.value, "yielding a non-number")
         self.code(f"if (BN_UNLIKELY(bn_e = bn_seq_push(out, {gen.to_num(v)}))) {self.ctx.fail(gen.site, 'bn_e')}")
 
@@ -231,7 +233,7 @@ class _FuncGen:
         gen = self.gen
         lst = self.locals[st.name]
         v = gen.value(st.value)
-        if v.type not in INTISH:
+        if not element_ok(v.type):
             raise _Untranslatable(st.call, f"appending a {v.type} (lists of integers only)")
         self.code(f"if (BN_UNLIKELY(bn_e = bn_list_push(&{lst}, {v}))) {self.ctx.fail(gen.site, 'bn_e')}")
 
@@ -248,25 +250,25 @@ class _FuncGen:
             code(f"*out = {gen.truth_of(v)};")
             code("goto bn_out;")
             return
-        if isinstance(expr, Const) and expr.value is None:
+        v = gen.value(expr)
+        kind = return_kind(v.type)
+        if kind == "none":
             code("out->kind = BN_SEQ_NONE;")
+        elif kind == "range":
+            a, b, c = v.parts
+            code(f"bn_seq_range(out, {a}, {b}, {c});")
+        elif kind == "list" and v.type == "carray":
+            arr, n = v.parts
+            code(f"bn_seq_ints(out, {arr if n else 'NULL'}, {n});")
+        elif kind == "list":
+            i = self.unit.tmp()
+            code(f"for (int64_t {i} = 0; {i} < {v}.n; {i}++)")
+            code(f"    if (BN_UNLIKELY(bn_e = bn_seq_push(out, bn_ni({v}.v[{i}])))) "
+                 f"{self.ctx.fail(gen.site, 'bn_e')}")
+        elif kind == "number":
+            code(f"if (BN_UNLIKELY(bn_e = bn_seq_push(out, {gen.to_num(v)}))) {self.ctx.fail(gen.site, 'bn_e')}")
         else:
-            v = gen.value(expr)
-            if v.type == "range":
-                a, b, c = v.parts
-                code(f"bn_seq_range(out, {a}, {b}, {c});")
-            elif v.type == "carray":
-                arr, n = v.parts
-                code(f"bn_seq_ints(out, {arr if n else 'NULL'}, {n});")
-            elif v.type == "list":
-                i = self.unit.tmp()
-                code(f"for (int64_t {i} = 0; {i} < {v}.n; {i}++)")
-                code(f"    if (BN_UNLIKELY(bn_e = bn_seq_push(out, bn_ni({v}.v[{i}])))) "
-                     f"{self.ctx.fail(gen.site, 'bn_e')}")
-            elif v.type in NUMERIC:
-                code(f"if (BN_UNLIKELY(bn_e = bn_seq_push(out, {gen.to_num(v)}))) {self.ctx.fail(gen.site, 'bn_e')}")
-            else:
-                raise _Untranslatable(st.node, f"returning a {v.type}")
+            raise _Untranslatable(st.node, f"returning a {v.type}")
         code("goto bn_out;")
 
 

@@ -2,16 +2,21 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from dataclasses import dataclass
 
-from ..expr import Const, Var
-from ..ir.body import ConstArr, ListLit, Scope, walk_body
+from ..expr import Var
+from ..ir.body import Scope, walk_body
 from ..ir.lower import lower_function
-from ..ir.ops import range_arg_checks
+from ..ir import ops
+from ..ir.body import Untranslatable as IRUntranslatable
 from .exprs import ATOM
-from .lua_ops import (ADD, LIMIT, NUMERIC, SETOP_CODES, UNARY, LuaOps, Untranslatable, V, _has_call,
-                      lua_ident, lua_string, wrap)
+from .lua_ops import ADD, LUA, SETOP_CODES, UNARY, OpSpeller, Untranslatable, V, _has_call, lua_ident, wrap
+
+# Function bodies on LuaJIT: 53-bit integers, lists as tables, strings, any constant kept for `is None`
+BODY = dataclasses.replace(LUA, inline_logic=False, bools_are_ints=False, strings=True, tables=True, objects=True,
+                           member=True, is_none=True, bitwise=False, invert=False, fold_conv=True, index_nums=True)
 
 # ---------------------------------------------------------------------------------------------
 # User functions
@@ -31,7 +36,7 @@ def _where(position):
     return (filename, lineno, None, None) if end is None else position
 
 
-class FunctionTranslator(LuaOps):
+class FunctionTranslator(OpSpeller):
     """Print one lowered @iterator / @condition body (:mod:`beast.ir.lower`) as a Lua function.
 
     Kinds: 'cond' returns a Lua boolean (the truth of the Python result); 'deferred' returns
@@ -46,11 +51,15 @@ class FunctionTranslator(LuaOps):
         self.param_types = param_types
         self.body = lower_function(info, [param_types[a] for a in info.node_args])
         self.kind = {"closure": "closure", "iterator": "deferred", "condition": "cond"}[self.body.kind]
+        self.lowering = ops.Lowering(self.type_of, self.body.positions, target=BODY)
+        self.bound = {}
 
     # -- errors
     def location(self, node):
         if node is None:
             return None
+        if isinstance(node, tuple):         # an op's position
+            return _where(node)
         if isinstance(node, ast.AST):
             lineno = getattr(node, "lineno", None)
             col = getattr(node, "col_offset", None)
@@ -75,21 +84,11 @@ class FunctionTranslator(LuaOps):
         self.nlabel += 1
         return f"_b_l{self.nlabel}"
 
-    def hoist(self, v: V) -> V:
-        """Evaluate ``v`` now into a temporary (keeping its type)."""
-        if v.const or v.prec == ATOM and re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", v.code):
-            return v
-        t = self.tmp()
-        if v.ty == "num":
-            self.emit(f"local {t}, {t}f = {v.code}, {v.flag}")
-            return V(t, ATOM, "num", flag=f"{t}f", iv=v.iv)
-        if v.ty == "range":
-            return v
-        self.emit(f"local {t} = {v.code}")
-        return V(t, ATOM, v.ty, iv=v.iv)
-
-    def hoist_always(self, v: V) -> V:
-        if v.const or v.ty == "range":
+    def hoist(self, v: V, always=False) -> V:
+        """Evaluate ``v`` now into a temporary (keeping its type): unless it is a constant, a range or
+        (not ``always``) a name."""
+        name = v.prec == ATOM and re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", v.code)
+        if v.const or v.ty == "range" or name and not always:
             return v
         t = self.tmp()
         if v.ty == "num":
@@ -97,6 +96,9 @@ class FunctionTranslator(LuaOps):
             return V(t, ATOM, "num", flag=f"{t}f")
         self.emit(f"local {t} = {v.code}")
         return V(t, ATOM, v.ty)
+
+    def hoist_always(self, v: V) -> V:
+        return self.hoist(v, always=True)
 
     # -- the function
     def translate(self) -> list:
@@ -171,27 +173,20 @@ class FunctionTranslator(LuaOps):
         if lst.ty != "list" or lst.const:
             raise Untranslatable("append() on something that is not a local list")
         lst = self.hoist(lst)
-        val = self.num(self.ex(st.value))
-        if val.ty != "int":
+        val = self.ex(st.value)
+        if not ops.element_ok(val.ty):
             raise Untranslatable("a list of non-integers")
-        self.emit(f"{lst.code}[#{lst.code} + 1] = {val.code}")
+        self.emit(f"{lst.code}[#{lst.code} + 1] = {self.num(val).code}")
 
     def assign_name(self, name, v: V):
         var = self.lookup(name)
         if var is None:
             raise Untranslatable(f"assignment to '{name}'")
-        if v.ty == "range":
-            raise Untranslatable("a range() kept in a variable")
-        if v.ty == "none":
-            raise Untranslatable("a local set to None")
-        if v.ty == "list" and v.const:
-            raise Untranslatable("a local bound to a module-level list")
-        if v.ty not in ("int", "float", "num", "bool", "str", "list"):
-            raise Untranslatable(f"a local of type {v.ty}")
-        if var.ty in ("int", "num", "float"):
+        kind = ops.store_kind(var.ty, v.ty, v.const)
+        if kind not in ("list", "number", "str"):     # tables are shared: a constant one is never copied
+            raise Untranslatable(_refusal(name, v))
+        if kind == "number" and var.ty != "bool":
             v = self.num(v)
-        if _join(var.ty, v.ty) != var.ty:
-            raise Untranslatable(f"local '{name}' holds values of different types")
         if var.ty == "num":
             self.emit(f"{var.lua}, {var.flag} = {v.code}, {self.flag(v)}")
             return
@@ -226,9 +221,9 @@ class FunctionTranslator(LuaOps):
             raise Untranslatable("item assignment to something that is not a local list")
         lst = self.hoist(lst)
         idx = self.num(self.ex(st.index))
-        val = self.num(v)
-        if val.ty != "int":
+        if not ops.element_ok(v.ty):
             raise Untranslatable("a list of non-integers")
+        val = self.num(v)
         k = self.site("setindex", None, st.target)
         self.emit(f"_b_setidx({lst.code}, {idx.code}, {val.code}, {k}, {self.flag(idx)})")
 
@@ -315,41 +310,43 @@ class FunctionTranslator(LuaOps):
             self.emit(f"do return {self.truth(v) if v is not None else 'false'} end")
             return
         # deferred iterator: start, step, count, table, bad
-        if v is None or v.ty == "none":
+        kind = ops.return_kind("none" if v is None else v.ty)
+        if kind == "none":
             k = self.site("none", None, node)
             self.emit(f"do return _b_fail({k}) end")
             return
-        if v.ty == "range":
+        if kind == "range":
             a, b, c = v.parts
             k = self.site("overflow", None, node)
             self.emit(f"do return {a.code}, {c.code}, _b_rlen({a.code}, {b.code}, {c.code}, {k}), nil, -1 end")
             return
-        if v.ty == "list":
+        if kind == "list":
             v = self.hoist(v)
             self.emit(f"do return 0, 0, #{v.code}, {v.code}, -1 end")
             return
+        if kind is None:
+            raise Untranslatable(f"an @iterator returning a {v.ty}")
         v = self.num(v)
         if v.ty == "int":
             self.emit(f"do return {v.code}, 0, 1, nil, -1 end")
         elif v.ty == "float":
             self.emit(f"do return {v.code}, 0, 1, nil, 0 end")
-        elif v.ty == "num":
+        else:
             v = self.hoist(v)
             self.emit(f"do return {v.code}, 0, 1, nil, ({v.flag} and 0 or -1) end")
-        else:
-            raise Untranslatable(f"an @iterator returning a {v.ty}")
 
     def yield_(self, e):
-        v = self.num(self.ex(e))
+        v = self.ex(e)
+        if not ops.yield_ok(v.ty):
+            raise Untranslatable(f"yield of a {v.ty}")
+        v = self.num(v)
         if v.ty == "int":
             self.emit(f"_b_n = _b_n + 1; _b_out[_b_n] = {v.code}; _b_out.n = _b_n")
-        elif v.ty in ("float", "num"):
+        else:
             v = self.hoist(v)
             self.emit(f"_b_n = _b_n + 1; _b_out[_b_n] = {v.code}; _b_out.n = _b_n")
             test = "true" if v.ty == "float" else v.flag
             self.emit(f"if {test} then return _b_n, _b_n - 1 end")
-        else:
-            raise Untranslatable(f"yield of a {v.ty}")
 
     # -- iteration over a list / range value
     def iterate(self, it: V, body):
@@ -382,294 +379,149 @@ class FunctionTranslator(LuaOps):
             return
         raise Untranslatable(f"iteration over a {it.ty}")
 
-    # -- expressions
+    # -- expressions: lowered by beast.ir.ops (BODY), spelled by the o_* methods
     def ex(self, e) -> V:
-        method = getattr(self, "x_" + type(e).__name__, None)
-        if method is None:
-            raise Untranslatable(f"the expression {type(e).__name__}")
-        return method(e)
+        try:
+            op = self.lowering(e)
+        except IRUntranslatable as why:
+            raise Untranslatable(why.reason) from None
+        self.bound = {}
+        return self.spell(op)
 
-    def const_v(self, x):
-        if x is None:
-            return V("nil", ATOM, "none", k=None)
-        if isinstance(x, str):
-            return V(lua_string(x), ATOM, "str", k=x)
-        if isinstance(x, (bool, int, float)):
-            v = self.const_number(x)
-            if v is None:
-                raise Untranslatable("an integer constant beyond 2**53")
-            return v
-        if isinstance(x, range):
-            parts = tuple(self.const_number(y) for y in (x.start, x.stop, x.step))
-            if any(p is None for p in parts):
-                raise Untranslatable("a huge range")
-            return V("nil", ATOM, "range", k=x, parts=parts)
-        if isinstance(x, (list, tuple)):
-            if all(isinstance(y, (bool, int)) and abs(y) < LIMIT for y in x):
-                name = self.ctx.const_table(tuple(int(y) for y in x))
-                return V(name, ATOM, "list", k=tuple(x))
-            if all(isinstance(y, (bool, int, float, str)) or y is None for y in x):
-                return V("nil", ATOM, "tuple", k=tuple(x))    # for `in`, len() and constant indexing
-            raise Untranslatable("a constant list of other values")
-        return V("nil", ATOM, "obj", k=x)
+    def spell(self, op) -> V:
+        v = self.bound.get(id(op))
+        return v if v is not None else super().spell(op)
 
-    def x_Const(self, e):
-        return self.const_v(e.value)
-
-    def x_ConstArr(self, e):
-        if e.literal and all(abs(v) < LIMIT for v in e.values):     # a fresh table, as Python makes
-            return V("{" + ", ".join(str(v) for v in e.values) + "}", ATOM, "list")
-        return self.const_v(tuple(e.values) if e.is_tuple else list(e.values))
-
-    def x_Var(self, e):
-        var = self.lookup(e.name)
+    def type_of(self, name):
+        var = self.lookup(name)
         if var is None:
-            raise Untranslatable(f"the name '{e.name}'")
-        if var.ty == "num":
-            return V(var.lua, ATOM, "num", flag=var.flag)
-        return V(var.lua, ATOM, var.ty)
+            raise IRUntranslatable(None, f"the name '{name}'")
+        return var.ty
 
-    def x_BinOp(self, e):
-        a = self.ex(e.left)
-        if a.ty == "list":
-            a = self.hoist(a)
-        b = self.ex(e.right)
-        if a.ty == "list" and b.ty == "list" and e.op == "+":
-            return V(f"_b_concat({a.code}, {b.code})", ATOM, "list")
-        if e.op in ("&", "|", "^", "<<", ">>"):
-            raise Untranslatable(f"operator {e.op}")
-        if a.ty not in NUMERIC + ("bool",) or b.ty not in NUMERIC + ("bool",):
-            raise Untranslatable(f"operator {e.op} on {a.ty} and {b.ty}")
-        return self.arith(e.op, a, b, e)
+    def o_var(self, op):
+        var = self.lookup(op.value)
+        return V(var.lua, ATOM, "num", flag=var.flag) if var.ty == "num" else V(var.lua, ATOM, var.ty)
 
-    def x_UnOp(self, e):
-        a = self.ex(e.operand)
-        if e.op == "-":
-            return self.neg(a, e)
-        if e.op == "+":
-            return self.num(a)
-        a = self.num(a)
-        if a.ty != "int":
-            raise Untranslatable("~ of a non-integer")
-        return self.arith("-", self.neg(a, e), self.const_number(1), e)
+    def o_carray(self, op):             # a module-level list of integers: a shared table
+        return V(self.ctx.const_table(op.value), ATOM, "list", k=op.value)
 
-    def x_Not(self, e):
-        return self.not_(self.ex(e.operand))
+    def o_table(self, op):              # a list literal of integers: a fresh table, as Python makes
+        return V("{" + ", ".join(str(v) for v in op.value) + "}", ATOM, "list")
 
-    def x_Compare(self, e):
-        return self.compare1(e.op, self.ex(e.left), self.ex(e.right))
+    def o_list(self, op):
+        return V("{" + ", ".join(self.num(self.spell(x)).code for x in op.args) + "}", ATOM, "list")
 
-    def x_In(self, e):
-        x = self.ex(e.item)
-        if isinstance(e.container, ListLit) and not _all_const(e.container):
-            out = self.member_of_literal(x, [self.ex(y) for y in e.container.elts])
-        elif isinstance(e.container, ConstArr) and e.container.literal:
-            out = self.member_of_literal(x, [self.const_v(y) for y in e.container.values])
-        else:
-            out = self.contains(self.ex(e.container), x)
-        return self.not_(out) if e.negate else out
+    def o_concat(self, op):
+        a = self.hoist(self.spell(op.args[0]))
+        return V(f"_b_concat({a.code}, {self.spell(op.args[1]).code})", ATOM, "list")
 
-    def x_Identity(self, e):
-        a, b = self.ex(e.left), self.ex(e.right)
-        if a.ty == "none" or b.ty == "none":
-            same = (a.ty == b.ty) != e.negate
-            return V("true" if same else "false", ATOM, "bool", k=same)
-        raise Untranslatable("'is'")
-
-    def compare1(self, op, a, b):
-        if a.ty in ("list", "range", "obj", "tuple") or b.ty in ("list", "range", "obj", "tuple"):
-            raise Untranslatable(f"comparison of {a.ty} and {b.ty}")
-        return self.compare(op, a, b)
-
-    def member_of_literal(self, x: V, elts) -> V:
-        """``x in (a, b, ...)``: Python compares with == in order (the elements are evaluated first)."""
-        x = self.hoist(x)
-        elts = [self.hoist(y) for y in elts]
-        out = V("false", ATOM, "bool", k=False)
-        for y in elts:
-            out = self.boolop("or", out, self.compare("==", x, y))
-        return out
-
-    def contains(self, container, x):
-        if container.ty == "tuple":
-            return self.member_of_literal(x, [self.const_v(y) for y in container.k])
-        x = self.num(x)
-        if x.ty not in NUMERIC:
-            raise Untranslatable(f"'in' with a {x.ty}")
-        if container.ty == "list":
-            return V(f"_b_inlist({container.code}, {x.code})", ATOM, "bool")
-        if container.ty == "range":
-            a, b, c = container.parts
-            return V(f"(_b_inrange({x.code}, {a.code}, {b.code}, {c.code}, 0) ~= nil)", ATOM, "bool")
-        raise Untranslatable(f"'in' over a {container.ty}")
-
-    def x_Select(self, e):
-        c = self.truth(self.ex(e.cond))
-        if c == "true":
-            return self.ex(e.then)
-        if c == "false":
-            return self.ex(e.orelse)
-        t = self.tmp()
-        self.emit(f"local {t}, {t}f")
-        self.emit(f"if {c} then")
-        self.indent += 1
-        a = self.ex(e.then)
-        mark_a = len(self.out)
-        self.indent -= 1
-        self.emit("else")
-        self.indent += 1
-        b = self.ex(e.orelse)
-        self.indent -= 1
-        ty = _join(a.ty, b.ty)
-        if ty not in ("int", "float", "num", "bool", "str", "list"):
-            raise Untranslatable("a conditional expression over different types")
-        # insert the stores at the end of each branch
-        av = self.num(a) if ty in NUMERIC else a
-        bv = self.num(b) if ty in NUMERIC else b
-        store_a = "    " * (self.indent + 1) + f"{t} = {av.code}" + (
-            f"; {t}f = {self.flag(av)}" if ty == "num" else "")
-        self.out.insert(mark_a, store_a)
-        self.indent += 1
-        self.emit(f"{t} = {bv.code}" + (f"; {t}f = {self.flag(bv)}" if ty == "num" else ""))
-        self.indent -= 1
-        self.emit("end")
-        return V(t, ATOM, ty, flag=f"{t}f" if ty == "num" else None)
-
-    def x_Eager(self, e):
-        c = self.hoist_always(self.truth_v(self.ex(e.args[0])))
-        a = self.hoist_always(self.ex(e.args[1]))
-        b = self.hoist_always(self.ex(e.args[2]))
-        return self.select(c.code, a, b)
-
-    def x_ListLit(self, e):
-        if _all_const(e):
-            return self.const_v(tuple(x.value for x in e.elts) if e.is_tuple else [x.value for x in e.elts])
-        vals = []
-        for x in e.elts:
-            v = self.num(self.ex(x))
-            if v.ty != "int":
-                raise Untranslatable("a list of non-integers")
-            vals.append(v.code)
-        return V("{" + ", ".join(vals) + "}", ATOM, "list")
-
-    def x_Fold(self, e):
-        """len(); the folds that loop are statements by now (beast.ir.desugar)."""
-        v = self.ex(e.iterable)
-        if v.const and isinstance(v.k, (tuple, list, str, range)):
-            return self.const_number(len(v.k))
-        if v.ty == "list":
-            return V(f"#{wrap(v, UNARY)}", UNARY, "int")
-        if v.ty == "range":
-            a, b, c = v.parts
-            return V(f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('overflow', None, e)})", ATOM, "int")
-        raise Untranslatable(f"len() of a {v.ty}")
-
-    def x_Call(self, e):
-        if e.func == "abs":
-            return self.abs_(self.ex(e.args[0]))
-        out = self.ex(e.args[0])
-        for a in e.args[1:]:
+    def o_minmax_call(self, op):        # min/max: each argument evaluated after the steps before it
+        out = self.spell(op.args[0])
+        for step, a in zip(op.value, op.args[1:]):
             if _has_call(out.code):
                 out = self.hoist(out)
-            out = self.minmax(e.func, out, self.ex(a))
+            out = self.spell_minmax(op.op, step, out, self.num(self.spell(a)))
         return out
 
-    def x_RangeCall(self, e):
-        vals = [self.hoist(self.num(self.ex(a))) for a in e.args]
-        for v in vals:
-            if v.ty not in NUMERIC:
-                raise Untranslatable(f"range() of a {v.ty}")
-        step = vals[2]
-        checks, zero = range_arg_checks([v.ty for v in vals], step.k if step.const else None)
+    def o_member(self, op):             # x in (a, b, ...): == in order, after every element
+        for a in op.args:
+            self.bound[id(a)] = self.hoist(self.spell(a))
+        tests, negate = op.value
+        out = V("false", ATOM, "bool", k=False)
+        for t in tests:
+            out = self.boolop("or", out, self.spell(t))
+        return self.not_(out) if negate else out
+
+    def o_in(self, op):
+        x, cont = (self.spell(a) for a in op.args)
+        x = self.num(x)
+        if cont.ty == "list":
+            out = V(f"_b_inlist({cont.code}, {x.code})", ATOM, "bool")
+        else:
+            a, b, c = cont.parts
+            out = V(f"(_b_inrange({x.code}, {a.code}, {b.code}, {c.code}, 0) ~= nil)", ATOM, "bool")
+        return self.not_(out) if op.value else out
+
+    def o_select(self, op):             # a lazy choice: statements storing into a temporary
+        c = self.truth(self.spell(op.args[0]))
+        if c in ("true", "false"):
+            return self.spell(op.args[1 if c == "true" else 2])
+        ty, t = op.type, self.tmp()
+        self.emit(f"local {t}, {t}f")
+        self.emit(f"if {c} then")
+        for word, arg in (("else", op.args[1]), ("end", op.args[2])):
+            self.indent += 1
+            v = self.spell(arg)
+            self.emit(f"{t} = {v.code}" + (f"; {t}f = {self.flag(v)}" if ty == "num" else ""))
+            self.indent -= 1
+            self.emit(word)
+        return V(t, ATOM, ty, flag=f"{t}f" if ty == "num" else None)
+
+    def o_eager(self, op):
+        c = self.hoist_always(self.truth_v(self.spell(op.args[0])))
+        a, b = (self.hoist_always(self.spell(x)) for x in op.args[1:])
+        return self.select(c.code, a, b, op.type, op.iv)
+
+    def o_len(self, op):
+        v = self.spell(op.args[0])
+        if v.ty == "list":
+            return V(f"#{wrap(v, UNARY)}", UNARY, "int")
+        a, b, c = v.parts
+        return V(f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('overflow', None, op.node)})", ATOM, "int")
+
+    def o_range(self, op):
+        vals = [self.hoist(self.num(self.spell(a))) for a in op.args]
+        checks, zero = op.value
         kb = None
         for v, check in zip(vals, checks):
             if check:               # 'fail': a float; 'nonint': a num, a float at run time
-                kb = kb or self.site("rbound", None, e)
+                kb = kb or self.site("rbound", None, op.where)
                 self.emit(f"if {'true' if check == 'fail' else v.flag} then _b_fail({kb}, {v.code}) end")
         if zero:
-            fail = f"_b_fail({self.site('rstep', None, e)})"
-            self.emit(fail if step.const else f"if {step.code} == 0 then {fail} end")
+            fail = f"_b_fail({self.site('rstep', None, op.where)})"
+            self.emit(fail if vals[2].const else f"if {vals[2].code} == 0 then {fail} end")
         return V("nil", ATOM, "range", parts=tuple(vals))
 
-    def x_Conv(self, e):
-        if e.to == "bool":
-            return self.truth_v(self.ex(e.value))
-        v = self.num(self.ex(e.value))
-        if e.to == "int":
-            if v.ty == "int":
-                return v
-            if v.ty in ("float", "num"):
-                k = self.site("conv", "int", e)
-                return V(f"_b_toint({v.code}, {self.flag(v)}, {k})", ATOM, "int")
-            raise Untranslatable(f"int() of a {v.ty}")
-        if v.ty in NUMERIC:
-            if v.const:
-                return self.const_number(float(v.k))
-            return V(v.code, v.prec, "float")
-        raise Untranslatable(f"float() of a {v.ty}")
+    def o_list_of(self, op):
+        v = self.spell(op.args[0])
+        return V(f"_b_copy({v.code})", ATOM, "list") if v.ty == "list" else self.range_list(v)
 
-    def x_ListOf(self, e):
-        return self.fresh_list(self.ex(e.iterable), "list", "_b_copy({})")
+    def o_sorted(self, op):
+        v = self.spell(op.args[0])
+        return V(f"_b_sorted({v.code if v.ty == 'list' else self.range_list(v).code})", ATOM, "list")
 
-    def x_Sorted(self, e):
-        return self.fresh_list(self.ex(e.value), "sorted", "_b_sorted({})")
+    def o_setop(self, op):
+        a = self.hoist_always(self.materialize(self.spell(op.args[0])))
+        b = self.materialize(self.spell(op.args[1]))
+        return V(f"_b_setop({SETOP_CODES[op.value]}, {a.code}, {b.code})", ATOM, "list")
 
-    def fresh_list(self, v: V, fn, of_list) -> V:
-        """A new table from a list (``of_list``, the Lua call on it) or a range (its values, then
-        sorted if ``fn`` is 'sorted')."""
-        if v.ty == "list":
-            return V(of_list.format(v.code), ATOM, "list")
-        if v.ty == "range":
-            a, b, c = v.parts
-            values = f"_b_rlist({a.code}, {b.code}, {c.code}, 0)"
-            return V(f"_b_sorted({values})" if fn == "sorted" else values, ATOM, "list")
-        raise Untranslatable(f"{fn}() of a {v.ty}")
-
-    def x_SetOpCall(self, e):
-        a = self.hoist_always(self.materialize(self.ex(e.left)))
-        b = self.materialize(self.ex(e.right))
-        return V(f"_b_setop({SETOP_CODES[e.op]}, {a.code}, {b.code})", ATOM, "list")
+    @staticmethod
+    def range_list(v: V) -> V:
+        a, b, c = v.parts
+        return V(f"_b_rlist({a.code}, {b.code}, {c.code}, 0)", ATOM, "list")
 
     def materialize(self, v: V) -> V:
         """A list V for an operand of union/intersection/difference (Python: list(_b_vals(x)))."""
         if v.ty == "list":
             return v
         if v.ty == "range":
-            a, b, c = v.parts
-            return V(f"_b_rlist({a.code}, {b.code}, {c.code}, 0)", ATOM, "list")
-        v = self.num(v)
-        if v.ty == "int":
-            return V(f"{{{v.code}}}", ATOM, "list")
-        raise Untranslatable(f"a set operation on a {v.ty}")
+            return self.range_list(v)
+        return V(f"{{{self.num(v).code}}}", ATOM, "list")
 
-    def x_Index(self, e):
-        lst = self.ex(e.container)
-        idx = self.num(self.ex(e.index))
-        if lst.const and idx.const and isinstance(lst.k, (list, tuple)):
-            try:
-                return self.const_v(lst.k[idx.k])
-            except (IndexError, TypeError):
-                pass
-        if lst.ty != "list":
-            raise Untranslatable(f"indexing a {lst.ty}")
-        if idx.ty not in NUMERIC:
-            raise Untranslatable(f"an index of type {idx.ty}")
-        k = self.site("index", None, e)
+    def o_index(self, op):
+        lst, idx = (self.spell(a) for a in op.args)
+        k = self.site("index", None, op.where)
         return V(f"_b_idx({lst.code}, {idx.code}, {k}, {self.flag(idx)})", ATOM, "int")
 
 
-def _all_const(e) -> bool:
-    return all(isinstance(x, Const) for x in e.elts) and bool(e.elts)
-
-
-def _join(a, b):
-    if a is None:
-        return b
-    if b is None or a == b:
-        return a
-    s = {a, b}
-    if s == {"bool", "int"}:
-        return "int"
-    if s <= {"bool", "int", "float", "num"}:
-        return "num"
-    return None
+def _refusal(name, v: V) -> str:
+    """Why a value cannot be assigned to the local ``name`` (beast.ir.ops.store_kind refused it)."""
+    if v.ty == "range":
+        return "a range() kept in a variable"
+    if v.ty == "none":
+        return "a local set to None"
+    if v.ty == "list" and v.const:
+        return "a local bound to a module-level list"
+    if v.ty not in ("int", "float", "num", "bool", "str", "list"):
+        return f"a local of type {v.ty}"
+    return f"local '{name}' holds values of different types"

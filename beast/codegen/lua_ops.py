@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from ..errors import BeastError
 from ..ir import ops
 from ..ir.body import Untranslatable as IRUntranslatable
-from ..ir.intervals import hull as iv_hull
 from .exprs import ATOM, ExprPrinter
 
 LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
@@ -274,22 +273,6 @@ class LuaOps:
         inner = wrap(a, UNARY)
         return V(f"-({inner})" if inner.startswith("-") else f"-{inner}", UNARY, a.ty, a.flag, iv)
 
-    def compare(self, op, a: V, b: V) -> V:
-        if op in ("==", "!="):                 # a bool is a number when compared with a non-bool
-            if a.ty == "bool" and b.ty != "bool":
-                a = self.num(a)
-            elif b.ty == "bool" and a.ty != "bool":
-                b = self.num(b)
-        else:
-            a, b = self.num(a), self.num(b)
-        d = ops.compare(op, _operand(a), _operand(b))
-        if d is None:
-            raise self.unsupported(f"'{op}' between {a.ty} and {b.ty}")
-        if d.kind == "const":
-            return V("true" if d.value else "false", ATOM, "bool", k=d.value)
-        lop = "~=" if op == "!=" else op
-        return V(f"{wrap(a, CMP, True)} {lop} {wrap(b, CMP, True)}", CMP, "bool")
-
     def boolop(self, op, a: V, b: V) -> V:
         """beast's & and |: short-circuit, bool-valued."""
         ta, tb = self.truth_v(a), self.truth_v(b)
@@ -310,52 +293,111 @@ class LuaOps:
             return V("false" if t.k else "true", ATOM, "bool", k=not t.k)
         return V(f"not {wrap(t, UNARY)}", UNARY, "bool")
 
-    def minmax(self, fn, a: V, b: V) -> V:
-        a, b = self.num(a), self.num(b)
-        if a.ty not in NUMERIC or b.ty not in NUMERIC:
-            raise self.unsupported(f"{fn}() of {a.ty} and {b.ty}")
-        return self.spell_minmax(fn, ops.minmax(fn, _operand(a), _operand(b), LUA), a, b)
-
     def spell_minmax(self, fn, d, a: V, b: V) -> V:
         if d.kind == "const":
             return self.const_number(d.value)
         flag = f"_b_{fn}f({a.code}, {b.code}, {self.flag(a)}, {self.flag(b)})" if d.type == "num" else None
         return V(f"_b_{fn}({a.code}, {b.code})", ATOM, d.type, flag, d.iv)
 
-    def abs_(self, a: V) -> V:
-        a = self.num(a)
-        if a.ty not in NUMERIC:
-            raise self.unsupported(f"abs() of {a.ty}")
-        if a.const:
-            return self.const_number(abs(a.k))
-        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, ops.absolute(_operand(a), LUA).iv)
-
-    def select(self, c: str, a: V, b: V) -> V:
-        """``a if c else b`` for Lua boolean text ``c``; a and b are evaluated lazily."""
+    def select(self, c: str, a: V, b: V, ty, iv=None) -> V:
+        """``a if c else b`` of the decided type ``ty``, for Lua boolean text ``c``; a and b are
+        evaluated lazily."""
         if c in ("true", "false"):
             return a if c == "true" else b
-        if a.ty == "bool" and b.ty == "bool":
+        if ty == "bool":
             return V(f"({c} and {wrap(a, AND)} or (not ({c}) and {wrap(b, AND)}))", ATOM, "bool")
-        if a.ty == "bool" or b.ty == "bool":
-            a, b = self.num(a), self.num(b)
-        if a.ty in NUMERIC and b.ty in NUMERIC:
-            tys = {a.ty, b.ty}
-            ty = "int" if tys == {"int"} else "float" if tys == {"float"} else "num"
-            flag = None
-            if ty == "num":
-                fa, fb = self.flag(a), self.flag(b)
-                flag = f"({c} and {fa} or (not ({c}) and {fb}))" if fa != fb else fa
-            return V(f"({c} and {wrap(a, AND)} or {wrap(b, OR, True)})", ATOM, ty, flag,
-                     iv_hull(a.iv, b.iv) if ty == "int" else None)
-        if a.ty == b.ty and a.ty in ("str", "list"):
-            return V(f"({c} and {wrap(a, AND)} or {wrap(b, OR, True)})", ATOM, a.ty)
-        raise self.unsupported(f"a select() between {a.ty} and {b.ty}")
+        a, b = self.num(a), self.num(b)
+        flag = None
+        if ty == "num":
+            fa, fb = self.flag(a), self.flag(b)
+            flag = f"({c} and {fa} or (not ({c}) and {fb}))" if fa != fb else fa
+        return V(f"({c} and {wrap(a, AND)} or {wrap(b, OR, True)})", ATOM, ty, flag, iv)
 
 
 # ---------------------------------------------------------------------------------------------
 # IR expressions
 
-class LuaExpr(ExprPrinter, LuaOps):
+class OpSpeller(LuaOps):
+    """Spell the ops of :mod:`beast.ir.ops` in Lua (``o_<kind>``), for the nest printer and the
+    function-body translator alike; ``spell(op)`` returns the :class:`V` of ``op``."""
+
+    def spell(self, op) -> V:
+        return getattr(self, "o_" + op.kind)(op)
+
+    def o_const(self, op):
+        for a in op.args:             # what the constant decided away (their sites all the same)
+            self.spell(a)
+        x = op.value
+        if isinstance(x, str):
+            return V(lua_string(x), ATOM, "str", k=x)
+        if op.type in ("obj", "tuple"):
+            return V("nil", ATOM, op.type, k=x)
+        return V("nil", ATOM, "none", k=None) if x is None else self.const_number(x)
+
+    def o_huge(self, op):             # an integer constant beyond the exact range of doubles
+        return V(f"_b_big({self.site('overflow')})", ATOM, "int")
+
+    def o_conv(self, op):             # a bool in arithmetic; int(), float(), bool() in bodies
+        v = self.spell(op.args[0])
+        if op.type == "bool":
+            return self.truth_v(v)
+        v = self.num(v)
+        if op.type == "float":
+            return V(v.code, v.prec, "float")
+        if v.ty == "int":
+            return v
+        k = self.site("conv", "int", op.where)
+        return V(f"_b_toint({v.code}, {self.flag(v)}, {k})", ATOM, "int")
+
+    def o_then(self, op):
+        self.spell(op.args[0])
+        return self.spell(op.args[1])
+
+    def o_pick(self, op):
+        return [self.spell(a) for a in op.args][1 + op.value]
+
+    def o_binop(self, op):
+        a, b = (self.spell(x) for x in op.args)
+        where = op.where
+        return self.spell_arith(op, a, b, where, self.site("op", "**", where) if op.op == "**" else None)
+
+    def o_pos(self, op):
+        return self.num(self.spell(op.args[0]))
+
+    def o_neg(self, op):
+        return self.spell_neg(self.num(self.spell(op.args[0])), op.iv)
+
+    def o_abs(self, op):
+        a = self.spell(op.args[0])
+        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, op.iv)
+
+    def o_minmax_call(self, op):
+        values = [self.spell(a) for a in op.args]
+        out = values[0]
+        for step, b in zip(op.value, values[1:]):
+            out = self.spell_minmax(op.op, step, out, b)
+        return out
+
+    def o_cmp(self, op):
+        a, b = (self.spell(x) for x in op.args)
+        return V(f"{wrap(a, CMP, True)} {'~=' if op.op == '!=' else op.op} {wrap(b, CMP, True)}", CMP, "bool")
+
+    def o_and(self, op):
+        return self.boolop(op.kind, *(self.spell(x) for x in op.args))
+
+    o_or = o_and
+
+    def o_truth(self, op):
+        return self.truth_v(self.spell(op.args[0]))
+
+    def o_not(self, op):
+        return self.not_(self.spell(op.args[0]))
+
+    def o_error(self, op):
+        raise self.unsupported(op.value.reason)
+
+
+class LuaExpr(ExprPrinter, OpSpeller):
     """The IR's expressions (pure: errors are raised by helper calls)."""
 
     PREC = {"or": OR, "and": AND, "not": UNARY, "cmp": CMP, "+": ADD, "-": ADD, "*": MUL, "/": MUL,
@@ -378,21 +420,9 @@ class LuaExpr(ExprPrinter, LuaOps):
             op = self.lowering(e)
         except IRUntranslatable as why:
             raise self.unsupported(why.reason) from None
-        return self.emit(op)
+        return self.spell(op)
 
-    def emit(self, op) -> V:
-        return getattr(self, "o_" + op.kind)(op)
-
-    def o_const(self, op):
-        for a in op.args:             # what the constant decided away (their sites all the same)
-            self.emit(a)
-        x = op.value
-        if isinstance(x, str):
-            return V(lua_string(x), ATOM, "str", k=x)
-        return V("nil", ATOM, "none", k=None) if x is None else self.const_number(x)
-
-    def o_huge(self, op):             # an integer constant beyond the exact range of doubles
-        return V(f"_b_big({self.site('overflow')})", ATOM, "int")
+    emit = OpSpeller.spell
 
     def o_var(self, op):
         name = self.ctx.lname(op.value)
@@ -404,58 +434,13 @@ class LuaExpr(ExprPrinter, LuaOps):
         # sampling (beast.ir.prefix): a value of the prefix the runtime stores in _b_R.pre
         return V(f"_b_R.pre[{op.value + 1}]", ATOM, "int")
 
-    def o_conv(self, op):             # a bool in arithmetic
-        return self.num(self.emit(op.args[0]))
-
-    def o_then(self, op):
-        self.emit(op.args[0])
-        return self.emit(op.args[1])
-
-    def o_pick(self, op):
-        return [self.emit(a) for a in op.args][1 + op.value]
-
-    def o_binop(self, op):
-        a, b = (self.emit(x) for x in op.args)
-        return self.spell_arith(op, a, b, None, self.site("op", "**") if op.op == "**" else None)
-
-    def o_neg(self, op):
-        return self.spell_neg(self.emit(op.args[0]), op.iv)
-
-    def o_abs(self, op):
-        a = self.emit(op.args[0])
-        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, op.iv)
-
-    def o_minmax_call(self, op):
-        values = [self.emit(a) for a in op.args]
-        out = values[0]
-        for step, b in zip(op.value, values[1:]):
-            out = self.spell_minmax(op.op, step, out, b)
-        return out
-
-    def o_cmp(self, op):
-        a, b = (self.emit(x) for x in op.args)
-        return V(f"{wrap(a, CMP, True)} {'~=' if op.op == '!=' else op.op} {wrap(b, CMP, True)}", CMP, "bool")
-
-    def o_and(self, op):
-        return self.boolop(op.kind, *(self.emit(x) for x in op.args))
-
-    o_or = o_and
-
-    def o_truth(self, op):
-        return self.truth_v(self.emit(op.args[0]))
-
-    def o_not(self, op):
-        return self.not_(self.emit(op.args[0]))
-
     def o_select(self, op):
-        c = self.truth(self.emit(op.args[0]))
-        return self.select(c if c in ("true", "false") else f"({c})", *(self.emit(x) for x in op.args[1:]))
+        c = self.truth(self.spell(op.args[0]))
+        return self.select(c if c in ("true", "false") else f"({c})", *(self.spell(x) for x in op.args[1:]),
+                           op.type, op.iv)
 
     def o_callfn(self, op):
-        return V(self.ctx.call_function(op.value, [self.emit(a) for a in op.args]), ATOM, "bool")
-
-    def o_error(self, op):
-        raise self.unsupported(op.value.reason)
+        return V(self.ctx.call_function(op.value, [self.spell(a) for a in op.args]), ATOM, "bool")
 
 
 def _has_call(code: str) -> bool:

@@ -21,10 +21,11 @@ with every decision a printer would otherwise make itself:
 - the error site: ``where`` is the user position (file, line, columns) of an operation inside a
   function body (None: the enclosing statement's site); a printer registers it after the operands.
 
-Ops are target-neutral data; a printer spells each kind from a table (:mod:`beast.codegen.c_exprs`
-prints lowered expressions; :mod:`beast.codegen.lua_ops` asks :func:`arith`, :func:`negate`,
-:func:`absolute` and :func:`minmax` about each node it prints). What no target can translate raises
-:class:`~beast.ir.body.Untranslatable` here, in evaluation order.
+Ops are target-neutral data; a printer spells each kind (:mod:`beast.codegen.c_exprs` for C,
+:class:`beast.codegen.lua_ops.OpSpeller` for the Lua nest and function bodies). What no target can
+translate raises :class:`~beast.ir.body.Untranslatable` here, in evaluation order. The statements
+of a body are decided by the static types of their values too (:func:`store_kind`,
+:func:`return_kind`, :func:`element_ok`, :func:`yield_ok`).
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 
 from ..expr import COMPARES, BoolOp, Compare, Const, Not, Select, Var, binop_type, fold_binop
 from . import intervals as iv
-from .body import ConstArr, Untranslatable
+from .body import ConstArr, ListLit, Untranslatable
 from .lower import select_type
 
 INTISH = ("int", "bool")
@@ -60,6 +61,19 @@ class Target:
     huge_fails: bool = False            # an integer literal beyond the width: refused, or a "huge" op
     strings: bool = False               # strings compared and chosen at run time
     eval_dead: bool = False             # the operands a constant decides away are printed all the same
+    # function bodies where lists are tables of doubles (Lua): integer constants (ConstArr, constant
+    # list literals) are 'list' values: a module-level one a shared 'carray', a literal a fresh
+    # 'table'; other constant sequences are 'tuple' constants; list + list is 'concat'; sorted() and
+    # union/intersection/difference make lists; a constant index into a constant and len() of one
+    # fold; a choice may be between two lists or two strings
+    tables: bool = False
+    objects: bool = False               # any other constant is an 'obj' constant (kept for `is None`)
+    member: bool = False                # x in (a, b, ...) over a literal: == in order ('member')
+    is_none: bool = False               # `a is None` decided by the static types
+    bitwise: bool = True                # else &, |, ^, <<, >> are refused
+    invert: bool = True                 # else ~x is lowered as -x - 1
+    fold_conv: bool = False             # bool(), float(), int() of constants fold (int() of ints only)
+    index_nums: bool = False            # an index that may be a float is checked at run time
 
     def fits(self, v) -> bool:
         return self.lo <= v <= self.hi
@@ -142,7 +156,19 @@ class Lowering:
             return Op("const", "str", args, value=v, where=where)
         if v is None:
             return Op("const", "none", args, value=None, where=where)
+        if self.target.objects:
+            return Op("const", "obj", args, value=v, where=where)
         raise Untranslatable(node, f"a constant of type {type(v).__name__}")
+
+    def sequence(self, values, node=None, fresh=False):
+        """Constant values as a 'tables' target holds them: integers as a list (a fresh 'table' or a
+        shared 'carray'), other numbers, strings and None as a 'tuple' constant."""
+        values = tuple(values)
+        if all(type(v) in (int, bool) and self.target.fits(v) for v in values):
+            return Op("table" if fresh else "carray", "list", value=tuple(int(v) for v in values), node=node)
+        if all(v is None or type(v) in (bool, int, float, str) for v in values):
+            return Op("const", "tuple", value=values)
+        raise Untranslatable(node, "a constant list of other values")
 
     def num(self, op):
         """``op`` as a number of the target: a bool becomes the int 0 or 1 where bools are no ints."""
@@ -159,11 +185,11 @@ class Lowering:
         """``op`` after evaluating ``first`` only for the sites it registers."""
         return op if not _has_sites(first) else Op("then", op.type, (first, op), iv=op.iv)
 
-    @staticmethod
-    def truthy(op):
-        """``op``, whose truth value every target can test (else Untranslatable)."""
+    def truthy(self, op):
+        """``op``, whose truth value the target can test (else Untranslatable)."""
         if op.is_const and op.type in ("int", "bool", "float", "str", "none") or \
-                op.type in ("bool", "int", "float", "num", "list", "range"):
+                op.type in ("bool", "int", "float", "num", "list", "range") or \
+                op.type == "str" and self.target.strings:
             return op
         raise Untranslatable(None, f"the truth value of a {op.type}")
 
@@ -204,6 +230,10 @@ class Lowering:
         return self.binop(e.op, self(e.left), self(e.right), e)
 
     def binop(self, op, a, b, node):
+        if self.target.tables and op == "+" and a.type == b.type == "list":
+            return Op("concat", "list", (a, b))
+        if not self.target.bitwise and op in ("&", "|", "^", "<<", ">>"):
+            raise Untranslatable(node, f"operator {op}")
         if a.type not in NUMERIC or b.type not in NUMERIC:
             raise Untranslatable(node, f"'{op}' on {a.type} and {b.type} values")
         out = arith(op, self.num(a), self.num(b), self.target, self.where(node), node)
@@ -226,6 +256,8 @@ class Lowering:
         if e.op == "~":
             if v.type not in INTISH:
                 raise Untranslatable(e, "'~' on a float")
+            if not self.target.invert:
+                return arith("-", negate(self.num(v), self.target), self.const(1), self.target, where, e)
             return Op("invert", "int", (v,), where=where)
         return negate(self.num(v), self.target, where)
 
@@ -234,6 +266,8 @@ class Lowering:
         return self.compare(e.op, self(e.left), self(e.right), e)
 
     def compare(self, op, a, b, node=None):
+        if self.target.tables and {a.type, b.type} & {"list", "range", "tuple", "obj"}:
+            raise Untranslatable(node, f"comparison of {a.type} and {b.type}")
         if op not in ("==", "!=") or (a.type == "bool") != (b.type == "bool"):
             a, b = self.num(a), self.num(b)        # bool == bool stays a comparison of bools
         out = compare(op, a, b)
@@ -270,8 +304,8 @@ class Lowering:
             return self.then(c, self(e.then if c.value else e.orelse))
         self.truthy(c)
         a, b = self(e.then), self(e.orelse)
-        if self.target.strings and a.type == b.type == "str":
-            return Op("select", "str", (c, a, b))
+        if self.target.strings and a.type == b.type == "str" or self.target.tables and a.type == b.type == "list":
+            return Op("select", a.type, (c, a, b))
         if (a.type == "bool") != (b.type == "bool"):
             a, b = self.num(a), self.num(b)
         t = select_type(a.type, b.type)
@@ -281,6 +315,8 @@ class Lowering:
     def l_Eager(self, e):
         c, a, b = (self(x) for x in e.args)
         self.truthy(c)
+        if self.target.tables and a.type == b.type and a.type in ("str", "list"):
+            return Op("eager", a.type, (c, a, b))
         return Op("eager", select_type(a.type, b.type), (c, a, b))
 
     def l_Call(self, e):
@@ -316,17 +352,45 @@ class Lowering:
         return Op("callfn", "bool", args, value=e.func)
 
     def l_Sorted(self, e):
-        raise Untranslatable(self.origins.get(id(e)), "the call sorted()")
+        if not self.target.tables:
+            raise Untranslatable(self.origins.get(id(e)), "the call sorted()")
+        v = self(e.value)
+        if v.type not in ("list", "range"):
+            raise Untranslatable(e, f"sorted() of a {v.type}")
+        return Op("sorted", "list", (v,))
 
     def l_SetOpCall(self, e):
-        raise Untranslatable(self.origins.get(id(e)), f"the call {e.op}()")
+        if not self.target.tables:
+            raise Untranslatable(self.origins.get(id(e)), f"the call {e.op}()")
+        args = []
+        for x in (e.left, e.right):
+            v = self(x)
+            if v.type not in ("list", "range") + INTISH:
+                raise Untranslatable(e, f"a set operation on a {v.type}")
+            args.append(v)
+        return Op("setop", "list", args, value=e.op)
 
     def l_Identity(self, e):
+        if self.target.is_none:
+            a, b = self(e.left), self(e.right)
+            if "none" in (a.type, b.type):
+                return self.boolean((a.type == b.type) != e.negate, (a, b))
         raise Untranslatable(None, "'is' comparisons")
 
     # -- function-body constructs
     def l_In(self, e):
-        item, cont = self(e.item), self(e.container)
+        item, elts = self(e.item), None
+        if self.target.member and isinstance(e.container, ListLit) and not _all_const(e.container):
+            elts = [self(x) for x in e.container.elts]
+        elif self.target.member and isinstance(e.container, ConstArr) and e.container.literal:
+            elts = [self.const(x) for x in e.container.values]
+        else:
+            cont = self(e.container)
+            if self.target.member and cont.kind == "const" and cont.type == "tuple":
+                elts = [self.const(x) for x in cont.value]
+        if elts is not None:            # Python compares with == in order, the elements evaluated first
+            tests = [self.compare("==", item, x, e) for x in elts]
+            return Op("member", "bool", [item] + elts, value=(tests, e.negate))
         if item.type not in NUMERIC:
             if item.is_const and cont.is_const:
                 try:
@@ -351,9 +415,13 @@ class Lowering:
         return Op("range", "range", args, value=(checks, zero), check="nonint", where=where)
 
     def l_ConstArr(self, e):
+        if self.target.tables:
+            return self.sequence(e.values, e, fresh=e.literal and all(self.target.fits(v) for v in e.values))
         return Op("carray", "carray", value=tuple(e.values), node=e)
 
     def l_ListLit(self, e):
+        if self.target.tables and _all_const(e):
+            return self.sequence([x.value for x in e.elts], e)
         elts = []
         for x in e.elts:
             v = self(x)
@@ -374,14 +442,16 @@ class Lowering:
     def l_Fold(self, e):
         """len(); the folds that loop are statements by now (beast.ir.desugar)."""
         v = self(e.iterable)
-        if v.type == "carray":
+        if v.type == "carray" or self.target.tables and v.is_const and isinstance(v.value, (tuple, str)):
             return self.const(len(v.value), args=(v,))
         if v.type in ("list", "range"):
-            return Op("len", "int", (v,))
+            return Op("len", "int", (v,), node=e)
         raise Untranslatable(e, f"len() of a {v.type}")
 
     def l_Index(self, e):
         cont, idx = self(e.container), self(e.index)
+        if self.target.tables:
+            return self.table_index(cont, self.num(idx), e)
         if idx.type not in INTISH:
             raise Untranslatable(e, f"an index of type {idx.type}")
         if cont.type == "list":
@@ -394,9 +464,28 @@ class Lowering:
         return Op("index", "int", (cont, idx), value=kind, check="fail" if empty else "index",
                   where=self.where(e))
 
+    def table_index(self, cont, idx, e):
+        if cont.is_const and idx.kind == "const" and idx.type == "int":
+            try:
+                return self.const(cont.value[idx.value], e, args=(cont, idx))
+            except IndexError:
+                pass
+        if cont.type != "list":
+            raise Untranslatable(e, f"indexing a {cont.type}")
+        if idx.type not in (NUMERIC if self.target.index_nums else INTISH):
+            raise Untranslatable(e, f"an index of type {idx.type}")
+        return Op("index", "int", (cont, idx), value="list_index", check="index", where=self.where(e))
+
     def l_Conv(self, e):
         v = self(e.value)
         where = self.where(e)
+        if self.target.fold_conv and v.kind == "const":
+            if e.to == "bool" and v.type in ("int", "bool", "float", "str", "none"):
+                return self.boolean(v.value, (v,))
+            if e.to == "float" and v.type in NUMERIC or e.to == "int" and v.type in INTISH:
+                return self.const({"float": float, "int": int}[e.to](v.value), args=(v,), where=where)
+        if e.to == "bool" and self.target.tables:
+            return Op("conv", "bool", (self.truthy(v),), form=v.type, where=where)
         if v.type not in NUMERIC:
             raise Untranslatable(e, f"{e.to}() of a {v.type}")
         if e.to == "bool":
@@ -527,9 +616,55 @@ def minmax(func, a, b, target) -> Op:
     return Op("minmax", "num", form="nn")
 
 
+# ---------------------------------------------------------------------------------------------
+# The decisions of body statements from the static types of their values: shared by the C and Lua
+# body printers, which only spell them.
+
+def store_kind(local, value, shared=False):
+    """How a value of static type ``value`` is assigned to a local of type ``local``: 'list' (a list
+    from a list value), 'fill' (a list from constant values, ``shared``: a module-level one: their
+    copy), 'number' (a number of a type the local holds: int or bool into int, any into num),
+    'widen' (a number the local's type does not hold: converted where the target can), 'str';
+    None: refused."""
+    if local == "list":
+        if value not in ("list", "carray"):
+            return None
+        return "fill" if value == "carray" or shared else "list"
+    if local in NUMERIC and value in NUMERIC:
+        held = value == local or local == "num" or local == "int" and value == "bool"
+        return "number" if held else "widen"
+    return "str" if local == value == "str" else None
+
+
+def return_kind(type_):
+    """What an @iterator's ``return`` of a value of static type ``type_`` gives: 'none' (Python's
+    error when the iterator is used), 'range', 'list' (its values: a list or constant integers),
+    'number' (one value); None: refused."""
+    if type_ in ("none", "range"):
+        return type_
+    if type_ in ("list", "carray"):
+        return "list"
+    return "number" if type_ in NUMERIC else None
+
+
+def element_ok(type_) -> bool:
+    """Whether a value of static type ``type_`` can be appended to (or stored in) a list: lists
+    hold integers only."""
+    return type_ in INTISH
+
+
+def yield_ok(type_) -> bool:
+    """Whether a value of static type ``type_`` can be yielded: iterators yield numbers."""
+    return type_ in NUMERIC
+
+
+def _all_const(e) -> bool:
+    return bool(e.elts) and all(isinstance(x, Const) for x in e.elts)
+
+
 def _has_sites(op) -> bool:
     return op.where is not None or any(_has_sites(a) for a in op.args)
 
 
-__all__ = ["C64", "Lowering", "Op", "Target", "absolute", "arith", "compare", "constant", "minmax", "negate",
-           "operand", "range_arg_checks"]
+__all__ = ["C64", "Lowering", "Op", "Target", "absolute", "arith", "compare", "constant", "element_ok", "minmax",
+           "negate", "operand", "range_arg_checks", "return_kind", "store_kind", "yield_ok"]
