@@ -113,7 +113,7 @@ class PythonPrinter:
         for s in stmts:
             if isinstance(s, Let):
                 self.emit(depth, f"{s.var} = {self.ex(s.expr)}", s.node, nloops)
-                if may_overflow(s.expr, s.type):
+                if s.may_overflow:
                     # C and Lua compute in 64 bits; Python reports the same overflow they do
                     self.emit(depth, f"if not -0x8000000000000000 <= {s.var} <= 0x7fffffffffffffff:",
                               s.node, nloops)
@@ -202,15 +202,6 @@ class PythonPrinter:
             self.opened = part.loop          # the loop this function runs (not a call of itself)
             self.function(header, [part.loop], mode, nloops)
         return PythonSource("\n".join(self.lines) + "\n", render_functions(p), self.line_nodes)
-
-
-def may_overflow(expr, type_):
-    """True when an integer let could leave the 64-bit range (it multiplies, adds or powers)."""
-    from ..expr import BinOp, UnOp, walk
-    if type_ != "int":
-        return False
-    return any(isinstance(e, BinOp) and e.op in ("+", "-", "*", "**") or isinstance(e, UnOp)
-               for e in walk(expr))
 
 
 def function_ast(info) -> ast.FunctionDef:
