@@ -13,6 +13,7 @@ import threading
 
 from .errors import SettingError, SpaceError
 from .expr import Call, Expr, Select, static_type, wrap
+from .spell import spell, user_names
 
 __all__ = ["range", "iterator", "condition", "select", "union", "intersection", "difference",
            "setting", "device", "min", "max", "Iterator", "Condition"]
@@ -235,7 +236,9 @@ def _as_iterator(value, what="iterator"):
         return Iterator(ValuesSource(value))
     if isinstance(value, (list, tuple)):
         for v in value:
-            if isinstance(v, Expr) or not isinstance(v, (int, bool)):
+            if isinstance(v, Expr):
+                raise _expr_in_list(v, what)
+            if not isinstance(v, (int, bool)):
                 raise SpaceError(f"{what} values must be integers, got {v!r}",
                                  hint="iterator values are integers; use // for integer division")
         return Iterator(ValuesSource(int(v) for v in value))
@@ -246,6 +249,21 @@ def _as_iterator(value, what="iterator"):
     if isinstance(value, (int, bool)):
         return Iterator(ScalarSource(int(value)))
     raise SpaceError(f"{what} values must be integers, got {value!r}")
+
+
+def _expr_in_list(v, what):
+    """The error for an iterator expression in a list of values, spelled as the user wrote it;
+    ``focus`` lets the loader put the caret under it."""
+    text = spell(v, user_names())
+    if static_type(v) in ("float", "str"):
+        err = SpaceError(f"{what} values must be integers, got {text}",
+                         hint="iterator values are integers; use // for integer division")
+    else:
+        err = SpaceError(f"{what} values in a list must be constants, got {text}",
+                         hint=f"a value computed from iterators is an iterator of one value: "
+                              f"union([...], {text})")
+    err.focus = text
+    return err
 
 
 def iterator(values):

@@ -218,6 +218,61 @@ def test_compile_error_from_the_command(name, tmp_path):
     check_cli(path, expect_in_stderr=f"{path}:{line}:{col}: error: {message}\n")
 
 
+# An iterator expression where a list needs constant values: the message spells the expression
+# as the user wrote it (never an object's repr), the caret underlines it when it is on that line.
+# (source, line, col, message, caret, hint)
+EXPRESSIONS_IN_A_LIST = {
+    "float_expression_in_a_union": ("""
+        from beast import *
+        a = iterator(range(1, 4))
+        b = union(range(a), [a * 1.5 // 1, 3])
+        """, 3, 22, "iterator values must be integers, got a * 1.5 // 1", "a * 1.5 // 1",
+        "iterator values are integers; use // for integer division"),
+    "derived_variable_in_a_list": ("""
+        from beast import *
+        a = iterator(range(1, 4))
+        x = a * 2
+        b = intersection([x, 3], range(a))
+        """, 4, 19, "iterator values in a list must be constants, got x", "x",
+        "a value computed from iterators is an iterator of one value: union([...], x)"),
+    "list_built_on_another_line": ("""
+        from beast import *
+        a = iterator(range(1, 4))
+        vals = [3, -(a % 2) / 4 + min(a, 2), select(a > 1, a, 2) & ~(a == 2)]
+        b = union(range(a), vals)
+        """, 4, 5, "iterator values must be integers, got -(a % 2) / 4 + min(a, 2)",
+        "union(range(a), vals)", "iterator values are integers; use // for integer division"),
+    "integer_expression_in_a_value_list": ("""
+        from beast import *
+        a = iterator(range(1, 4))
+        b = iterator([1, (a + 1) * 3, 7])
+        """, 3, 18, "iterator values in a list must be constants, got (a + 1) * 3", "(a + 1) * 3",
+        "a value computed from iterators is an iterator of one value: union([...], (a + 1) * 3)"),
+}
+
+
+@pytest.mark.parametrize("name", list(EXPRESSIONS_IN_A_LIST))
+def test_expression_in_a_value_list(name, backend, tmp_path):
+    """The same report from the API and from the command, whichever backend is asked for."""
+    text, line, col, message, caret, hint = EXPRESSIONS_IN_A_LIST[name]
+    path = write_space(tmp_path, text, f"{name}.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path).count(backend=backend)
+    check_report(info.value, path, line, col, message, caret, hint)
+    assert " object at 0x" not in str(info.value)
+    check_cli(path, "--backend", backend, expect_in_stderr=str(info.value) + "\n")
+
+
+def test_expression_spelled_with_every_operator():
+    from beast.expr import Const, Var
+    from beast.lang import select
+    from beast.spell import spell
+    a, b = Var("a"), Var("b")
+    e = select((a < b) | ~(a != 2) & (b >= 1), abs(-a) ** 2 % 3, (a - b) / (b + 1.5))
+    assert spell(e) == "select((a < b) | ~(a != 2) & (b >= 1), abs(-a) ** 2 % 3, (a - b) / (b + 1.5))"
+    assert spell(a * Const(2), {id(a): "blk"}) == "blk * 2"
+
+
 CYCLE = """
     from beast import *
     @iterator

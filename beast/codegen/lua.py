@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..ir import Check, Emit, Let, Loop, Program, Tally
-from ..ir.nest import reads
 from ..ir.body import Untranslatable as _LoweringRefused
 from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, Target
+from ..ir.split import Budget, parts
 from .exprs import ATOM
 from .lua_body import FunctionTranslator
 from .lua_ops import (LIMIT, SETOP_CODES, ErrorSite, LuaCodegenError, LuaExpr, LuaOps, Untranslatable, V,
@@ -80,8 +80,14 @@ HELPERS = (Path(__file__).with_name("lua_prelude.lua")).read_text(encoding="utf-
 # ---------------------------------------------------------------------------------------------
 # The program printer
 
-# integers exact strictly inside (-2**53, 2**53), with intervals; short constant chains fused
-LUA_TARGET = Target(lo=1 - LIMIT, hi=LIMIT - 1, limit=LIMIT, fuse=True)
+# integers exact strictly inside (-2**53, 2**53), with intervals; short constant chains fused.
+# LuaJIT allows 200 locals per function: beyond 110 in scope a loop nest moves into a function of
+# its own (beast.ir.split), counted as the locals each statement below declares.
+LUA_BUDGET = Budget(limit=110, top=3, part=1, part_rows=3, param=1, num_param=2, let=1, num_let=2,
+                    loop=6, loops={"Counted": 4, "Array": 5, "Bind": 2, "Solved": 2, "Call": 10,
+                                   "Closure": 9},
+                    fused_one=1, fused=4, params="read", max_start=190)
+LUA_TARGET = Target(lo=1 - LIMIT, hi=LIMIT - 1, limit=LIMIT, fuse=True, split=LUA_BUDGET)
 
 class LuaPrinter:
     """Print a :class:`~beast.ir.Program` as a LuaJIT chunk."""
@@ -99,7 +105,7 @@ class LuaPrinter:
         self.tables = {}            # tuple of ints -> Lua name
         self.fn = None              # the Lua function being printed (_FnOut)
         self.parts = []             # line lists of the functions split off deep loop nests
-        self.defined = []           # Python variables in scope, in order of definition
+        self.split = {}             # id(loop) -> beast.ir.split.Part, for the function being printed
         self.nlabel = 0
         self.func_kinds = {}        # ident -> 'cond' | 'deferred' | 'closure'
         self.translated = {}        # ident -> Lua lines
@@ -318,12 +324,9 @@ class LuaPrinter:
                     v = LuaOps.num(v)
                 if ty == "num":
                     self.emit(depth, f"local {name}, _b_f_{name} = {v.code}, {LuaOps.flag(v)}", s.node, nloops)
-                    self.fn.live += 2
                 else:
                     self.check_type(ty, v, s.var)
                     self.emit(depth, f"local {name} = {v.code}", s.node, nloops)
-                    self.fn.live += 1
-                self.defined.append(s.var)
             elif isinstance(s, Check):
                 cond = self.ex.truth(self.ex.v(s.expr))
                 if cond == "false":
@@ -367,22 +370,15 @@ class LuaPrinter:
             return
         raise LuaCodegenError(f"derived variable '{name}' is {ty} but its expression is {v.ty}")
 
-    SPLIT_AT = 110          # locals in scope beyond which a loop nest moves to its own function
-
     def loop(self, s: Loop, depth, mode, nloops):
-        if self.fn.live > self.SPLIT_AT:
-            return self.part(s, depth, mode, nloops)
-        live, ndefined = self.fn.live, len(self.defined)
-        self.defined.append(s.var)
-        try:
-            fused = self.lower.fused(s)          # beast.ir.fuse: which loops run as one
-            if fused is not None:
-                self.fused_code(fused, depth, mode, nloops)
-            else:
-                self.loop_code(s, depth, mode, nloops)
-        finally:
-            self.fn.live = live
-            del self.defined[ndefined:]
+        part = self.split.get(id(s))             # beast.ir.split: a function of its own
+        if part is not None:
+            return self.part(part, depth, mode, nloops)
+        fused = self.lower.fused(s)              # beast.ir.fuse: which loops run as one
+        if fused is not None:
+            self.fused_code(fused, depth, mode, nloops)
+        else:
+            self.loop_code(s, depth, mode, nloops)
 
     def fused_code(self, fused, depth, mode, nloops):
         n = self.new_label()
@@ -391,31 +387,29 @@ class LuaPrinter:
         first, last = chain[0][0], chain[-1][0]
         if len(chain) == 1:
             self.emit(depth, "do", first.node, nloops)
-            self.fn.live += 1
             self.emit(depth + 1, f"local {self.lname(first.var)} = {chain[0][1][0]}", first.node, nloops)
         else:
             q = f"_b_q{n}"
             combos = fused.combinations
             self.emit(depth, f"for {q} = 1, {len(combos)} do", first.node, nloops)
-            self.fn.live += 4 + len(chain)
             for i, (loop, _) in enumerate(chain):
                 table = self.values_table(tuple(c[i] for c in combos))
                 self.emit(depth + 1, f"local {self.lname(loop.var)} = {table}[{q}]", loop.node, nloops + i)
-                if i:
-                    self.defined.append(loop.var)
         # leaving a loop of one value goes on with the next combination, as a continue does
         self.block(last.body, depth + 1, mode, (cont, cont if fused.single else brk), nloops + len(chain))
         self.emit(depth + 1, f"::{cont}::")
         self.emit(depth, "end")
         self.emit(depth, f"::{brk}::")
 
-    def part(self, s: Loop, depth, mode, nloops):
-        """Print the loop nest ``s`` as a function of its own (LuaJIT allows 200 locals per
-        function) and call it: ``_b_P[i](vars...)`` returns the count, or the buffer state."""
-        used = reads(s)
-        params = [n for n in self.defined if n in used]
+    def part(self, part, depth, mode, nloops):
+        """Print the loop nest ``part.loop`` as a function of its own and call it:
+        ``_b_P[i](vars...)`` returns the count, or the buffer state."""
+        s = part.loop
+        if not part.fits:
+            raise LuaCodegenError(f"the loop over '{s.var}' reads {len(part.params)} variables: more "
+                                  "than a LuaJIT function can take")
         args = []
-        for name in params:
+        for name in part.params:
             lua = self.lname(name)
             args.append(lua)
             if self.program.types.get(name) == "num":
@@ -424,18 +418,12 @@ class LuaPrinter:
         self.parts.append(None)
         pid = len(self.parts)
         saved = self.fn
-        self.fn = _FnOut(len(extra) + len(args) + 1)
+        self.fn = _FnOut()
         self.emit(0, f"_b_P[{pid}] = function({', '.join(extra + args)})")
         if mode == "count":
             self.emit(1, "local _b_n = 0")
         self.fn.reserve_slot()
-        if self.fn.live > 190:
-            raise LuaCodegenError(f"the loop over '{s.var}' reads {len(params)} variables: more than a "
-                                  "LuaJIT function can take")
-        ndefined = len(self.defined)
-        self.defined.append(s.var)
         self.loop_code(s, 1, mode, nloops)     # not loop(): this function starts with its parameters
-        del self.defined[ndefined:]
         self.emit(1, "return _b_n" if mode == "count" else "return _b_buf, _b_i")
         self.emit(0, "end")
         self.parts[pid - 1] = self.fn.finish()
@@ -458,7 +446,6 @@ class LuaPrinter:
             self.block(s.body, d, mode, (cont, cont if form.single else brk), nloops + 1)
 
         if isinstance(form, (Bind, Solved)):
-            self.fn.live += 2
             self.emit(depth, "do")
             if isinstance(form, Solved):
                 self.emit(depth + 1, f"local {var} = {self.solve_value(form)}", *at)
@@ -482,11 +469,9 @@ class LuaPrinter:
         outer = depth
         if isinstance(form, Counted):
             self.emit(depth, f"for {var} = {self.range_head(form)} do", *at)
-            self.fn.live += 4
         elif isinstance(form, Array):
             j = f"_b_j{n}"
             self.emit(depth, f"for {j} = 1, {len(form.values)} do", *at)
-            self.fn.live += 5
             self.emit(depth + 1, f"local {var} = {self.values_table(form.values)}[{j}]", *at)
             if form.wide is not None:
                 self.emit(depth + 1, f"_b_chk({var}, {self.site('overflow')})", *check)
@@ -501,12 +486,10 @@ class LuaPrinter:
             if call is not None and not call.closure:
                 self.emit(depth, f"local {s0}, {st}, {cnt}, {tb}, {bad} = {ref}({args})", *at)
                 self.emit(depth, f"for {j} = 0, {cnt} - 1 do")
-                self.fn.live += 10
                 self.emit(depth + 1, f"local {var} = {tb} and {tb}[{j} + 1] or {s0} + {j} * {st}")
             elif call is not None:
                 ok, err, out = f"_b_ok{n}", f"_b_e{n}", f"_b_o{n}"
                 self.fn.out_tables.append(out)     # one table per call site, reused (declared on top)
-                self.fn.live += 9
                 sep = ", " if args else ""
                 self.emit(depth, f"local {ok}, {cnt}, {bad} = _b_pcall({ref}, {out}{sep}{args})", *at)
                 self.emit(depth, f"local {err} = nil")
@@ -514,7 +497,6 @@ class LuaPrinter:
                 self.emit(depth, f"for {j} = 0, {cnt} - 1 do")
                 self.emit(depth + 1, f"local {var} = {out}[{j} + 1]")
             else:   # a table of values built at run time
-                self.fn.live += 6
                 values = self.seq_list(form.fill if isinstance(form, Scratch) else form)
                 self.emit(depth, f"local {tb} = {values}", *at)
                 self.emit(depth, f"for {j} = 1, #{tb} do")
@@ -539,7 +521,8 @@ class LuaPrinter:
         mains = []
         for head, counter, mode in (("local function _b_count()", "_b_n", "count"),
                                      ("local function _b_rows(_b_buf, _b_cap)", "_b_i", "rows")):
-            self.fn = _FnOut(3)
+            self.split = parts(self.lower, p.body, mode)     # beast.ir.split
+            self.fn = _FnOut()
             self.emit(0, head)
             self.emit(1, f"local {counter} = 0")
             self.fn.reserve_slot()
@@ -584,11 +567,10 @@ class LuaPrinter:
 
 
 class _FnOut:
-    """The lines of one Lua function being printed, and how many locals are in scope."""
+    """The lines of one Lua function being printed."""
 
-    def __init__(self, live=0):
+    def __init__(self):
         self.lines = []
-        self.live = live
         self.out_tables = []
         self.slot = None
 

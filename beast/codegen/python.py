@@ -14,8 +14,12 @@ from dataclasses import dataclass
 from ..expr import static_type
 from ..ir import Check, Emit, Let, Loop, Program, Tally
 from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved, Target
+from ..ir.split import Budget, parts
 from .exprs import ATOM, ExprPrinter
 
+# Python refuses more than 20 nested blocks: deeper loops move into functions of their own
+# (beast.ir.split; the cost in scope is the indentation depth).
+PY_TARGET = Target(split=Budget(limit=15, top=1, part=1))   # unbounded integers
 HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
            "_b_setop", "_b_overflow", "_b_divisors")
 
@@ -66,7 +70,7 @@ class PythonPrinter:
     def __init__(self, program: Program):
         self.program = program
         self.ex = PyExpr(program.types)
-        self.lower = LoopLowering(program, Target())     # unbounded integers
+        self.lower = LoopLowering(program, PY_TARGET)
         self.lines = []
         self.line_nodes = {}
 
@@ -104,18 +108,12 @@ class PythonPrinter:
         return " * ".join("1" if isinstance(form, Bind) else f"_b_len({self.seq(form)})"
                           for _, form in count.parts)
 
-    # Python refuses more than 20 nested blocks: deeper loops move into functions of their own.
-    SPLIT_DEPTH = 16
-
-    def block(self, stmts, depth, mode, outer_loop, nloops=0, scope=()):
-        """Print statements at indentation ``depth`` with ``nloops`` loops bound; ``scope`` lists
-        the variables bound so far (parameters of a split-off function)."""
-        scope = list(scope)
+    def block(self, stmts, depth, mode, outer_loop, nloops=0):
+        """Print statements at indentation ``depth`` with ``nloops`` loops bound."""
         for s in stmts:
             if isinstance(s, Let):
                 self.emit(depth, f"{s.var} = {self.ex(s.expr)}", s.node, nloops)
-                scope.append(s.var)
-                if may_overflow(s.expr, s.type):
+                if s.may_overflow:
                     # C and Lua compute in 64 bits; Python reports the same overflow they do
                     self.emit(depth, f"if not -0x8000000000000000 <= {s.var} <= 0x7fffffffffffffff:",
                               s.node, nloops)
@@ -129,8 +127,9 @@ class PythonPrinter:
                 if count is not None:
                     self.emit(depth, f"_b_n += {self.pure_count(count)}", s.node, nloops)
                     continue
-                if depth >= self.SPLIT_DEPTH:
-                    self.split(s, depth, mode, nloops, scope)
+                part = self.parts[mode].get(id(s))      # beast.ir.split
+                if part is not None and s is not self.opened:
+                    self.split(part, depth, mode, nloops)
                     continue
                 form = self.lower.form(s)
                 self.emit(depth, f"for {s.var} in {self.seq(form)}:", s.node, nloops)
@@ -138,7 +137,7 @@ class PythonPrinter:
                 if isinstance(form, Scratch) or isinstance(form, Bind) and form.type != "int":
                     self.emit(depth + 1, f"if {s.var}.__class__ is not int:", s.node, nloops + 1)
                     self.emit(depth + 2, f"{s.var} = _b_int({s.var}, {s.var!r})", s.node, nloops + 1)
-                self.block(s.body, depth + 1, mode, True, nloops + 1, scope + [s.var])
+                self.block(s.body, depth + 1, mode, True, nloops + 1)
             elif isinstance(s, Tally):
                 self.emit(depth, f"_b_T[{s.slot}] += 1")    # a global list (beast stats)
             elif isinstance(s, Emit):
@@ -152,10 +151,10 @@ class PythonPrinter:
                     self.emit(depth + 1, "_b_buf = _b_st[0] = []")
                     self.emit(depth + 1, "_b_append = _b_buf.append")
 
-    def split(self, loop, depth, mode, nloops, scope):
-        """Call a new function that runs ``loop``; it is printed after the current one."""
+    def split(self, part, depth, mode, nloops):
+        """Call a new function that runs ``part.loop``; it is printed after the current one."""
         name = f"_b_{mode}_{len(self.pending) + 1}"
-        params = ", ".join(scope)
+        params = ", ".join(part.params)
         if mode == "count":
             self.emit(depth, f"_b_n += {name}({params})")
         else:
@@ -163,9 +162,9 @@ class PythonPrinter:
             self.emit(depth, f"yield from {name}(_b_chunk, _b_st{sep}{params})")
             self.emit(depth, "_b_buf = _b_st[0]")
             self.emit(depth, "_b_append = _b_buf.append")
-        self.pending.append((name, loop, mode, nloops, list(scope)))
+        self.pending.append((name, part, mode, nloops))
 
-    def function(self, header, stmts, mode, nloops=0, scope=()):
+    def function(self, header, stmts, mode, nloops=0):
         self.emit(0, "")
         self.emit(0, header)
         if mode == "count":
@@ -173,13 +172,14 @@ class PythonPrinter:
         else:
             self.emit(1, "_b_buf = _b_st[0]")
             self.emit(1, "_b_append = _b_buf.append")
-        self.block(stmts, 1, mode, False, nloops, scope)
+        self.block(stmts, 1, mode, False, nloops)
         if mode == "count":
             self.emit(1, "return _b_n")
 
     def render(self) -> PythonSource:
         p = self.program
-        self.pending = []
+        self.pending, self.opened = [], None
+        self.parts = {mode: parts(self.lower, p.body, mode) for mode in ("count", "rows")}
         self.emit(0, f"# beast enumerator for space {p.name!r}: generated code, do not edit")
         self.emit(0, f"# loop order: {', '.join(p.loop_order) or '(no loops)'}")
         self.function("def _b_count():", p.body, "count")
@@ -192,24 +192,16 @@ class PythonPrinter:
         self.function("def _b_rows_0(_b_chunk, _b_st):", p.body, "rows")
         done = 0
         while done < len(self.pending):
-            name, loop, mode, nloops, scope = self.pending[done]
+            name, part, mode, nloops = self.pending[done]
             done += 1
-            params = ", ".join(scope)
+            params = ", ".join(part.params)
             if mode == "count":
                 header = f"def {name}({params}):"
             else:
                 header = f"def {name}(_b_chunk, _b_st{', ' if params else ''}{params}):"
-            self.function(header, [loop], mode, nloops, scope)
+            self.opened = part.loop          # the loop this function runs (not a call of itself)
+            self.function(header, [part.loop], mode, nloops)
         return PythonSource("\n".join(self.lines) + "\n", render_functions(p), self.line_nodes)
-
-
-def may_overflow(expr, type_):
-    """True when an integer let could leave the 64-bit range (it multiplies, adds or powers)."""
-    from ..expr import BinOp, UnOp, walk
-    if type_ != "int":
-        return False
-    return any(isinstance(e, BinOp) and e.op in ("+", "-", "*", "**") or isinstance(e, UnOp)
-               for e in walk(expr))
 
 
 def function_ast(info) -> ast.FunctionDef:

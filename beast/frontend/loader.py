@@ -82,8 +82,13 @@ def _locate(err: BeastError, tree, filename, lineno):
     if err.filename is not None or lineno is None:
         return err
     err.filename, err.lineno = filename, lineno
+    focus = getattr(err, "focus", None)   # the source of the offending expression, when known
     calls = _nodes_on_line(tree, lineno, ast.Call)
-    if calls:
+    exact = [n for n in _nodes_on_line(tree, lineno, ast.expr)
+             if focus and n.end_lineno == lineno and ast.unparse(n) == focus]
+    if exact:
+        err.col, err.end_col = exact[0].col_offset, exact[0].end_col_offset
+    elif calls:
         err.col, err.end_col = calls[0].col_offset, (calls[0].end_col_offset
                                                      if calls[0].end_lineno == lineno else None)
     return err

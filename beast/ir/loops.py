@@ -43,12 +43,14 @@ class Target:
     """What a printer's target holds: integers exact in [lo, hi] (None: unbounded); ``limit``:
     integers strictly inside (-limit, limit) have known intervals (checks proved away; None: no
     interval analysis); ``fuse``: run short constant chains as one loop; ``count_safe``: a pure
-    counting nest is one expression, so its inner sequences must not fail."""
+    counting nest is one expression, so its inner sequences must not fail; ``split``: how much one
+    of its functions holds (a :class:`beast.ir.split.Budget`; None: no limit)."""
     lo: int | None = None
     hi: int | None = None
     limit: int | None = None
     fuse: bool = False
     count_safe: bool = True
+    split: object = None        # beast.ir.split imports this module, not the other way
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..expr import Expr, Seq, free_vars
+from ..expr import BinOp, Expr, Seq, UnOp, free_vars, walk
 
 
 @dataclass
@@ -31,10 +31,19 @@ class Loop:
 
 @dataclass
 class Let:
+    """``var = expr`` of static ``type``. ``may_overflow``: an integer let that could leave the
+    64-bit range (it adds, subtracts, multiplies, powers or negates): C and Lua compute in 64 bits
+    and fail there, so a target with unbounded integers checks it to report the same overflow."""
     var: str
     expr: Expr
     type: str = "num"
     node: object = None
+    may_overflow: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        self.may_overflow = self.type == "int" and any(
+            isinstance(e, BinOp) and e.op in ("+", "-", "*", "**") or isinstance(e, UnOp)
+            for e in walk(self.expr))
 
 
 @dataclass
