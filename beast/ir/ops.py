@@ -36,6 +36,7 @@ from ..expr import COMPARES, BoolOp, Compare, Const, Not, Select, Var, binop_typ
 from . import intervals as iv
 from .body import ConstArr, ListLit, Untranslatable
 from .lower import select_type
+from .tabulate import float_bits
 
 INTISH = ("int", "bool")
 NUMERIC = ("int", "bool", "float", "num")
@@ -658,6 +659,35 @@ def yield_ok(type_) -> bool:
     return type_ in NUMERIC
 
 
+# ---------------------------------------------------------------------------------------------
+# Tabulated functions (beast.ir.tabulate): the arrays a target stores a table as.
+
+TABLE_KINDS = {"values": 0, "range": 1, "none": 2, "badret": 3}
+
+
+def table_values(table, intern):
+    """The results of an iterator's :class:`~beast.ir.tabulate.Table` as flat arrays: per entry its
+    kind (:data:`TABLE_KINDS`), the offsets of each entry's values (one more than the entries), and
+    the 64-bit values with their tags (0: an integer; 1: a float's bits; 2: an object, its index from
+    ``intern(v)``; a range's three bounds and a badret message's index are tagged 0)."""
+    kinds, offs, vals, tags = [], [0], [], []
+    for _, (kind, payload, _err) in table.entries:
+        kinds.append(TABLE_KINDS.get(kind, 0))
+        if kind == "range":
+            items = [(0, x) for x in payload]
+        elif kind == "badret":
+            items = [(0, intern(payload))]
+        elif kind == "none":
+            items = []
+        else:
+            items = [(0, int(v)) if type(v) in (int, bool) and C64.fits(v) else
+                     (1, float_bits(v)) if type(v) is float else (2, intern(v)) for v in payload]
+        tags += [t for t, _ in items]
+        vals += [v for _, v in items]
+        offs.append(len(vals))
+    return kinds, offs, vals, tags
+
+
 def _all_const(e) -> bool:
     return bool(e.elts) and all(isinstance(x, Const) for x in e.elts)
 
@@ -667,4 +697,4 @@ def _has_sites(op) -> bool:
 
 
 __all__ = ["C64", "Lowering", "Op", "Target", "absolute", "arith", "compare", "constant", "element_ok", "minmax",
-           "negate", "operand", "range_arg_checks", "return_kind", "store_kind", "yield_ok"]
+           "negate", "operand", "range_arg_checks", "return_kind", "store_kind", "table_values", "yield_ok"]
