@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from ..expr import Const, Var
-from ..ir.body import ListLit
+from ..expr import Const
 from ..ir.lower import lower_function
-from ..ir.ops import element_ok, return_kind, store_kind, table_values, yield_ok
+from ..ir.ops import checked_store, element_ok, list_store, local_init, return_kind, table_values, yield_ok
 from ..ir.sites import TableSite
 from .c_exprs import (CTYPE, NUMERIC, ZERO, CVal, _Code, _Gen, _mangle, _Untranslatable,
                       c_comment, c_int)
@@ -70,16 +69,14 @@ class _FuncGen:
                 self.locals[p] = CVal(f"p_{_mangle(p)}", self.ptypes[p])
         for name, ltype in self.body.locals.items():
             cname = f"l_{_mangle(name)}"
-            if ltype not in ("list",) + NUMERIC:
-                raise _Untranslatable(None, f"the local '{name}' (a {ltype})")
-            if ltype == "list":
+            init = local_init(name, ltype, self.params)
+            if init == "list":
                 decls.append(f"bn_list {cname} = BN_LIST0;")
                 self.ctx.lists.append(cname)
             else:
-                init = ZERO[ltype]
-                if name in self.params:
-                    init = self.gen.convert(CVal(f"p_{_mangle(name)}", self.ptypes[name]), ltype)
-                decls.append(f"{CTYPE[ltype]} {cname} = {init};")
+                value = self.gen.convert(CVal(f"p_{_mangle(name)}", self.ptypes[name]), ltype) \
+                    if init == "param" else ZERO[ltype]
+                decls.append(f"{CTYPE[ltype]} {cname} = {value};")
             self.locals[name] = CVal(cname, ltype)
         self.gen.site = self.site(self.fdef)
         self.statements(self.body.body)
@@ -110,25 +107,20 @@ class _FuncGen:
 
     def assign(self, name, value):
         target = self.locals[name]
-        kind = store_kind(target.type, value.type)
-        if target.type == "list":
-            if kind == "fill":
-                arr, n = value.parts
-                self.code(f"{target}.n = 0;")
-                if n:
-                    i = self.unit.tmp()
-                    self.code(f"for (int64_t {i} = 0; {i} < {n}; {i}++)")
-                    self.code(f"    if (BN_UNLIKELY(bn_e = bn_list_push(&{target}, {arr}[{i}]))) "
-                              f"{self.ctx.fail(self.gen.site, 'bn_e')}")
-                return
-            if kind != "list":
-                raise _Untranslatable(None, f"assigning a {value.type} to the list '{name}'")
+        kind = checked_store(name, target.type, value.type)
+        if kind == "fill":
+            arr, n = value.parts
+            self.code(f"{target}.n = 0;")
+            if n:
+                i = self.unit.tmp()
+                self.code(f"for (int64_t {i} = 0; {i} < {n}; {i}++)")
+                self.code(f"    if (BN_UNLIKELY(bn_e = bn_list_push(&{target}, {arr}[{i}]))) "
+                          f"{self.ctx.fail(self.gen.site, 'bn_e')}")
+        elif kind == "list":
             self.code(f"if (BN_UNLIKELY(bn_e = bn_list_copy(&{target}, &{value}))) "
                       f"{self.ctx.fail(self.gen.site, 'bn_e')}")
-            return
-        if kind not in ("number", "widen"):
-            raise _Untranslatable(None, f"assigning a {value.type} to '{name}'")
-        self.code(f"{target} = {self.gen.convert(value, target.type)};")
+        else:
+            self.code(f"{target} = {self.gen.convert(value, target.type)};")
 
     def statement(self, st):
         gen = self.gen
@@ -152,21 +144,13 @@ class _FuncGen:
 
     def s_Assign(self, st):
         gen = self.gen
-        if self.locals[st.names[0]].type == "list":
-            if st.aug:
-                raise _Untranslatable(st.node, "'+=' on a list")
-            if isinstance(st.value, Var):
-                raise _Untranslatable(None, f"'{st.names[0]} = {st.value.name}' (two names for one list)")
-            if isinstance(st.value, ListLit) and not st.value.elts:
-                for n in st.names:
-                    self.code(f"{self.locals[n]}.n = 0;")
-                return
-            value = gen.value(st.value)
+        is_list = self.locals[st.names[0]].type == "list"
+        if is_list and list_store(st) == "clear":
             for n in st.names:
-                self.assign(n, value)
+                self.code(f"{self.locals[n]}.n = 0;")
             return
         value = gen.value(st.value)
-        if len(st.names) > 1:
+        if len(st.names) > 1 and not is_list:
             value = gen.stable(value)
         for n in st.names:
             self.assign(n, value)
