@@ -200,3 +200,44 @@ def test_statement_decisions():
         ["none", "range", "list", "list", "number", "number", None]
     assert [ops.element_ok(t) for t in ("int", "bool", "float", "num")] == [True, True, False, False]
     assert [ops.yield_ok(t) for t in ("bool", "num", "list", "str")] == [True, True, False, False]
+
+
+def test_list_statement_decisions():
+    """Clearing, refusals of list assignments, local entry and checked stores (c_body spells them)."""
+    from beast.ir.body import Assign, ListLit
+
+    assert ops.list_store(Assign(None, ["a"], ListLit([]))) == "clear"
+    assert ops.list_store(Assign(None, ["a"], ListLit([Const(1)]))) == "value"
+    with pytest.raises(Untranslatable, match="two names for one list"):
+        ops.list_store(Assign(None, ["a"], Var("b")))
+    assert ops.list_store(Assign(None, ["a"], Var("b")), aliases=True) == "value"
+    with pytest.raises(Untranslatable, match="'\\+=' on a list"):
+        ops.list_store(Assign(None, ["a"], BinOp("+", Var("a"), Var("b")), aug=True))
+    assert ops.list_store(Assign(None, ["a"], BinOp("+", Var("a"), Var("b")), aug=True), True, True) == "value"
+    assert [ops.local_init("x", t, ["x"]) for t in ("list", "int", "num")] == ["list", "param", "param"]
+    assert ops.local_init("y", "float", ["x"]) == "zero"
+    with pytest.raises(Untranslatable, match="the local 'y' \\(a str\\)"):
+        ops.local_init("y", "str", [])
+    assert ops.checked_store("a", "list", "carray") == "fill" and ops.checked_store("n", "int", "float") == "widen"
+    with pytest.raises(Untranslatable, match="assigning a int to the list 'a'"):
+        ops.checked_store("a", "list", "int")
+    with pytest.raises(Untranslatable, match="assigning a list to 'n'"):
+        ops.checked_store("n", "int", "list")
+
+
+def test_table_values_lay_out_every_result_kind():
+    """A tabulated iterator's results as flat arrays: kinds, offsets, values and their tags."""
+    from beast.ir.tabulate import Table, float_bits
+
+    objects = []
+
+    def intern(v):
+        objects.append(v)
+        return len(objects) - 1
+
+    entries = [([0], ("values", [1, True, 2.5, 1 << 70], None)), ([1], ("range", (0, 9, 3), None)),
+               ([2], ("none", None, None)), ([3], ("badret", "not iterable", None))]
+    kinds, offs, vals, tags = ops.table_values(Table(None, ["int"], entries), intern)
+    assert kinds == [0, 1, 2, 3] and offs == [0, 4, 7, 7, 8]
+    assert vals == [1, 1, float_bits(2.5), 0, 0, 9, 3, 1] and tags == [0, 0, 1, 2, 0, 0, 0, 0]
+    assert objects == [1 << 70, "not iterable"]

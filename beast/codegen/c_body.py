@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from ..expr import Const, Var
-from ..ir.body import ListLit
+from ..expr import Const
 from ..ir.lower import lower_function
-from ..ir.ops import element_ok, return_kind, store_kind, yield_ok
+from ..ir.ops import checked_store, element_ok, list_store, local_init, return_kind, table_values, yield_ok
 from ..ir.sites import TableSite
-from ..ir.tabulate import float_bits
-from .c_exprs import (CTYPE, INT64_MAX, INT64_MIN, INTISH, NUMERIC, ZERO, CVal, _Code, _Gen, _mangle, _Untranslatable,
+from .c_exprs import (CTYPE, NUMERIC, ZERO, CVal, _Code, _Gen, _mangle, _Untranslatable,
                       c_comment, c_int)
 
 # ---------------------------------------------------------------------------------------------
@@ -71,16 +69,14 @@ class _FuncGen:
                 self.locals[p] = CVal(f"p_{_mangle(p)}", self.ptypes[p])
         for name, ltype in self.body.locals.items():
             cname = f"l_{_mangle(name)}"
-            if ltype not in ("list",) + NUMERIC:
-                raise _Untranslatable(None, f"the local '{name}' (a {ltype})")
-            if ltype == "list":
+            init = local_init(name, ltype, self.params)
+            if init == "list":
                 decls.append(f"bn_list {cname} = BN_LIST0;")
                 self.ctx.lists.append(cname)
             else:
-                init = ZERO[ltype]
-                if name in self.params:
-                    init = self.gen.convert(CVal(f"p_{_mangle(name)}", self.ptypes[name]), ltype)
-                decls.append(f"{CTYPE[ltype]} {cname} = {init};")
+                value = self.gen.convert(CVal(f"p_{_mangle(name)}", self.ptypes[name]), ltype) \
+                    if init == "param" else ZERO[ltype]
+                decls.append(f"{CTYPE[ltype]} {cname} = {value};")
             self.locals[name] = CVal(cname, ltype)
         self.gen.site = self.site(self.fdef)
         self.statements(self.body.body)
@@ -111,25 +107,20 @@ class _FuncGen:
 
     def assign(self, name, value):
         target = self.locals[name]
-        kind = store_kind(target.type, value.type)
-        if target.type == "list":
-            if kind == "fill":
-                arr, n = value.parts
-                self.code(f"{target}.n = 0;")
-                if n:
-                    i = self.unit.tmp()
-                    self.code(f"for (int64_t {i} = 0; {i} < {n}; {i}++)")
-                    self.code(f"    if (BN_UNLIKELY(bn_e = bn_list_push(&{target}, {arr}[{i}]))) "
-                              f"{self.ctx.fail(self.gen.site, 'bn_e')}")
-                return
-            if kind != "list":
-                raise _Untranslatable(None, f"assigning a {value.type} to the list '{name}'")
+        kind = checked_store(name, target.type, value.type)
+        if kind == "fill":
+            arr, n = value.parts
+            self.code(f"{target}.n = 0;")
+            if n:
+                i = self.unit.tmp()
+                self.code(f"for (int64_t {i} = 0; {i} < {n}; {i}++)")
+                self.code(f"    if (BN_UNLIKELY(bn_e = bn_list_push(&{target}, {arr}[{i}]))) "
+                          f"{self.ctx.fail(self.gen.site, 'bn_e')}")
+        elif kind == "list":
             self.code(f"if (BN_UNLIKELY(bn_e = bn_list_copy(&{target}, &{value}))) "
                       f"{self.ctx.fail(self.gen.site, 'bn_e')}")
-            return
-        if kind not in ("number", "widen"):
-            raise _Untranslatable(None, f"assigning a {value.type} to '{name}'")
-        self.code(f"{target} = {self.gen.convert(value, target.type)};")
+        else:
+            self.code(f"{target} = {self.gen.convert(value, target.type)};")
 
     def statement(self, st):
         gen = self.gen
@@ -153,21 +144,13 @@ class _FuncGen:
 
     def s_Assign(self, st):
         gen = self.gen
-        if self.locals[st.names[0]].type == "list":
-            if st.aug:
-                raise _Untranslatable(st.node, "'+=' on a list")
-            if isinstance(st.value, Var):
-                raise _Untranslatable(None, f"'{st.names[0]} = {st.value.name}' (two names for one list)")
-            if isinstance(st.value, ListLit) and not st.value.elts:
-                for n in st.names:
-                    self.code(f"{self.locals[n]}.n = 0;")
-                return
-            value = gen.value(st.value)
+        is_list = self.locals[st.names[0]].type == "list"
+        if is_list and list_store(st) == "clear":
             for n in st.names:
-                self.assign(n, value)
+                self.code(f"{self.locals[n]}.n = 0;")
             return
         value = gen.value(st.value)
-        if len(st.names) > 1:
+        if len(st.names) > 1 and not is_list:
             value = gen.stable(value)
         for n in st.names:
             self.assign(n, value)
@@ -275,94 +258,67 @@ class _FuncGen:
 # ---------------------------------------------------------------------------------------------
 # User functions: tabulation over the finite domains of their arguments
 
+# the key of an argument of each static type (a 'num': its tag, then its value or bits)
+TABLE_KEY = {"int": ["p{i}"], "bool": ["p{i}"], "float": ["bn_dbits(p{i})"],
+             "num": ["(int64_t)p{i}.f", "p{i}.f ? bn_dbits(p{i}.d) : p{i}.i"]}
+TABLE_SEQ = """\
+    int64_t o = {t}_o[e], m = {t}_o[e + 1] - o, i;
+    switch ({t}_n[e]) {{
+    case 1: bn_seq_range(out, {t}_v[o], {t}_v[o + 1], {t}_v[o + 2]); break;
+    case 2: out->kind = BN_SEQ_NONE; break;
+    case 3: out->kind = BN_SEQ_BADRET; out->extra = {t}_v[o]; break;
+    default:
+        for (i = 0; i < m; i++) {{
+            bn_num x = BN_NUM0; int r;
+            x.f = {t}_t[o + i]; x.i = {t}_v[o + i];
+            if (x.f == 1) {{ x.d = bn_bitsd(x.i); x.i = 0; }}
+            if (BN_UNLIKELY(r = bn_seq_push(out, x))) {{ w->site = {miss}; w->kind = r; return 1; }}
+        }}
+    }}"""
+
+
 class _TablePrinter:
-    """Print a :class:`~beast.ir.tabulate.Table` as C arrays and a lookup function."""
+    """Print a :class:`~beast.ir.tabulate.Table` as C arrays and a lookup function (the arrays:
+    :func:`beast.ir.ops.table_values`)."""
 
     def __init__(self, unit):
         self.unit = unit
 
-    def value_tag(self, v):
-        if type(v) in (int, bool) and INT64_MIN <= v <= INT64_MAX:
-            return 0, int(v)
-        if type(v) is float:
-            return 1, float_bits(v)
+    def intern(self, v):
         self.unit.objects.append(v)
-        return 2, len(self.unit.objects) - 1
+        return len(self.unit.objects) - 1
 
     def emit(self, table, fname):
         info, ptypes, entries = table.info, table.ptypes, table.entries
         unit = self.unit
         tid = unit.tmp()
         n = len(entries)
-        width = sum(2 if t == "num" else 1 for t in ptypes)
-        keys = [k for key, _ in entries for k in key]
+        key_parts = [k.format(i=i) for i, t in enumerate(ptypes) for k in TABLE_KEY[t]]
         errs = [unit.site(o[2]) if o[2] is not None else 0 for _, o in entries]
         out = [c_comment(f"'{info.name}' tabulated over {n} argument tuples")]
 
         def array(ctype, name, values):
             body = ", ".join(str(v) if ctype != "int64_t" else c_int(v) for v in values) or "0"
-            out.append(f"static const {ctype} {name}[] BN_UNUSED = {{{body}}};")
+            out.append(f"static const {ctype} {tid}_{name}[] BN_UNUSED = {{{body}}};")
 
-        array("int64_t", f"{tid}_k", keys)
-        array("int32_t", f"{tid}_e", errs)
+        array("int64_t", "k", [k for key, _ in entries for k in key])
+        array("int32_t", "e", errs)
         params = "".join(f", {CTYPE[t]} p{i}" for i, t in enumerate(ptypes))
-        key_parts = []
-        for i, t in enumerate(ptypes):
-            if t in INTISH:
-                key_parts.append(f"p{i}")
-            elif t == "float":
-                key_parts.append(f"bn_dbits(p{i})")
-            else:
-                key_parts += [f"(int64_t)p{i}.f", f"p{i}.f ? bn_dbits(p{i}.d) : p{i}.i"]
         miss = unit.site(TableSite(info.name))
-        body = [f"    int64_t key[{width + 1}] = {{{', '.join(key_parts + ['0'])}}};",
-                f"    int64_t e = bn_tab_find({tid}_k, {n}, {width}, key);",
+        body = [f"    int64_t key[{len(key_parts) + 1}] = {{{', '.join(key_parts + ['0'])}}};",
+                f"    int64_t e = bn_tab_find({tid}_k, {n}, {len(key_parts)}, key);",
                 "    (void)w; (void)key;",
                 f"    if (BN_UNLIKELY(e < 0)) {{ w->site = {miss}; w->kind = BN_K_TABLE_MISS; return 1; }}"]
         if info.role == "condition":
-            array("unsigned char", f"{tid}_v", [1 if o[1] else 0 for _, o in entries])
+            array("unsigned char", "v", [1 if o[1] else 0 for _, o in entries])
             sig = f"static int {fname}(bn_w *w, int64_t *out{params})"
             body.append(f"    *out = {tid}_v[e];")
         else:
-            kinds, offs, vals, tags = [], [0], [], []
-            for _, (kind, payload, _err) in entries:
-                if kind == "range":
-                    kinds.append(1)
-                    vals += list(payload)
-                    tags += [0, 0, 0]
-                elif kind == "none":
-                    kinds.append(2)
-                elif kind == "badret":
-                    kinds.append(3)
-                    unit.objects.append(payload)
-                    vals.append(len(unit.objects) - 1)
-                    tags.append(0)
-                else:
-                    kinds.append(0)
-                    for v in payload:
-                        tag, bits = self.value_tag(v)
-                        vals.append(bits)
-                        tags.append(tag)
-                offs.append(len(vals))
-            array("unsigned char", f"{tid}_n", kinds)
-            array("int64_t", f"{tid}_o", offs)
-            array("int64_t", f"{tid}_v", vals)
-            array("unsigned char", f"{tid}_t", tags)
+            for ctype, name, values in zip(("unsigned char", "int64_t", "int64_t", "unsigned char"), "novt",
+                                           table_values(table, self.intern)):
+                array(ctype, name, values)
             sig = f"static int {fname}(bn_w *w, bn_seq *out{params})"
-            body += [f"    int64_t o = {tid}_o[e], m = {tid}_o[e + 1] - o, i;",
-                     f"    switch ({tid}_n[e]) {{",
-                     f"    case 1: bn_seq_range(out, {tid}_v[o], {tid}_v[o + 1], {tid}_v[o + 2]); break;",
-                     "    case 2: out->kind = BN_SEQ_NONE; break;",
-                     f"    case 3: out->kind = BN_SEQ_BADRET; out->extra = {tid}_v[o]; break;",
-                     "    default:",
-                     "        for (i = 0; i < m; i++) {",
-                     "            bn_num x = BN_NUM0; int r;",
-                     f"            x.f = {tid}_t[o + i]; x.i = {tid}_v[o + i];",
-                     "            if (x.f == 1) { x.d = bn_bitsd(x.i); x.i = 0; }",
-                     "            if (BN_UNLIKELY(r = bn_seq_push(out, x))) "
-                     f"{{ w->site = {miss}; w->kind = r; return 1; }}",
-                     "        }",
-                     "    }"]
+            body += TABLE_SEQ.format(t=tid, miss=miss).split("\n")
         body += [f"    if ({tid}_e[e]) {{ w->site = {tid}_e[e]; w->kind = BN_K_EXCEPTION; return 1; }}",
                  "    return 0;"]
         out += [sig, "{"] + body + ["}"]

@@ -149,7 +149,15 @@ CMP_FN = {"nn": "bn_cmp_nn", "di": "bn_cmp_di", "id": "bn_cmp_id"}
 IN_FN = {("range", "ii"): "bn_range_has({2}, {3}, {4}, {0})", ("range", "dd"): "bn_range_has_d({2}, {3}, {4}, {0})",
          ("list", "ii"): "bn_list_has(&{1}, {0})", ("list", "dd"): "bn_list_has_d(&{1}, {0})",
          ("carray", "ii"): "bn_ints_has({2}, {3}, {0})", ("carray", "dd"): "bn_ints_has_d({2}, {3}, {0})"}
-TRUTH = {"bool": "{}", "int": "({} != 0)", "float": "({} != 0.0)", "num": "bn_truth({})", "list": "({}.n != 0)"}
+TRUTH = {"bool": "{0}", "int": "({0} != 0)", "float": "({0} != 0.0)", "num": "bn_truth({0})", "list": "({0}.n != 0)",
+         "range": "(bn_range_len({1}, {2}, {3}) != 0u)"}
+AS = {("num", "int"): "bn_ni({})", ("num", "bool"): "bn_ni({})", ("num", "float"): "bn_nf({})",
+      ("float", "int"): "(double)({})", ("float", "bool"): "(double)({})", ("float", "num"): "bn_tod({})"}
+# a loop over a range, a list, a constant array: (before it, its header, the element); {0}-{2}: the parts
+ITERATE = {"range": ("uint64_t {n} = bn_range_len({0}, {1}, {2});", "for (uint64_t {i} = 0; {i} < {n}; {i}++) {{",
+                     "bn_range_at({0}, {2}, {i})"),
+           "list": (None, "for (int64_t {i} = 0; {i} < {c}.n; {i}++) {{", "{c}.v[{i}]"),
+           "carray": (None, "for (int64_t {i} = 0; {i} < {1}; {i}++) {{", "{0}[{i}]")}
 
 
 class _Gen:
@@ -198,34 +206,29 @@ class _Gen:
 
     # -- conversions
     def to_num(self, v):
-        if v.type not in NUMERIC:
-            raise _Untranslatable(None, f"a {v.type} used as a number")
-        return v.text if v.type == "num" else f"bn_nf({v.text})" if v.type == "float" else f"bn_ni({v.text})"
+        return self.as_type(v, "num")
 
     def to_double(self, v):
+        return self.as_type(v, "float")
+
+    def as_type(self, v, to):
         if v.type not in NUMERIC:
             raise _Untranslatable(None, f"a {v.type} used as a number")
-        return v.text if v.type == "float" else f"bn_tod({v.text})" if v.type == "num" else f"(double)({v.text})"
+        return v.text if v.type == to else AS[to, v.type].format(v.text)
 
     def convert(self, v, to):
         if v.type == to or (v.type in INTISH and to in INTISH):
             return v.text
-        if to == "num":
-            return self.to_num(v)
-        if to == "float" and v.type in INTISH:
-            return f"(double)({v.text})"
+        if to == "num" or to == "float" and v.type in INTISH:
+            return self.as_type(v, to)
         raise BeastError(f"internal error: cannot store a {v.type} value as {to}")
 
     def truth_of(self, v):
-        t = v.type
-        if v.is_const and t in ("int", "bool", "float", "str", "none"):
+        if v.is_const and v.type in ("int", "bool", "float", "str", "none"):
             return "1" if v.const else "0"
-        if t in TRUTH:
-            return TRUTH[t].format(v.text)
-        if t == "range":
-            a, b, c = v.parts
-            return f"(bn_range_len({a}, {b}, {c}) != 0u)"
-        raise _Untranslatable(None, f"the truth value of a {t}")
+        if v.type not in TRUTH:
+            raise _Untranslatable(None, f"the truth value of a {v.type}")
+        return TRUTH[v.type].format(v.text, *(v.parts or ()))
 
     def truth(self, e):
         return self.truth_of(self.value(e))
@@ -464,25 +467,18 @@ class _Gen:
         """Run ``body(CVal)`` for each value of an iterable: a range, a list, a constant array."""
         cont = value if value is not None else self.value(iterable)
         i = self.unit.tmp()
-        if cont.type == "range":
-            a, b, c = cont.parts
-            n = self.unit.tmp()
-            self.code(f"uint64_t {n} = bn_range_len({a}, {b}, {c});")
-            self.code.open(f"for (uint64_t {i} = 0; {i} < {n}; {i}++) {{")
-            body(CVal(f"bn_range_at({a}, {c}, {i})", "int"))
-            self.code.close()
-        elif cont.type == "list":
-            self.code.open(f"for (int64_t {i} = 0; {i} < {cont}.n; {i}++) {{")
-            body(CVal(f"{cont}.v[{i}]", "int"))
-            self.code.close()
-        elif cont.type == "carray":
-            arr, n = cont.parts
-            if n:
-                self.code.open(f"for (int64_t {i} = 0; {i} < {n}; {i}++) {{")
-                body(CVal(f"{arr}[{i}]", "int"))
-                self.code.close()
-        else:
+        if cont.type not in ITERATE:
             raise _Untranslatable(node, f"iterating over a {cont.type}")
+        before, header, elt = ITERATE[cont.type]
+        parts = cont.parts or ()
+        if cont.type == "carray" and not parts[1]:
+            return
+        n = self.unit.tmp() if before else None
+        if before:
+            self.code(before.format(*parts, n=n))
+        self.code.open(header.format(*parts, i=i, n=n, c=cont))
+        body(CVal(elt.format(*parts, i=i, c=cont), "int"))
+        self.code.close()
 
     def e_len(self, op):
         (v,), _ = self.operands(op)

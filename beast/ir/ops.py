@@ -36,6 +36,7 @@ from ..expr import COMPARES, BoolOp, Compare, Const, Not, Select, Var, binop_typ
 from . import intervals as iv
 from .body import ConstArr, ListLit, Untranslatable
 from .lower import select_type
+from .tabulate import float_bits
 
 INTISH = ("int", "bool")
 NUMERIC = ("int", "bool", "float", "num")
@@ -636,6 +637,36 @@ def store_kind(local, value, shared=False):
     return "str" if local == value == "str" else None
 
 
+def list_store(st, aliases=False, extend=False):
+    """How ``names = value`` (a body ``Assign`` whose first target is a list local) stores: 'clear'
+    (an empty literal: the lists are emptied), 'value' (the value is lowered, then stored with
+    :func:`store_kind`). Refused where the target cannot: ``+=`` (unless ``extend``) and, where lists
+    are copied rather than shared (``aliases`` False), one list under two names."""
+    if st.aug and not extend:
+        raise Untranslatable(st.node, "'+=' on a list")
+    if isinstance(st.value, Var) and not aliases:
+        raise Untranslatable(None, f"'{st.names[0]} = {st.value.name}' (two names for one list)")
+    return "clear" if isinstance(st.value, ListLit) and not st.value.elts else "value"
+
+
+def local_init(name, type_, params):
+    """How a body local of static ``type_`` starts: 'list' (empty), 'param' (a parameter of the same
+    name, converted to the local's type), 'zero'; refused: a local of another type."""
+    if type_ not in ("list",) + NUMERIC:
+        raise Untranslatable(None, f"the local '{name}' (a {type_})")
+    return "list" if type_ == "list" else "param" if name in params else "zero"
+
+
+def checked_store(name, local, value, shared=False):
+    """:func:`store_kind`, refusing what a target cannot store (the message names the local)."""
+    kind = store_kind(local, value, shared)
+    if local == "list" and kind not in ("fill", "list"):
+        raise Untranslatable(None, f"assigning a {value} to the list '{name}'")
+    if local != "list" and kind not in ("number", "widen"):
+        raise Untranslatable(None, f"assigning a {value} to '{name}'")
+    return kind
+
+
 def return_kind(type_):
     """What an @iterator's ``return`` of a value of static type ``type_`` gives: 'none' (Python's
     error when the iterator is used), 'range', 'list' (its values: a list or constant integers),
@@ -658,6 +689,35 @@ def yield_ok(type_) -> bool:
     return type_ in NUMERIC
 
 
+# ---------------------------------------------------------------------------------------------
+# Tabulated functions (beast.ir.tabulate): the arrays a target stores a table as.
+
+TABLE_KINDS = {"values": 0, "range": 1, "none": 2, "badret": 3}
+
+
+def table_values(table, intern):
+    """The results of an iterator's :class:`~beast.ir.tabulate.Table` as flat arrays: per entry its
+    kind (:data:`TABLE_KINDS`), the offsets of each entry's values (one more than the entries), and
+    the 64-bit values with their tags (0: an integer; 1: a float's bits; 2: an object, its index from
+    ``intern(v)``; a range's three bounds and a badret message's index are tagged 0)."""
+    kinds, offs, vals, tags = [], [0], [], []
+    for _, (kind, payload, _err) in table.entries:
+        kinds.append(TABLE_KINDS.get(kind, 0))
+        if kind == "range":
+            items = [(0, x) for x in payload]
+        elif kind == "badret":
+            items = [(0, intern(payload))]
+        elif kind == "none":
+            items = []
+        else:
+            items = [(0, int(v)) if type(v) in (int, bool) and C64.fits(v) else
+                     (1, float_bits(v)) if type(v) is float else (2, intern(v)) for v in payload]
+        tags += [t for t, _ in items]
+        vals += [v for _, v in items]
+        offs.append(len(vals))
+    return kinds, offs, vals, tags
+
+
 def _all_const(e) -> bool:
     return bool(e.elts) and all(isinstance(x, Const) for x in e.elts)
 
@@ -666,5 +726,6 @@ def _has_sites(op) -> bool:
     return op.where is not None or any(_has_sites(a) for a in op.args)
 
 
-__all__ = ["C64", "Lowering", "Op", "Target", "absolute", "arith", "compare", "constant", "element_ok", "minmax",
-           "negate", "operand", "range_arg_checks", "return_kind", "store_kind", "yield_ok"]
+__all__ = ["C64", "Lowering", "Op", "Target", "absolute", "arith", "checked_store", "compare", "constant", "element_ok",
+           "list_store", "local_init", "minmax",
+           "negate", "operand", "range_arg_checks", "return_kind", "store_kind", "table_values", "yield_ok"]
