@@ -244,16 +244,14 @@ class LuaPrinter:
 
     def range_head(self, form: Counted) -> str:
         a, b, c = self.range_parts(form)
-        if form.step_sign:
-            lim = self.ex.arith("-" if form.step_sign > 0 else "+", b, self.ex.const_number(1))
+        if form.last:
+            lim = self.ex.arith(form.last, b, self.ex.const_number(1))
         else:
             lim = V(f"_b_rlim({b.code}, {c.code}, {self.site('rstep')})", ATOM, "int")
         return f"{a.code}, {lim.code}, {c.code}"
 
     def range_len(self, form: Counted) -> str:
         a, b, c = self.range_parts(form)
-        if form.length is not None:
-            return str(form.length)
         return f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('rstep')})"
 
     def seq_list(self, f) -> str:
@@ -297,21 +295,11 @@ class LuaPrinter:
 
     # -- statements
     def pure_count(self, count):
-        """Lua counting a loop nest that only emits (a product of lengths)."""
+        """Lua counting a loop nest that only emits (a product of lengths, beast.ir.loops.Count)."""
         text = None
-        for _, form in reversed(count.parts):
-            if isinstance(form, Bind):
-                part = "1"
-            elif isinstance(form, Array):
-                part = str(len(form.values))
-            else:
-                part = self.range_len(form)
-            if text is None:
-                text = part
-            elif part.isdigit() and text.isdigit():
-                text = str(int(part) * int(text))
-            else:
-                text = f"_b_chk({part} * {text}, {self.site('overflow')})"
+        for f in count.factors:
+            part = str(f) if isinstance(f, int) else self.range_len(f)
+            text = part if text is None else f"_b_chk({part} * {text}, {self.site('overflow')})"
         return text
 
     def block(self, stmts, depth, mode, loop, nloops):
