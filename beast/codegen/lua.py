@@ -89,6 +89,9 @@ LUA_BUDGET = Budget(limit=110, top=3, part=1, part_rows=3, param=1, num_param=2,
                     fused_one=1, fused=4, params="read", max_start=190)
 LUA_TARGET = Target(lo=1 - LIMIT, hi=LIMIT - 1, limit=LIMIT, fuse=True, split=LUA_BUDGET)
 
+PARAM_TYPES = ("int", "float", "num", "bool", "str")     # a user function's parameter (else num)
+
+
 class LuaPrinter:
     """Print a :class:`~beast.ir.Program` as a LuaJIT chunk."""
 
@@ -150,10 +153,7 @@ class LuaPrinter:
             kind = "closure" if info.closure else ("deferred" if info.role == "iterator" else "cond")
             self.func_kinds[ident] = kind
             ptypes = {a: p.types.get(a, "num") for a in info.node_args}
-            for a, t in ptypes.items():
-                if t not in ("int", "float", "num", "bool", "str"):
-                    ptypes[a] = "num"
-            self.param_types[ident] = ptypes
+            self.param_types[ident] = ptypes = {a: t if t in PARAM_TYPES else "num" for a, t in ptypes.items()}
             if ident in self.force_python:
                 self.fallbacks[ident] = kind
                 self.reasons[ident] = "forced"
@@ -189,11 +189,9 @@ class LuaPrinter:
         return ", ".join(out)
 
     def call_function(self, ident, args) -> str:
-        if ident not in self.func_kinds:
-            return f"{self.func_ref.get(ident, ident)}({self.call_args(ident, args)})"
-        if self.func_kinds.get(ident) != "cond":
+        if self.func_kinds.get(ident, "cond") != "cond":
             raise LuaCodegenError(f"'{ident}' is not a condition function")
-        return f"{self.func_ref[ident]}({self.call_args(ident, args)})"
+        return f"{self.func_ref.get(ident, ident)}({self.call_args(ident, args)})"
 
     def function_texts(self):
         out = []
@@ -348,15 +346,8 @@ class LuaPrinter:
                 raise LuaCodegenError(f"the statement {s!r}")
 
     def check_type(self, ty, v, name):
-        if ty == v.ty or (ty == "int" and v.ty == "int"):
-            return
-        if ty == "float" and v.ty in ("int", "float"):
-            return
-        if ty == "bool" and v.ty == "bool":
-            return
-        if ty == "str" and v.ty == "str":
-            return
-        raise LuaCodegenError(f"derived variable '{name}' is {ty} but its expression is {v.ty}")
+        if v.ty != ty and (ty, v.ty) != ("float", "int"):
+            raise LuaCodegenError(f"derived variable '{name}' is {ty} but its expression is {v.ty}")
 
     def loop(self, s: Loop, depth, mode, nloops):
         part = self.split.get(id(s))             # beast.ir.split: a function of its own
