@@ -52,7 +52,7 @@ from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scrat
 from ..ir.split import Budget, parts
 from .exprs import ATOM
 from .lua_body import FunctionTranslator
-from .lua_ops import (LIMIT, SETOP_CODES, ErrorSite, LuaCodegenError, LuaExpr, LuaOps, Untranslatable, V,
+from .lua_ops import (LIMIT, NUMERIC, SETOP_CODES, ErrorSite, LuaCodegenError, LuaExpr, LuaOps, Untranslatable, V,
                       lua_ident)
 
 @dataclass
@@ -89,6 +89,9 @@ LUA_BUDGET = Budget(limit=110, top=3, part=1, part_rows=3, param=1, num_param=2,
                     fused_one=1, fused=4, params="read", max_start=190)
 LUA_TARGET = Target(lo=1 - LIMIT, hi=LIMIT - 1, limit=LIMIT, fuse=True, split=LUA_BUDGET)
 
+# what the Python stub of an untranslated function returns, and what its call returned
+FALLBACK = {"cond": ("v", "v"), "deferred": ("s0, st, n, tb, bad", "s0, st, n, tb, bad"),
+            "closure": ("n, bad", "n, tb, bad")}
 PARAM_TYPES = ("int", "float", "num", "bool", "str")     # a user function's parameter (else num)
 
 
@@ -181,7 +184,7 @@ class LuaPrinter:
         out = []
         for name, v in zip(info.node_args, args):
             pty = ptypes[name]
-            if pty in ("int", "float", "num") and v.ty == "bool":
+            if pty in NUMERIC:
                 v = LuaOps.num(v)
             out.append(v.code)
             if pty == "num":
@@ -198,29 +201,13 @@ class LuaPrinter:
         for ident, kind in self.func_kinds.items():
             if ident in self.translated:
                 out.extend(self.translated[ident])
-            else:
-                k = self.site("python")
-                py = f"_b_R.py.{ident}"
-                if kind == "cond":
-                    out += [f"local function {ident}(...)",
-                            f"  local v, e = {py}(...)",
-                            f"  if e ~= nil then _b_fail({k}, e) end",
-                            "  return v",
-                            "end"]
-                elif kind == "deferred":
-                    out += [f"local function {ident}(...)",
-                            f"  local s0, st, n, tb, bad, e = {py}(...)",
-                            f"  if e ~= nil then _b_fail({k}, e) end",
-                            "  return s0, st, n, tb, bad",
-                            "end"]
-                else:
-                    out += [f"local function {ident}(out, ...)",
-                            f"  local n, tb, bad, e = {py}(...)",
-                            "  for i = 1, n do out[i] = tb[i] end",
-                            "  out.n = n",
-                            f"  if e ~= nil then _b_fail({k}, e) end",
-                            "  return n, bad",
-                            "end"]
+            else:       # a stub calling the Python function back (lupa), then failing on its error
+                returns, got = FALLBACK[kind]
+                out += [f"local function {ident}({'out, ' if kind == 'closure' else ''}...)",
+                        f"  local {got}, e = _b_R.py.{ident}(...)"]
+                if kind == "closure":
+                    out += ["  for i = 1, n do out[i] = tb[i] end", "  out.n = n"]
+                out += [f"  if e ~= nil then _b_fail({self.site('python')}, e) end", f"  return {returns}", "end"]
         for ident in sorted(self.missing):
             out.append(f"local function {ident}() _b_fail({self.site('missing', ident)}) end")
         if any(r.startswith("_b_F.") for r in self.func_ref.values()):
@@ -306,7 +293,7 @@ class LuaPrinter:
                 v = self.ex.v(s.expr)
                 name = self.lname(s.var)
                 ty = self.program.types.get(s.var, "num")
-                if ty in ("int", "float", "num") and v.ty == "bool":
+                if ty in NUMERIC:
                     v = LuaOps.num(v)
                 if ty == "num":
                     self.emit(depth, f"local {name}, _b_f_{name} = {v.code}, {LuaOps.flag(v)}", s.node, nloops)
