@@ -34,6 +34,7 @@ def test_forms_and_their_checks(tmp_path):
     g = lua.form(ls["g"])
     assert g.step_sign == -1 and g.length is None
     assert lua.form(ls["h"]).step_sign == 0                # may be zero: checked when it runs
+    assert (b.last, g.last, lua.form(ls["h"]).last) == ("-", "+", None)   # for-loop limit: stop -/+ 1
     assert lua.form(ls["a"]).length == 8 and lua.form(ls["a"]).unit_step and not b.unit_step
     c = lua.form(ls["c"])
     assert isinstance(c, Array) and c.wide == 2**60       # beyond Lua's exact integers ...
@@ -75,6 +76,12 @@ def test_solved_divisors_count_fused_and_work_items(tmp_path):
     forms = {l.var: f for l, f in count.parts}
     assert [type(forms[v]) for v in "xyz"] == [Counted, Array, Bind]
     assert forms["x"].length == 4
+    assert count.factors == [8]                            # 1 * 2 * 4, folded: no Lua multiplication
+
+    q, qs = loops(tmp_path / "q.py", "a = range(1, 5)\nb = range(a)\nc = iterator([3, 5])\nd = range(3)\n")
+    assert q.loop_order == ("a", "c", "d", "b")            # b, the range(a), innermost
+    factors = LoopLowering(q, LUA).count(qs["c"]).factors
+    assert isinstance(factors[0], Counted) and factors[1:] == [3, 2]   # only the innermost run folds
     fused = LoopLowering(program, LUA).fused(ls["x"])
     assert fused is not None and len(fused.combinations) == 8 and not fused.single   # x, y: a bind ends it
     assert LoopLowering(program, C).fused(ls["x"]) is None     # only a fusing target fuses

@@ -52,7 +52,7 @@ from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scrat
 from ..ir.split import Budget, parts
 from .exprs import ATOM
 from .lua_body import FunctionTranslator
-from .lua_ops import (LIMIT, SETOP_CODES, ErrorSite, LuaCodegenError, LuaExpr, LuaOps, Untranslatable, V,
+from .lua_ops import (LIMIT, NUMERIC, SETOP_CODES, ErrorSite, LuaCodegenError, LuaExpr, LuaOps, Untranslatable, V,
                       lua_ident)
 
 @dataclass
@@ -88,6 +88,12 @@ LUA_BUDGET = Budget(limit=110, top=3, part=1, part_rows=3, param=1, num_param=2,
                                    "Closure": 9},
                     fused_one=1, fused=4, params="read", max_start=190)
 LUA_TARGET = Target(lo=1 - LIMIT, hi=LIMIT - 1, limit=LIMIT, fuse=True, split=LUA_BUDGET)
+
+# what the Python stub of an untranslated function returns, and what its call returned
+FALLBACK = {"cond": ("v", "v"), "deferred": ("s0, st, n, tb, bad", "s0, st, n, tb, bad"),
+            "closure": ("n, bad", "n, tb, bad")}
+PARAM_TYPES = ("int", "float", "num", "bool", "str")     # a user function's parameter (else num)
+
 
 class LuaPrinter:
     """Print a :class:`~beast.ir.Program` as a LuaJIT chunk."""
@@ -150,10 +156,7 @@ class LuaPrinter:
             kind = "closure" if info.closure else ("deferred" if info.role == "iterator" else "cond")
             self.func_kinds[ident] = kind
             ptypes = {a: p.types.get(a, "num") for a in info.node_args}
-            for a, t in ptypes.items():
-                if t not in ("int", "float", "num", "bool", "str"):
-                    ptypes[a] = "num"
-            self.param_types[ident] = ptypes
+            self.param_types[ident] = ptypes = {a: t if t in PARAM_TYPES else "num" for a, t in ptypes.items()}
             if ident in self.force_python:
                 self.fallbacks[ident] = kind
                 self.reasons[ident] = "forced"
@@ -181,7 +184,7 @@ class LuaPrinter:
         out = []
         for name, v in zip(info.node_args, args):
             pty = ptypes[name]
-            if pty in ("int", "float", "num") and v.ty == "bool":
+            if pty in NUMERIC:
                 v = LuaOps.num(v)
             out.append(v.code)
             if pty == "num":
@@ -189,40 +192,22 @@ class LuaPrinter:
         return ", ".join(out)
 
     def call_function(self, ident, args) -> str:
-        if ident not in self.func_kinds:
-            return f"{self.func_ref.get(ident, ident)}({self.call_args(ident, args)})"
-        if self.func_kinds.get(ident) != "cond":
+        if self.func_kinds.get(ident, "cond") != "cond":
             raise LuaCodegenError(f"'{ident}' is not a condition function")
-        return f"{self.func_ref[ident]}({self.call_args(ident, args)})"
+        return f"{self.func_ref.get(ident, ident)}({self.call_args(ident, args)})"
 
     def function_texts(self):
         out = []
         for ident, kind in self.func_kinds.items():
             if ident in self.translated:
                 out.extend(self.translated[ident])
-            else:
-                k = self.site("python")
-                py = f"_b_R.py.{ident}"
-                if kind == "cond":
-                    out += [f"local function {ident}(...)",
-                            f"  local v, e = {py}(...)",
-                            f"  if e ~= nil then _b_fail({k}, e) end",
-                            "  return v",
-                            "end"]
-                elif kind == "deferred":
-                    out += [f"local function {ident}(...)",
-                            f"  local s0, st, n, tb, bad, e = {py}(...)",
-                            f"  if e ~= nil then _b_fail({k}, e) end",
-                            "  return s0, st, n, tb, bad",
-                            "end"]
-                else:
-                    out += [f"local function {ident}(out, ...)",
-                            f"  local n, tb, bad, e = {py}(...)",
-                            "  for i = 1, n do out[i] = tb[i] end",
-                            "  out.n = n",
-                            f"  if e ~= nil then _b_fail({k}, e) end",
-                            "  return n, bad",
-                            "end"]
+            else:       # a stub calling the Python function back (lupa), then failing on its error
+                returns, got = FALLBACK[kind]
+                out += [f"local function {ident}({'out, ' if kind == 'closure' else ''}...)",
+                        f"  local {got}, e = _b_R.py.{ident}(...)"]
+                if kind == "closure":
+                    out += ["  for i = 1, n do out[i] = tb[i] end", "  out.n = n"]
+                out += [f"  if e ~= nil then _b_fail({self.site('python')}, e) end", f"  return {returns}", "end"]
         for ident in sorted(self.missing):
             out.append(f"local function {ident}() _b_fail({self.site('missing', ident)}) end")
         if any(r.startswith("_b_F.") for r in self.func_ref.values()):
@@ -244,16 +229,14 @@ class LuaPrinter:
 
     def range_head(self, form: Counted) -> str:
         a, b, c = self.range_parts(form)
-        if form.step_sign:
-            lim = self.ex.arith("-" if form.step_sign > 0 else "+", b, self.ex.const_number(1))
+        if form.last:
+            lim = self.ex.arith(form.last, b, self.ex.const_number(1))
         else:
             lim = V(f"_b_rlim({b.code}, {c.code}, {self.site('rstep')})", ATOM, "int")
         return f"{a.code}, {lim.code}, {c.code}"
 
     def range_len(self, form: Counted) -> str:
         a, b, c = self.range_parts(form)
-        if form.length is not None:
-            return str(form.length)
         return f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('rstep')})"
 
     def seq_list(self, f) -> str:
@@ -297,21 +280,11 @@ class LuaPrinter:
 
     # -- statements
     def pure_count(self, count):
-        """Lua counting a loop nest that only emits (a product of lengths)."""
+        """Lua counting a loop nest that only emits (a product of lengths, beast.ir.loops.Count)."""
         text = None
-        for _, form in reversed(count.parts):
-            if isinstance(form, Bind):
-                part = "1"
-            elif isinstance(form, Array):
-                part = str(len(form.values))
-            else:
-                part = self.range_len(form)
-            if text is None:
-                text = part
-            elif part.isdigit() and text.isdigit():
-                text = str(int(part) * int(text))
-            else:
-                text = f"_b_chk({part} * {text}, {self.site('overflow')})"
+        for f in count.factors:
+            part = str(f) if isinstance(f, int) else self.range_len(f)
+            text = part if text is None else f"_b_chk({part} * {text}, {self.site('overflow')})"
         return text
 
     def block(self, stmts, depth, mode, loop, nloops):
@@ -320,7 +293,7 @@ class LuaPrinter:
                 v = self.ex.v(s.expr)
                 name = self.lname(s.var)
                 ty = self.program.types.get(s.var, "num")
-                if ty in ("int", "float", "num") and v.ty == "bool":
+                if ty in NUMERIC:
                     v = LuaOps.num(v)
                 if ty == "num":
                     self.emit(depth, f"local {name}, _b_f_{name} = {v.code}, {LuaOps.flag(v)}", s.node, nloops)
@@ -360,15 +333,8 @@ class LuaPrinter:
                 raise LuaCodegenError(f"the statement {s!r}")
 
     def check_type(self, ty, v, name):
-        if ty == v.ty or (ty == "int" and v.ty == "int"):
-            return
-        if ty == "float" and v.ty in ("int", "float"):
-            return
-        if ty == "bool" and v.ty == "bool":
-            return
-        if ty == "str" and v.ty == "str":
-            return
-        raise LuaCodegenError(f"derived variable '{name}' is {ty} but its expression is {v.ty}")
+        if v.ty != ty and (ty, v.ty) != ("float", "int"):
+            raise LuaCodegenError(f"derived variable '{name}' is {ty} but its expression is {v.ty}")
 
     def loop(self, s: Loop, depth, mode, nloops):
         part = self.split.get(id(s))             # beast.ir.split: a function of its own

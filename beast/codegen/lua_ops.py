@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..errors import BeastError
 from ..ir import ops
 from ..ir.body import Untranslatable as IRUntranslatable
-from .exprs import ATOM, ExprPrinter
+from .exprs import ATOM
 
 LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
 LUA = ops.Target(-(LIMIT - 1), LIMIT - 1, 53, fold=frozenset(("+", "-", "*", "//", "%", "/")), intervals=True)
@@ -397,22 +397,15 @@ class OpSpeller(LuaOps):
         raise self.unsupported(op.value.reason)
 
 
-class LuaExpr(ExprPrinter, OpSpeller):
+class LuaExpr(OpSpeller):
     """The IR's expressions (pure: errors are raised by helper calls)."""
 
-    PREC = {"or": OR, "and": AND, "not": UNARY, "cmp": CMP, "+": ADD, "-": ADD, "*": MUL, "/": MUL,
-            "//": MUL, "%": MUL, "unary": UNARY, "**": POW}
-
     def __init__(self, ctx):
-        super().__init__(ctx.program.types, ctx.names)
         self.ctx = ctx
+        types = ctx.program.types
         target = dataclasses.replace(LUA, var_iv=ctx.ivs.get, inline_logic=False, bools_are_ints=False,
                                      huge_fails=True, strings=True, eval_dead=True)
-        self.lowering = ops.Lowering(lambda name: self.types.get(name, "num"), target=target)
-
-    def p(self, e):
-        v = self.v(e)
-        return v.code, v.prec
+        self.lowering = ops.Lowering(lambda name: types.get(name, "num"), target=target)
 
     def v(self, e) -> V:
         """The Lua of a nest expression, from its ops (beast.ir.ops, for the nest's 53-bit target)."""
@@ -421,8 +414,6 @@ class LuaExpr(ExprPrinter, OpSpeller):
         except IRUntranslatable as why:
             raise self.unsupported(why.reason) from None
         return self.spell(op)
-
-    emit = OpSpeller.spell
 
     def o_var(self, op):
         name = self.ctx.lname(op.value)

@@ -85,6 +85,13 @@ class Counted:
         return (self.start, self.stop, self.step)
 
     @property
+    def last(self):
+        """How an inclusive for-loop limit comes from ``stop`` where the step's sign is known:
+        "-" (stop - 1, counting up), "+" (stop + 1, counting down), else None (decided at run
+        time, with the step-zero check)."""
+        return "-" if self.step_sign > 0 else "+" if self.step_sign < 0 else None
+
+    @property
     def unit_step(self):
         """The step is the constant 1 (membership is a comparison with the bounds)."""
         step = self.step
@@ -168,6 +175,19 @@ class Count:
     """A nest that only emits: ``parts`` are (loop, form) outermost first, each form a Counted,
     an Array or a Bind (which counts 1)."""
     parts: tuple
+
+    @property
+    def factors(self):
+        """The product to print, innermost first: a Counted whose length is known at run time
+        only, or an int; the innermost constant lengths are folded into one int."""
+        out = []
+        for _, form in reversed(self.parts):
+            n = 1 if isinstance(form, Bind) else len(form.values) if isinstance(form, Array) else form.length
+            if n is not None and len(out) == 1 and isinstance(out[0], int):
+                out[0] *= n
+            else:
+                out.append(form if n is None else n)
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
