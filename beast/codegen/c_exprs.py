@@ -145,6 +145,8 @@ OVERFLOW = {"+": "add", "-": "sub", "*": "mul"}
 HELPER = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
           "<<": "lshift", ">>": "rshift"}
 C_HELPER = ("//", "%", "**", "<<", ">>")
+UNARY = {("neg", "ii"): "(-{0})", ("neg", "dd"): "(-{0})", ("abs", "ii"): "({0} < 0 ? -{0} : {0})",
+         ("abs", "dd"): "fabs({0})"}
 CMP_FN = {"nn": "bn_cmp_nn", "di": "bn_cmp_di", "id": "bn_cmp_id"}
 IN_FN = {("range", "ii"): "bn_range_has({2}, {3}, {4}, {0})", ("range", "dd"): "bn_range_has_d({2}, {3}, {4}, {0})",
          ("list", "ii"): "bn_list_has(&{1}, {0})", ("list", "dd"): "bn_list_has_d(&{1}, {0})",
@@ -198,10 +200,24 @@ class _Gen:
     def fail(self, site, kind):
         return self.ctx.fail(site, kind)
 
+    def guard(self, cond, site, kind):
+        """``if (cond)``: fail at ``site`` with the error ``kind``."""
+        self.code(f"if (BN_UNLIKELY({cond})) {self.fail(site, kind)}")
+
+    def call(self, call, site):
+        """A prelude call that returns an error kind (0: fine)."""
+        self.guard(f"bn_e = {call}", site, "bn_e")
+
+    def push_each(self, n, call, site):
+        """``call`` (an error-returning push, ``{i}`` its index) for each index below ``n``."""
+        i = self.unit.tmp()
+        self.code(f"for (int64_t {i} = 0; {i} < {n}; {i}++)")
+        self.code(f"    if (BN_UNLIKELY(bn_e = {call.format(i=i)})) {self.fail(site, 'bn_e')}")
+
     def check(self, call, site, ret_type, out_type):
         """``out = helper(&out, ...)``: a helper returning an error kind (0: fine)."""
         t = self.tmp(out_type)
-        self.code(f"if (BN_UNLIKELY(bn_e = {call.format(out='&' + t)})) {self.fail(site, 'bn_e')}")
+        self.call(call.format(out='&' + t), site)
         return CVal(t, ret_type)
 
     # -- conversions
@@ -284,17 +300,16 @@ class _Gen:
         o, form = op.op, op.form
         if o == "/" and form == "ii":
             if op.check:
-                self.code(f"if (BN_UNLIKELY({b} == 0)) {self.fail(site, 'BN_K_ZERO_TRUEDIV')}")
+                self.guard(f"{b} == 0", site, "BN_K_ZERO_TRUEDIV")
             return self.let("float", f"(double)({a}) / (double)({b})")
         if o == "/" and form == "dd":
             d = self.stable(CVal(self.to_double(b), "float"))
             if op.check:
-                self.code(f"if (BN_UNLIKELY({d} == 0.0)) {self.fail(site, 'BN_K_ZERO_FTRUEDIV')}")
+                self.guard(f"{d} == 0.0", site, "BN_K_ZERO_FTRUEDIV")
             return CVal(f"({self.to_double(a)} / {d})", "float")
         if o in OVERFLOW and form == "ii" and op.check:
             t = self.tmp("int")
-            self.code(f"if (BN_UNLIKELY(__builtin_{OVERFLOW[o]}_overflow({a}, {b}, &{t}))) "
-                      f"{self.fail(site, 'BN_K_OVERFLOW')}")
+            self.guard(f"__builtin_{OVERFLOW[o]}_overflow({a}, {b}, &{t})", site, "BN_K_OVERFLOW")
             return CVal(t, "int")
         conv = {"ii": str, "nn": self.to_num, "dd": self.to_double}[form]
         if form == "nn" or o in C_HELPER:       # Python's semantics (floor, sign, errors) in the prelude
@@ -310,26 +325,18 @@ class _Gen:
         return CVal(f"(~{v})", "int")
 
     def e_neg(self, op):
+        """-x and abs(x): an integer operand is repeated (stable) and may overflow at INT64_MIN;
+        a num goes through the prelude (``bn_neg_n``/``bn_abs_n``)."""
         (v,), site = self.operands(op)
+        if op.form == "nn":
+            return self.check(f"bn_{op.kind}_n({{out}}, {v})", site, "num", "num")
         if op.form == "ii":
-            s = self.stable(v)
+            v = self.stable(v)
             if op.check:
-                self.code(f"if (BN_UNLIKELY({s} == INT64_MIN)) {self.fail(site, 'BN_K_OVERFLOW')}")
-            return CVal(f"(-{s})", "int")
-        if op.form == "dd":
-            return CVal(f"(-{v})", "float")
-        return self.check(f"bn_neg_n({{out}}, {v})", site, "num", "num")
+                self.guard(f"{v} == INT64_MIN", site, "BN_K_OVERFLOW")
+        return CVal(UNARY[op.kind, op.form].format(v), op.type)
 
-    def e_abs(self, op):
-        (v,), site = self.operands(op)
-        if op.form == "ii":
-            s = self.stable(v)
-            if op.check:
-                self.code(f"if (BN_UNLIKELY({s} == INT64_MIN)) {self.fail(site, 'BN_K_OVERFLOW')}")
-            return CVal(f"({s} < 0 ? -{s} : {s})", "int")
-        if op.form == "dd":
-            return CVal(f"fabs({v})", "float")
-        return self.check(f"bn_abs_n({{out}}, {v})", site, "num", "num")
+    e_abs = e_neg
 
     def e_minmax_call(self, op):
         values, _ = self.operands(op)
@@ -437,12 +444,12 @@ class _Gen:
                 out[i] = "0"
             elif checks[i] == "nonint":
                 s = self.stable(v)
-                self.code(f"if (BN_UNLIKELY({s}.f)) {self.fail(site, 'BN_K_RANGE_NOT_INT')}")
+                self.guard(f"{s}.f", site, "BN_K_RANGE_NOT_INT")
                 out[i] = f"{s}.i"
             else:
                 out[i] = self.stable(v).text
             if i == 2 and zero:
-                self.code(f"if (BN_UNLIKELY({out[2]} == 0)) {self.fail(site, 'BN_K_RANGE_STEP_ZERO')}")
+                self.guard(f"{out[2]} == 0", site, "BN_K_RANGE_STEP_ZERO")
         return tuple(out)
 
     def e_list(self, op):
@@ -452,7 +459,7 @@ class _Gen:
         site = self.site_at(op.where)
 
         def push(v):
-            self.code(f"if (BN_UNLIKELY(bn_e = bn_list_push(&{lst}, {v}))) {self.fail(site, 'bn_e')}")
+            self.call(f"bn_list_push(&{lst}, {v})", site)
 
         if op.kind == "list":
             for x in op.args:
@@ -495,7 +502,7 @@ class _Gen:
         n, data = (f"{cont}.n", f"{cont}.v") if cont.type == "list" else (str(cont.parts[1]), cont.parts[0])
         i = self.let("int", idx.text)
         self.code(f"if ({i} < 0) {i} += {n};")
-        self.code(f"if (BN_UNLIKELY({i} < 0 || {i} >= {n})) {self.fail(site, kind)}")
+        self.guard(f"{i} < 0 || {i} >= {n}", site, kind)
         return CVal(f"{data}[{i}]", "int")
 
     def e_conv(self, op):
