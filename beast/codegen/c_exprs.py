@@ -147,13 +147,16 @@ HELPER = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", 
 C_HELPER = ("//", "%", "**", "<<", ">>")
 UNARY = {("neg", "ii"): "(-{0})", ("neg", "dd"): "(-{0})", ("abs", "ii"): "({0} < 0 ? -{0} : {0})",
          ("abs", "dd"): "fabs({0})"}
-CMP_FN = {"nn": "bn_cmp_nn", "di": "bn_cmp_di", "id": "bn_cmp_id"}
+TRUEDIV = {"ii": ("0", "BN_K_ZERO_TRUEDIV", "(double)({0}) / (double)({1})"),
+           "dd": ("0.0", "BN_K_ZERO_FTRUEDIV", "({0} / {1})")}
+CMP = {"ii": "({0} {2} {1})", "dd": "({0} {2} {1})", "nn": "bn_cmpres(bn_cmp_nn({0}, {1}), {3})",
+       "di": "bn_cmpres(bn_cmp_di({0}, {1}), {3})", "id": "bn_cmpres(bn_cmp_id({0}, {1}), {3})"}
 IN_FN = {("range", "ii"): "bn_range_has({2}, {3}, {4}, {0})", ("range", "dd"): "bn_range_has_d({2}, {3}, {4}, {0})",
          ("list", "ii"): "bn_list_has(&{1}, {0})", ("list", "dd"): "bn_list_has_d(&{1}, {0})",
          ("carray", "ii"): "bn_ints_has({2}, {3}, {0})", ("carray", "dd"): "bn_ints_has_d({2}, {3}, {0})"}
 TRUTH = {"bool": "{0}", "int": "({0} != 0)", "float": "({0} != 0.0)", "num": "bn_truth({0})", "list": "({0}.n != 0)",
          "range": "(bn_range_len({1}, {2}, {3}) != 0u)"}
-AS = {("num", "int"): "bn_ni({})", ("num", "bool"): "bn_ni({})", ("num", "float"): "bn_nf({})",
+AS = {("int", "bool"): "{}", ("num", "int"): "bn_ni({})", ("num", "bool"): "bn_ni({})", ("num", "float"): "bn_nf({})",
       ("float", "int"): "(double)({})", ("float", "bool"): "(double)({})", ("float", "num"): "bn_tod({})"}
 # a loop over a range, a list, a constant array: (before it, its header, the element); {0}-{2}: the parts
 ITERATE = {"range": ("uint64_t {n} = bn_range_len({0}, {1}, {2});", "for (uint64_t {i} = 0; {i} < {n}; {i}++) {{",
@@ -295,26 +298,30 @@ class _Gen:
         raise op.value
 
     # -- arithmetic
+    def spell(self, values, form):
+        """The operands' texts in ``form``: doubles (dd), nums (nn), else as they are."""
+        conv = self.to_num if form == "nn" else self.to_double if form == "dd" else str
+        return [conv(v) for v in values]
+
     def e_binop(self, op):
         (a, b), site = self.operands(op)
         o, form = op.op, op.form
-        if o == "/" and form == "ii":
-            if op.check:
-                self.guard(f"{b} == 0", site, "BN_K_ZERO_TRUEDIV")
-            return self.let("float", f"(double)({a}) / (double)({b})")
-        if o == "/" and form == "dd":
-            d = self.stable(CVal(self.to_double(b), "float"))
-            if op.check:
-                self.guard(f"{d} == 0.0", site, "BN_K_ZERO_FTRUEDIV")
-            return CVal(f"({self.to_double(a)} / {d})", "float")
         if o in OVERFLOW and form == "ii" and op.check:
             t = self.tmp("int")
             self.guard(f"__builtin_{OVERFLOW[o]}_overflow({a}, {b}, &{t})", site, "BN_K_OVERFLOW")
             return CVal(t, "int")
-        conv = {"ii": str, "nn": self.to_num, "dd": self.to_double}[form]
+        if o == "/" and form != "nn":           # on doubles, the divisor tested first
+            if form == "dd":
+                b = self.stable(CVal(self.to_double(b), "float"))
+            zero, kind, text = TRUEDIV[form]
+            if op.check:
+                self.guard(f"{b} == {zero}", site, kind)
+            text = text.format(*self.spell((a, b), form))
+            return self.let("float", text) if form == "ii" else CVal(text, "float")
+        x, y = self.spell((a, b), form)
         if form == "nn" or o in C_HELPER:       # Python's semantics (floor, sign, errors) in the prelude
-            return self.check(f"bn_{HELPER[o]}_{form}({{out}}, {conv(a)}, {conv(b)})", site, op.type, op.type)
-        return CVal(f"({conv(a)} {o} {conv(b)})", op.type)
+            return self.check(f"bn_{HELPER[o]}_{form}({{out}}, {x}, {y})", site, op.type, op.type)
+        return CVal(f"({x} {o} {y})", op.type)
 
     def e_pos(self, op):
         (v,), _ = self.operands(op)
@@ -353,11 +360,8 @@ class _Gen:
 
     # -- comparisons and logic
     def e_cmp(self, op):
-        (a, b), _ = self.operands(op)
-        if op.form in ("ii", "dd"):
-            return CVal(f"({a} {op.op} {b})", "bool")
-        conv = self.to_num if op.form == "nn" else str
-        return CVal(f"bn_cmpres({CMP_FN[op.form]}({conv(a)}, {conv(b)}), {CMP_CODE[op.op]})", "bool")
+        values, _ = self.operands(op)
+        return CVal(CMP[op.form].format(*self.spell(values, op.form), op.op, CMP_CODE[op.op]), "bool")
 
     def e_truth(self, op):
         return CVal(self.truth_of(self.emit(op.args[0])), "bool")
@@ -509,10 +513,8 @@ class _Gen:
         (v,), site = self.operands(op)
         if op.type == "bool":
             return CVal(self.truth_of(v), "bool")
-        if op.type == "float":
-            return CVal(self.to_double(v), "float")
-        if v.type in INTISH:
-            return CVal(v.text, "int")
+        if op.type == "float" or v.type in INTISH:
+            return CVal(self.as_type(v, op.type), op.type)
         if v.type == "float":
             return self.check(f"bn_d2i({{out}}, {v})", site, "int", "int")
         s = self.stable(v)
