@@ -542,34 +542,19 @@ class CPrinter:
                _prelude(ncols, self.unit.nseq, len(p.tallies)),
                f"#define BN_CLAIM_DEPTH {self.claim_depth}", ""]
         out += self.unit.statics
-        out.append("")
-        for ident, (fname, text) in self.unit.functions.items():
-            out.append(text)
-            out.append("")
-        out.append("static int bn_walk(bn_w *w)")
-        out.append("{")
-        out.append("    int bn_e = 0;")
-        for var, cname in self.loop_vars.items():
-            out.append(f"    int64_t {cname} = 0;")
-        for var, (cname, t) in self.derived.items():
-            out.append(f"    {CTYPE[t]} {cname} = {ZERO[t]};")
+        out += [""] + [line for _, text in self.unit.functions.values() for line in (text, "")]
+        out += ["static int bn_walk(bn_w *w)", "{", "    int bn_e = 0;"]
+        out += [f"    int64_t {cname} = 0;" for cname in self.loop_vars.values()]
+        out += [f"    {CTYPE[t]} {cname} = {ZERO[t]};" for cname, t in self.derived.values()]
         used = ["bn_e"] + list(self.loop_vars.values()) + [c for c, _ in self.derived.values()]
-        out.append("    " + " ".join(f"(void){u};" for u in used))
-        out += walk_lines
-        out.append("    return 0;")
+        out += ["    " + " ".join(f"(void){u};" for u in used)] + walk_lines + ["    return 0;"]
         # failures: record the bound loop values (loop order), deepest first, falling through
-        order = list(p.loop_order)
-        if self.fail_used:
-            top = max(self.fail_used)
-            for b in range(top, -1, -1):
-                if b in self.fail_used:
-                    out.append(f"bn_f{b}:")
-                if b > 0:
-                    name = order[b - 1] if b - 1 < len(order) else None
-                    cname = self.loop_vars.get(name)
-                    out.append(f"    w->cfg[{b - 1}] = {cname if cname else 0};")
-            out.append("    return 1;")
-        out.append("}")
+        for b in range(max(self.fail_used, default=-1), -1, -1):
+            out += [f"bn_f{b}:"] if b in self.fail_used else []
+            if b > 0:
+                name = p.loop_order[b - 1] if b - 1 < len(p.loop_order) else None
+                out.append(f"    w->cfg[{b - 1}] = {self.loop_vars.get(name) or 0};")
+        out += ["    return 1;", "}"] if self.fail_used else ["}"]
         text = "\n".join(out) + "\n"
         return CSource(text, self.unit.sites, self.unit.objects, tuple(p.columns), self.claim_depth,
                        tuple(self.unit.tabulated), tuple(self.unit.translated))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from contextlib import contextmanager
 
 from ..errors import BeastError
 from ..ir.body import Untranslatable
@@ -90,25 +91,16 @@ class _Code:
         self.indent -= 1
         self(text)
 
+    @contextmanager
     def capture(self):
-        return _Capture(self)
-
-
-class _Capture:
-    def __init__(self, code):
-        self.code = code
-
-    def __enter__(self):
-        self.saved = self.code.lines
-        self.code.lines = []
-        self.code.indent += 1
-        return self
-
-    def __exit__(self, *exc):
-        self.lines = self.code.lines
-        self.code.lines = self.saved
-        self.code.indent -= 1
-        return False
+        """Collect the lines of a block one level deeper into the list it yields."""
+        saved, self.lines = self.lines, []
+        self.indent += 1
+        try:
+            yield self.lines
+        finally:
+            self.lines = saved
+            self.indent -= 1
 
 
 class CExpr(ExprPrinter):
@@ -375,12 +367,12 @@ class _Gen:
         negate = op.kind == "or"
         with self.code.capture() as cap:
             rest = self.truth_of(self.emit(op.args[1]))
-        if not cap.lines:
+        if not cap:
             return CVal(f"({first} {'||' if negate else '&&'} {rest})", "bool")
         t = self.unit.tmp()
         self.code(f"int64_t {t} = {first};")
         self.code(f"if ({'!' if negate else ''}{t}) {{")
-        self.code.lines.extend(cap.lines)
+        self.code.lines.extend(cap)
         self.code(f"    {t} = {rest};")
         self.code("}")
         return CVal(t, "bool")
@@ -393,12 +385,12 @@ class _Gen:
             a = self.convert(self.emit(op.args[1]), op.type)
         with self.code.capture() as cap_else:
             b = self.convert(self.emit(op.args[2]), op.type)
-        if not cap_then.lines and not cap_else.lines:
+        if not cap_then and not cap_else:
             return CVal(f"({c} ? {a} : {b})", op.type)
         t = self.tmp(op.type)
         for word, cap, x in (("if ({c}) {{", cap_then, a), ("}} else {{", cap_else, b)):
             self.code(word.format(c=c))
-            self.code.lines.extend(cap.lines)
+            self.code.lines.extend(cap)
             self.code(f"    {t} = {x};")
         self.code("}")
         return CVal(t, op.type)
