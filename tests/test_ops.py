@@ -54,7 +54,7 @@ def test_negate_and_abs_check_only_what_can_overflow(target):
     for ia in INTERVALS + [None]:
         v = _int(ia) if ia else ops.operand("int")
         values = range(ia[0], ia[1] + 1) if ia else range(target.lo, target.hi + 1)
-        for d, fn in ((ops.negate(v, target), lambda x: -x), (ops.absolute(v, target), abs)):
+        for d, fn in ((ops.negate(v, target), lambda x: -x), (ops.negate(v, target, kind="abs"), abs)):
             fits = all(target.fits(fn(x)) for x in values)
             assert (d.check is None) == (fits or ia is not None and target.fits(-ia[0])), (d, ia)
             if d.check is None:

@@ -66,6 +66,7 @@ KIND = {name: i + 1 for i, name in enumerate(KINDS)}
 # 64-bit integers; a counting nest evaluates each length in turn, so any sequence may fail
 C_TARGET = Target(lo=INT64_MIN, hi=INT64_MAX, count_safe=False)
 
+SETOP = {"union": 0, "intersection": 1, "difference": 2}
 MAX_CLAIM_DEPTH = 3          # work items are split at most this many loops deep
 
 
@@ -193,9 +194,12 @@ class _WalkCtx:
         self.printer = printer
         self.bound = 0
 
-    def fail(self, site, kind):
-        self.printer.fail_used.add(self.bound)
-        return f"{{ w->site = {site}; w->kind = {kind}; w->nbound = {self.bound}; goto bn_f{self.bound}; }}"
+    def fail(self, site, kind, bound=None, first=""):
+        """Record the error (after ``first``, a statement) and jump to the failure label of
+        ``bound`` (default: the current statement's) loops."""
+        bound = self.bound if bound is None else bound
+        self.printer.fail_used.add(bound)
+        return f"{{ {first}w->site = {site}; w->kind = {kind}; w->nbound = {bound}; goto bn_f{bound}; }}"
 
     def fail_prop(self):
         self.printer.fail_used.add(self.bound)
@@ -265,14 +269,8 @@ class CPrinter:
                 code(c_comment(f"check {s.name}: {self.py(s.expr)}" + (" (break)" if s.exit == "break" else "")))
                 site = self.node_site(s, lets)
                 test = self.compile(lambda: self.gen.truth(s.expr), site, depth)
-                if not loops:
-                    target = "return 0;"
-                elif s.exit == "break":
-                    self.used_labels.add(f"bn_b{loops[-1]}")
-                    target = f"goto bn_b{loops[-1]};"
-                else:
-                    self.used_labels.add(f"bn_n{loops[-1]}")
-                    target = f"goto bn_n{loops[-1]};"
+                target = self.goto(("bn_b" if s.exit == "break" else "bn_n") + str(loops[-1])) if loops \
+                    else "return 0;"
                 if test == "1":
                     code(target)
                 elif test != "0":
@@ -292,8 +290,7 @@ class CPrinter:
             elif isinstance(s, Emit):
                 code("if (w->rows) {")
                 code("    int64_t *bn_r = bn_row(w);")
-                self.ctx.bound = depth
-                code(f"    if (BN_UNLIKELY(!bn_r)) {self.ctx.fail(0, 'BN_K_NO_MEMORY')}")
+                code(f"    if (BN_UNLIKELY(!bn_r)) {self.ctx.fail(0, 'BN_K_NO_MEMORY', depth)}")
                 for j, col in enumerate(s.columns):
                     code(f"    bn_r[{j}] = {self.resolve(col).text};")
                 code("} else {")
@@ -322,22 +319,21 @@ class CPrinter:
                     code(f"goto {done};")
                 elif isinstance(form, Array):
                     code(f"{var} = {c_int(form.values[0])};")
-                    code(f"if (BN_UNLIKELY(__builtin_mul_overflow({pc}, {len(form.values)}, &{pc}))) "
-                         f"{self.ctx.fail(site, 'BN_K_COUNT_OVERFLOW')}")
+                    self.gen.guard(f"__builtin_mul_overflow({pc}, {len(form.values)}, &{pc})", site,
+                                   "BN_K_COUNT_OVERFLOW")
                 else:
                     a, b, c = self.range(form, site)
                     m = self.unit.tmp()
                     code(f"uint64_t {m} = bn_range_len({a}, {b}, {c});")
                     code(f"if ({m} == 0u) {{ {pc} = 0; goto {done}; }}")
-                    code(f"if (BN_UNLIKELY({m} > (uint64_t)INT64_MAX || __builtin_mul_overflow({pc}, (int64_t){m}, &{pc}))) "
-                         f"{self.ctx.fail(site, 'BN_K_COUNT_OVERFLOW')}")
+                    self.gen.guard(f"{m} > (uint64_t)INT64_MAX || __builtin_mul_overflow({pc}, (int64_t){m}, &{pc})",
+                                   site, "BN_K_COUNT_OVERFLOW")
                     code(f"{var} = {a};")
             self.compile(body, site, depth + j)
         code(f"goto {done};")
         code(f"{done}:")
         code(f"if (BN_UNLIKELY(__builtin_add_overflow(w->count, {pc}, &w->count))) "
-             f"{{ w->site = 0; w->kind = BN_K_COUNT_OVERFLOW; w->nbound = {depth}; goto bn_f{depth}; }}")
-        self.fail_used.add(depth)
+             f"{self.ctx.fail(0, 'BN_K_COUNT_OVERFLOW', depth)}")
 
     # -- loops (the forms of beast.ir.loops)
     def loop(self, s, depth, loops, lets):
@@ -401,15 +397,13 @@ class CPrinter:
             vsite = self.unit.site(LoopValueSite(s.node, s.var))
             code.open(f"for (int64_t {i} = 0; {i} < {q}->n; {i}++) {{")
             code(f"bn_num {x} = bn_seq_get({q}, {i});")
-            self.ctx.bound = depth
-            code(f"if (BN_UNLIKELY({x}.f)) {{ w->bad = {x}; {self.ctx.fail(vsite, 'BN_K_NON_INTEGER')[2:]}")
+            code(f"if (BN_UNLIKELY({x}.f)) {self.ctx.fail(vsite, 'BN_K_NON_INTEGER', depth, f'w->bad = {x}; ')}")
             code(f"{var} = {x}.i;")
         body()
         code.close()
         if isinstance(form, Solved):
             code.close()
         if isinstance(form, Scratch) and form.pending:
-            self.ctx.bound = depth
             code(f"if (BN_UNLIKELY({q}->pkind)) {self.pending(q, depth)}")
         code.close()
         if count is not None:
@@ -419,8 +413,11 @@ class CPrinter:
 
     def pending(self, q, bound):
         """Raise the error that filling ``q`` left pending."""
-        self.fail_used.add(bound)
-        return f"{{ w->site = {q}->psite; w->kind = {q}->pkind; w->nbound = {bound}; goto bn_f{bound}; }}"
+        return self.ctx.fail(f"{q}->psite", f"{q}->pkind", bound)
+
+    def goto(self, label):
+        self.used_labels.add(label)
+        return f"goto {label};"
 
     def range(self, form, site):
         return self.gen.range_args([self.gen.value(b.expr) for b in form.bounds], site)
@@ -439,13 +436,12 @@ class CPrinter:
             code(f"{var} = {value};")
             return
         vsite = self.unit.site(LoopValueSite(s.node, s.var))
-        self.ctx.bound = depth
         if form.check == "always":
-            code(f"w->bad = bn_nf({value}); {self.ctx.fail(vsite, 'BN_K_NON_INTEGER')}")
+            code(f"w->bad = bn_nf({value}); {self.ctx.fail(vsite, 'BN_K_NON_INTEGER', depth)}")
             code(f"{var} = 0;")
             return
         v = self.gen.stable(value)
-        code(f"if (BN_UNLIKELY({v}.f)) {{ w->bad = {v}; {self.ctx.fail(vsite, 'BN_K_NON_INTEGER')[2:]}")
+        code(f"if (BN_UNLIKELY({v}.f)) {self.ctx.fail(vsite, 'BN_K_NON_INTEGER', depth, f'w->bad = {v}; ')}")
         code(f"{var} = {v}.i;")
 
     def divisors(self, form, it, site):
@@ -456,8 +452,7 @@ class CPrinter:
             if v.type not in INTISH:
                 raise _Untranslatable(None, f"a divisor loop over a {v.type} value")
         n, a, b = vals
-        code(f"if (BN_UNLIKELY({n} != 0 && bn_divs_direct({a}, {b}) && {a} <= 0 && {b} > 0)) "
-             f"{self.ctx.fail(site, 'BN_K_ZERO_MOD')}")
+        gen.guard(f"{n} != 0 && bn_divs_direct({a}, {b}) && {a} <= 0 && {b} > 0", site, "BN_K_ZERO_MOD")
         code(f"bn_divs {it};")
         code(f"bn_divs_init(&{it}, {n}, {a}, {b});")
 
@@ -478,9 +473,9 @@ class CPrinter:
             else:
                 code(f"if (BN_UNLIKELY({call})) {self.ctx.fail_prop()}")
                 vsite = self.unit.site(LoopValueSite(loop.node, loop.var))
-                code(f"if (BN_UNLIKELY({q}->kind == BN_SEQ_NONE)) {self.ctx.fail(vsite, 'BN_K_RETURNED_NONE')}")
-                code(f"if (BN_UNLIKELY({q}->kind == BN_SEQ_BADRET)) {{ w->bad.i = {q}->extra; "
-                     f"{self.ctx.fail(vsite, 'BN_K_BAD_RETURN')[2:]}")
+                gen.guard(f"{q}->kind == BN_SEQ_NONE", vsite, "BN_K_RETURNED_NONE")
+                code(f"if (BN_UNLIKELY({q}->kind == BN_SEQ_BADRET)) "
+                     f"{self.ctx.fail(vsite, 'BN_K_BAD_RETURN', first=f'w->bad.i = {q}->extra; ')}")
         elif isinstance(f, Counted):
             a, b, c = self.range(f, site)
             code(f"bn_seq_range({q}, {a}, {b}, {c});")
@@ -490,7 +485,7 @@ class CPrinter:
         elif isinstance(f, Bind):
             v = gen.value(f.value)
             code(f"bn_seq_reset({q});")
-            code(f"if (BN_UNLIKELY(bn_e = bn_seq_push({q}, {gen.to_num(v)}))) {self.ctx.fail(site, 'bn_e')}")
+            gen.call(f"bn_seq_push({q}, {gen.to_num(v)})", site)
         elif isinstance(f, Solved):
             code(f"bn_seq_reset({q});")
             code.open(f"if ({gen.truth(f.guard)}) {{")
@@ -513,8 +508,7 @@ class CPrinter:
             self.fill(f.right, qr, site, loop)
             for side in (ql, qr):
                 code(f"if (BN_UNLIKELY({side}->pkind)) {self.pending(side, self.ctx.bound)}")
-            op = {"union": 0, "intersection": 1, "difference": 2}[f.op]
-            code(f"if (BN_UNLIKELY(bn_e = bn_setop({q}, {op}, {ql}, {qr}))) {self.ctx.fail(site, 'bn_e')}")
+            gen.call(f"bn_setop({q}, {SETOP[f.op]}, {ql}, {qr})", site)
 
     def describe(self, f):
         """A loop form as Python, for the loop's comment."""
@@ -548,34 +542,19 @@ class CPrinter:
                _prelude(ncols, self.unit.nseq, len(p.tallies)),
                f"#define BN_CLAIM_DEPTH {self.claim_depth}", ""]
         out += self.unit.statics
-        out.append("")
-        for ident, (fname, text) in self.unit.functions.items():
-            out.append(text)
-            out.append("")
-        out.append("static int bn_walk(bn_w *w)")
-        out.append("{")
-        out.append("    int bn_e = 0;")
-        for var, cname in self.loop_vars.items():
-            out.append(f"    int64_t {cname} = 0;")
-        for var, (cname, t) in self.derived.items():
-            out.append(f"    {CTYPE[t]} {cname} = {ZERO[t]};")
+        out += [""] + [line for _, text in self.unit.functions.values() for line in (text, "")]
+        out += ["static int bn_walk(bn_w *w)", "{", "    int bn_e = 0;"]
+        out += [f"    int64_t {cname} = 0;" for cname in self.loop_vars.values()]
+        out += [f"    {CTYPE[t]} {cname} = {ZERO[t]};" for cname, t in self.derived.values()]
         used = ["bn_e"] + list(self.loop_vars.values()) + [c for c, _ in self.derived.values()]
-        out.append("    " + " ".join(f"(void){u};" for u in used))
-        out += walk_lines
-        out.append("    return 0;")
+        out += ["    " + " ".join(f"(void){u};" for u in used)] + walk_lines + ["    return 0;"]
         # failures: record the bound loop values (loop order), deepest first, falling through
-        order = list(p.loop_order)
-        if self.fail_used:
-            top = max(self.fail_used)
-            for b in range(top, -1, -1):
-                if b in self.fail_used:
-                    out.append(f"bn_f{b}:")
-                if b > 0:
-                    name = order[b - 1] if b - 1 < len(order) else None
-                    cname = self.loop_vars.get(name)
-                    out.append(f"    w->cfg[{b - 1}] = {cname if cname else 0};")
-            out.append("    return 1;")
-        out.append("}")
+        for b in range(max(self.fail_used, default=-1), -1, -1):
+            out += [f"bn_f{b}:"] if b in self.fail_used else []
+            if b > 0:
+                name = p.loop_order[b - 1] if b - 1 < len(p.loop_order) else None
+                out.append(f"    w->cfg[{b - 1}] = {self.loop_vars.get(name) or 0};")
+        out += ["    return 1;", "}"] if self.fail_used else ["}"]
         text = "\n".join(out) + "\n"
         return CSource(text, self.unit.sites, self.unit.objects, tuple(p.columns), self.claim_depth,
                        tuple(self.unit.tabulated), tuple(self.unit.translated))

@@ -112,13 +112,9 @@ class _FuncGen:
             arr, n = value.parts
             self.code(f"{target}.n = 0;")
             if n:
-                i = self.unit.tmp()
-                self.code(f"for (int64_t {i} = 0; {i} < {n}; {i}++)")
-                self.code(f"    if (BN_UNLIKELY(bn_e = bn_list_push(&{target}, {arr}[{i}]))) "
-                          f"{self.ctx.fail(self.gen.site, 'bn_e')}")
+                self.gen.push_each(n, f"bn_list_push(&{target}, {arr}[{{i}}])", self.gen.site)
         elif kind == "list":
-            self.code(f"if (BN_UNLIKELY(bn_e = bn_list_copy(&{target}, &{value}))) "
-                      f"{self.ctx.fail(self.gen.site, 'bn_e')}")
+            self.gen.call(f"bn_list_copy(&{target}, &{value})", self.gen.site)
         else:
             self.code(f"{target} = {self.gen.convert(value, target.type)};")
 
@@ -210,7 +206,7 @@ class _FuncGen:
         v = gen.value(st.value)
         if not yield_ok(v.type):
             raise _Untranslatable(st.node.value, "yielding a non-number")
-        self.code(f"if (BN_UNLIKELY(bn_e = bn_seq_push(out, {gen.to_num(v)}))) {self.ctx.fail(gen.site, 'bn_e')}")
+        gen.call(f"bn_seq_push(out, {gen.to_num(v)})", gen.site)
 
     def s_Append(self, st):
         gen = self.gen
@@ -218,7 +214,7 @@ class _FuncGen:
         v = gen.value(st.value)
         if not element_ok(v.type):
             raise _Untranslatable(st.call, f"appending a {v.type} (lists of integers only)")
-        self.code(f"if (BN_UNLIKELY(bn_e = bn_list_push(&{lst}, {v}))) {self.ctx.fail(gen.site, 'bn_e')}")
+        gen.call(f"bn_list_push(&{lst}, {v})", gen.site)
 
     def s_Return(self, st):
         gen, code = self.gen, self.code
@@ -244,12 +240,9 @@ class _FuncGen:
             arr, n = v.parts
             code(f"bn_seq_ints(out, {arr if n else 'NULL'}, {n});")
         elif kind == "list":
-            i = self.unit.tmp()
-            code(f"for (int64_t {i} = 0; {i} < {v}.n; {i}++)")
-            code(f"    if (BN_UNLIKELY(bn_e = bn_seq_push(out, bn_ni({v}.v[{i}])))) "
-                 f"{self.ctx.fail(gen.site, 'bn_e')}")
+            gen.push_each(f"{v}.n", f"bn_seq_push(out, bn_ni({v}.v[{{i}}]))", gen.site)
         elif kind == "number":
-            code(f"if (BN_UNLIKELY(bn_e = bn_seq_push(out, {gen.to_num(v)}))) {self.ctx.fail(gen.site, 'bn_e')}")
+            gen.call(f"bn_seq_push(out, {gen.to_num(v)})", gen.site)
         else:
             raise _Untranslatable(st.node, f"returning a {v.type}")
         code("goto bn_out;")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from contextlib import contextmanager
 
 from ..errors import BeastError
 from ..ir.body import Untranslatable
@@ -90,25 +91,16 @@ class _Code:
         self.indent -= 1
         self(text)
 
+    @contextmanager
     def capture(self):
-        return _Capture(self)
-
-
-class _Capture:
-    def __init__(self, code):
-        self.code = code
-
-    def __enter__(self):
-        self.saved = self.code.lines
-        self.code.lines = []
-        self.code.indent += 1
-        return self
-
-    def __exit__(self, *exc):
-        self.lines = self.code.lines
-        self.code.lines = self.saved
-        self.code.indent -= 1
-        return False
+        """Collect the lines of a block one level deeper into the list it yields."""
+        saved, self.lines = self.lines, []
+        self.indent += 1
+        try:
+            yield self.lines
+        finally:
+            self.lines = saved
+            self.indent -= 1
 
 
 class CExpr(ExprPrinter):
@@ -145,13 +137,18 @@ OVERFLOW = {"+": "add", "-": "sub", "*": "mul"}
 HELPER = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
           "<<": "lshift", ">>": "rshift"}
 C_HELPER = ("//", "%", "**", "<<", ">>")
-CMP_FN = {"nn": "bn_cmp_nn", "di": "bn_cmp_di", "id": "bn_cmp_id"}
+UNARY = {("neg", "ii"): "(-{0})", ("neg", "dd"): "(-{0})", ("abs", "ii"): "({0} < 0 ? -{0} : {0})",
+         ("abs", "dd"): "fabs({0})"}
+TRUEDIV = {"ii": ("0", "BN_K_ZERO_TRUEDIV", "(double)({0}) / (double)({1})"),
+           "dd": ("0.0", "BN_K_ZERO_FTRUEDIV", "({0} / {1})")}
+CMP = {"ii": "({0} {2} {1})", "dd": "({0} {2} {1})", "nn": "bn_cmpres(bn_cmp_nn({0}, {1}), {3})",
+       "di": "bn_cmpres(bn_cmp_di({0}, {1}), {3})", "id": "bn_cmpres(bn_cmp_id({0}, {1}), {3})"}
 IN_FN = {("range", "ii"): "bn_range_has({2}, {3}, {4}, {0})", ("range", "dd"): "bn_range_has_d({2}, {3}, {4}, {0})",
          ("list", "ii"): "bn_list_has(&{1}, {0})", ("list", "dd"): "bn_list_has_d(&{1}, {0})",
          ("carray", "ii"): "bn_ints_has({2}, {3}, {0})", ("carray", "dd"): "bn_ints_has_d({2}, {3}, {0})"}
 TRUTH = {"bool": "{0}", "int": "({0} != 0)", "float": "({0} != 0.0)", "num": "bn_truth({0})", "list": "({0}.n != 0)",
          "range": "(bn_range_len({1}, {2}, {3}) != 0u)"}
-AS = {("num", "int"): "bn_ni({})", ("num", "bool"): "bn_ni({})", ("num", "float"): "bn_nf({})",
+AS = {("int", "bool"): "{}", ("num", "int"): "bn_ni({})", ("num", "bool"): "bn_ni({})", ("num", "float"): "bn_nf({})",
       ("float", "int"): "(double)({})", ("float", "bool"): "(double)({})", ("float", "num"): "bn_tod({})"}
 # a loop over a range, a list, a constant array: (before it, its header, the element); {0}-{2}: the parts
 ITERATE = {"range": ("uint64_t {n} = bn_range_len({0}, {1}, {2});", "for (uint64_t {i} = 0; {i} < {n}; {i}++) {{",
@@ -198,10 +195,24 @@ class _Gen:
     def fail(self, site, kind):
         return self.ctx.fail(site, kind)
 
+    def guard(self, cond, site, kind):
+        """``if (cond)``: fail at ``site`` with the error ``kind``."""
+        self.code(f"if (BN_UNLIKELY({cond})) {self.fail(site, kind)}")
+
+    def call(self, call, site):
+        """A prelude call that returns an error kind (0: fine)."""
+        self.guard(f"bn_e = {call}", site, "bn_e")
+
+    def push_each(self, n, call, site):
+        """``call`` (an error-returning push, ``{i}`` its index) for each index below ``n``."""
+        i = self.unit.tmp()
+        self.code(f"for (int64_t {i} = 0; {i} < {n}; {i}++)")
+        self.code(f"    if (BN_UNLIKELY(bn_e = {call.format(i=i)})) {self.fail(site, 'bn_e')}")
+
     def check(self, call, site, ret_type, out_type):
         """``out = helper(&out, ...)``: a helper returning an error kind (0: fine)."""
         t = self.tmp(out_type)
-        self.code(f"if (BN_UNLIKELY(bn_e = {call.format(out='&' + t)})) {self.fail(site, 'bn_e')}")
+        self.call(call.format(out='&' + t), site)
         return CVal(t, ret_type)
 
     # -- conversions
@@ -279,27 +290,30 @@ class _Gen:
         raise op.value
 
     # -- arithmetic
+    def spell(self, values, form):
+        """The operands' texts in ``form``: doubles (dd), nums (nn), else as they are."""
+        conv = self.to_num if form == "nn" else self.to_double if form == "dd" else str
+        return [conv(v) for v in values]
+
     def e_binop(self, op):
         (a, b), site = self.operands(op)
         o, form = op.op, op.form
-        if o == "/" and form == "ii":
-            if op.check:
-                self.code(f"if (BN_UNLIKELY({b} == 0)) {self.fail(site, 'BN_K_ZERO_TRUEDIV')}")
-            return self.let("float", f"(double)({a}) / (double)({b})")
-        if o == "/" and form == "dd":
-            d = self.stable(CVal(self.to_double(b), "float"))
-            if op.check:
-                self.code(f"if (BN_UNLIKELY({d} == 0.0)) {self.fail(site, 'BN_K_ZERO_FTRUEDIV')}")
-            return CVal(f"({self.to_double(a)} / {d})", "float")
         if o in OVERFLOW and form == "ii" and op.check:
             t = self.tmp("int")
-            self.code(f"if (BN_UNLIKELY(__builtin_{OVERFLOW[o]}_overflow({a}, {b}, &{t}))) "
-                      f"{self.fail(site, 'BN_K_OVERFLOW')}")
+            self.guard(f"__builtin_{OVERFLOW[o]}_overflow({a}, {b}, &{t})", site, "BN_K_OVERFLOW")
             return CVal(t, "int")
-        conv = {"ii": str, "nn": self.to_num, "dd": self.to_double}[form]
+        if o == "/" and form != "nn":           # on doubles, the divisor tested first
+            if form == "dd":
+                b = self.stable(CVal(self.to_double(b), "float"))
+            zero, kind, text = TRUEDIV[form]
+            if op.check:
+                self.guard(f"{b} == {zero}", site, kind)
+            text = text.format(*self.spell((a, b), form))
+            return self.let("float", text) if form == "ii" else CVal(text, "float")
+        x, y = self.spell((a, b), form)
         if form == "nn" or o in C_HELPER:       # Python's semantics (floor, sign, errors) in the prelude
-            return self.check(f"bn_{HELPER[o]}_{form}({{out}}, {conv(a)}, {conv(b)})", site, op.type, op.type)
-        return CVal(f"({conv(a)} {o} {conv(b)})", op.type)
+            return self.check(f"bn_{HELPER[o]}_{form}({{out}}, {x}, {y})", site, op.type, op.type)
+        return CVal(f"({x} {o} {y})", op.type)
 
     def e_pos(self, op):
         (v,), _ = self.operands(op)
@@ -310,26 +324,18 @@ class _Gen:
         return CVal(f"(~{v})", "int")
 
     def e_neg(self, op):
+        """-x and abs(x): an integer operand is repeated (stable) and may overflow at INT64_MIN;
+        a num goes through the prelude (``bn_neg_n``/``bn_abs_n``)."""
         (v,), site = self.operands(op)
+        if op.form == "nn":
+            return self.check(f"bn_{op.kind}_n({{out}}, {v})", site, "num", "num")
         if op.form == "ii":
-            s = self.stable(v)
+            v = self.stable(v)
             if op.check:
-                self.code(f"if (BN_UNLIKELY({s} == INT64_MIN)) {self.fail(site, 'BN_K_OVERFLOW')}")
-            return CVal(f"(-{s})", "int")
-        if op.form == "dd":
-            return CVal(f"(-{v})", "float")
-        return self.check(f"bn_neg_n({{out}}, {v})", site, "num", "num")
+                self.guard(f"{v} == INT64_MIN", site, "BN_K_OVERFLOW")
+        return CVal(UNARY[op.kind, op.form].format(v), op.type)
 
-    def e_abs(self, op):
-        (v,), site = self.operands(op)
-        if op.form == "ii":
-            s = self.stable(v)
-            if op.check:
-                self.code(f"if (BN_UNLIKELY({s} == INT64_MIN)) {self.fail(site, 'BN_K_OVERFLOW')}")
-            return CVal(f"({s} < 0 ? -{s} : {s})", "int")
-        if op.form == "dd":
-            return CVal(f"fabs({v})", "float")
-        return self.check(f"bn_abs_n({{out}}, {v})", site, "num", "num")
+    e_abs = e_neg
 
     def e_minmax_call(self, op):
         values, _ = self.operands(op)
@@ -346,11 +352,8 @@ class _Gen:
 
     # -- comparisons and logic
     def e_cmp(self, op):
-        (a, b), _ = self.operands(op)
-        if op.form in ("ii", "dd"):
-            return CVal(f"({a} {op.op} {b})", "bool")
-        conv = self.to_num if op.form == "nn" else str
-        return CVal(f"bn_cmpres({CMP_FN[op.form]}({conv(a)}, {conv(b)}), {CMP_CODE[op.op]})", "bool")
+        values, _ = self.operands(op)
+        return CVal(CMP[op.form].format(*self.spell(values, op.form), op.op, CMP_CODE[op.op]), "bool")
 
     def e_truth(self, op):
         return CVal(self.truth_of(self.emit(op.args[0])), "bool")
@@ -364,12 +367,12 @@ class _Gen:
         negate = op.kind == "or"
         with self.code.capture() as cap:
             rest = self.truth_of(self.emit(op.args[1]))
-        if not cap.lines:
+        if not cap:
             return CVal(f"({first} {'||' if negate else '&&'} {rest})", "bool")
         t = self.unit.tmp()
         self.code(f"int64_t {t} = {first};")
         self.code(f"if ({'!' if negate else ''}{t}) {{")
-        self.code.lines.extend(cap.lines)
+        self.code.lines.extend(cap)
         self.code(f"    {t} = {rest};")
         self.code("}")
         return CVal(t, "bool")
@@ -382,12 +385,12 @@ class _Gen:
             a = self.convert(self.emit(op.args[1]), op.type)
         with self.code.capture() as cap_else:
             b = self.convert(self.emit(op.args[2]), op.type)
-        if not cap_then.lines and not cap_else.lines:
+        if not cap_then and not cap_else:
             return CVal(f"({c} ? {a} : {b})", op.type)
         t = self.tmp(op.type)
         for word, cap, x in (("if ({c}) {{", cap_then, a), ("}} else {{", cap_else, b)):
             self.code(word.format(c=c))
-            self.code.lines.extend(cap.lines)
+            self.code.lines.extend(cap)
             self.code(f"    {t} = {x};")
         self.code("}")
         return CVal(t, op.type)
@@ -437,12 +440,12 @@ class _Gen:
                 out[i] = "0"
             elif checks[i] == "nonint":
                 s = self.stable(v)
-                self.code(f"if (BN_UNLIKELY({s}.f)) {self.fail(site, 'BN_K_RANGE_NOT_INT')}")
+                self.guard(f"{s}.f", site, "BN_K_RANGE_NOT_INT")
                 out[i] = f"{s}.i"
             else:
                 out[i] = self.stable(v).text
             if i == 2 and zero:
-                self.code(f"if (BN_UNLIKELY({out[2]} == 0)) {self.fail(site, 'BN_K_RANGE_STEP_ZERO')}")
+                self.guard(f"{out[2]} == 0", site, "BN_K_RANGE_STEP_ZERO")
         return tuple(out)
 
     def e_list(self, op):
@@ -452,7 +455,7 @@ class _Gen:
         site = self.site_at(op.where)
 
         def push(v):
-            self.code(f"if (BN_UNLIKELY(bn_e = bn_list_push(&{lst}, {v}))) {self.fail(site, 'bn_e')}")
+            self.call(f"bn_list_push(&{lst}, {v})", site)
 
         if op.kind == "list":
             for x in op.args:
@@ -495,17 +498,15 @@ class _Gen:
         n, data = (f"{cont}.n", f"{cont}.v") if cont.type == "list" else (str(cont.parts[1]), cont.parts[0])
         i = self.let("int", idx.text)
         self.code(f"if ({i} < 0) {i} += {n};")
-        self.code(f"if (BN_UNLIKELY({i} < 0 || {i} >= {n})) {self.fail(site, kind)}")
+        self.guard(f"{i} < 0 || {i} >= {n}", site, kind)
         return CVal(f"{data}[{i}]", "int")
 
     def e_conv(self, op):
         (v,), site = self.operands(op)
         if op.type == "bool":
             return CVal(self.truth_of(v), "bool")
-        if op.type == "float":
-            return CVal(self.to_double(v), "float")
-        if v.type in INTISH:
-            return CVal(v.text, "int")
+        if op.type == "float" or v.type in INTISH:
+            return CVal(self.as_type(v, op.type), op.type)
         if v.type == "float":
             return self.check(f"bn_d2i({{out}}, {v})", site, "int", "int")
         s = self.stable(v)

@@ -333,7 +333,7 @@ class Lowering:
             v = args[0]
             if v.kind == "const":
                 return self.const(abs(v.value), Const(abs(v.value)), args=(v,), where=where)
-            return absolute(v, self.target, where)
+            return negate(v, self.target, where, "abs")
         if len(args) == 1:
             raise Untranslatable(e, f"{e.func}() of one number")
         steps, out = [], args[0]            # min/max fold pairwise, after every argument
@@ -587,22 +587,15 @@ def compare(op, a, b):
     return None
 
 
-def negate(v, target, where=None) -> Op:
-    """``-v`` of a number that is not a constant."""
-    if v.type in INTISH:
-        lo, _ = target.known(v)
-        return Op("neg", "int", (v,), form="ii", check=None if target.fits(-lo) else "overflow",
-                  where=where, iv=None if v.iv is None else target.inside((-v.iv[1], -v.iv[0])))
-    return Op("neg", v.type, (v,), form="dd" if v.type == "float" else "nn", where=where)
-
-
-def absolute(v, target, where=None) -> Op:
-    """``abs(v)`` of a number that is not a constant."""
-    if v.type in INTISH:
-        lo, _ = target.known(v)
-        return Op("abs", "int", (v,), form="ii", check=None if target.fits(-lo) else "overflow", where=where,
-                  iv=iv.absolute(v.iv))
-    return Op("abs", v.type, (v,), form="dd" if v.type == "float" else "nn", where=where)
+def negate(v, target, where=None, kind="neg") -> Op:
+    """``-v`` (``kind`` 'abs': ``abs(v)``) of a number that is not a constant: an integer one
+    overflows only at the bottom of the width."""
+    if v.type not in INTISH:
+        return Op(kind, v.type, (v,), form="dd" if v.type == "float" else "nn", where=where)
+    out_iv = iv.absolute(v.iv) if kind == "abs" else \
+        None if v.iv is None else target.inside((-v.iv[1], -v.iv[0]))
+    return Op(kind, "int", (v,), form="ii", check=None if target.fits(-target.known(v)[0]) else "overflow",
+              where=where, iv=out_iv)
 
 
 def minmax(func, a, b, target) -> Op:
