@@ -719,6 +719,6 @@ def _has_sites(op) -> bool:
     return op.where is not None or any(_has_sites(a) for a in op.args)
 
 
-__all__ = ["C64", "Lowering", "Op", "Target", "absolute", "arith", "checked_store", "compare", "constant", "element_ok",
+__all__ = ["C64", "Lowering", "Op", "Target", "arith", "checked_store", "compare", "constant", "element_ok",
            "list_store", "local_init", "minmax",
            "negate", "operand", "range_arg_checks", "return_kind", "store_kind", "table_values", "yield_ok"]
