@@ -341,33 +341,26 @@ class FunctionTranslator(OpSpeller):
     # -- iteration over a list / range value
     def iterate(self, it: V, body):
         """Emit a loop over ``it`` calling ``body(elem V)`` inside it."""
-        if it.ty == "range":
+        if it.ty == "range":                # a numeric for: its limit one short of the stop
             a, b, c = it.parts
-            v = self.tmp()
-            if c.const:
-                lim = f"{wrap(b, ADD)} - 1" if c.k > 0 else f"{wrap(b, ADD)} + 1"
-            else:
-                lim = f"({c.code} > 0) and ({b.code} - 1) or ({b.code} + 1)"
+            v, inner = self.tmp(), []
+            lim = f"{wrap(b, ADD)} {'-' if c.k > 0 else '+'} 1" if c.const else \
+                f"({c.code} > 0) and ({b.code} - 1) or ({b.code} + 1)"
             self.emit(f"for {v} = {a.code}, {lim}, {c.code} do")
-            self.indent += 1
-            body(V(v, ATOM, "int"))
-            self.indent -= 1
-            self.emit("end")
-            return
-        if it.ty == "list":
+        elif it.ty == "list":               # up to the first nil: the list may grow in the loop
             it = self.hoist(it)
             j, v = self.tmp(), self.tmp()
+            inner = [f"{j} = {j} + 1", f"local {v} = {it.code}[{j}]", f"if {v} == nil then break end"]
             self.emit(f"local {j} = 0")
             self.emit("while true do")
-            self.indent += 1
-            self.emit(f"{j} = {j} + 1")
-            self.emit(f"local {v} = {it.code}[{j}]")
-            self.emit(f"if {v} == nil then break end")
-            body(V(v, ATOM, "int"))
-            self.indent -= 1
-            self.emit("end")
-            return
-        raise Untranslatable(f"iteration over a {it.ty}")
+        else:
+            raise Untranslatable(f"iteration over a {it.ty}")
+        self.indent += 1
+        for line in inner:
+            self.emit(line)
+        body(V(v, ATOM, "int"))
+        self.indent -= 1
+        self.emit("end")
 
     # -- expressions: lowered by beast.ir.ops (BODY), spelled by the o_* methods
     def ex(self, e) -> V:
