@@ -275,9 +275,7 @@ class LuaOps:
         return V(f"{wrap(ta, prec)} {op} {wrap(tb, prec, True)}", prec, "bool")
 
     def not_(self, a: V) -> V:
-        if a.ty in NUMERIC:
-            if a.const:
-                return V("false" if a.k else "true", ATOM, "bool", k=not a.k)
+        if a.ty in NUMERIC and not a.const:
             return V(f"{wrap(a, CMP, True)} == 0", CMP, "bool")
         t = self.truth_v(a)
         if t.const:
