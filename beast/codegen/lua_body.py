@@ -303,81 +303,64 @@ class FunctionTranslator(OpSpeller):
         self.yield_(st.value)
 
     def emit_return(self, v, node):
-        if self.kind == "closure":
-            self.emit("do return _b_n, -1 end")
-            return
-        if self.kind == "cond":
-            self.emit(f"do return {self.truth(v) if v is not None else 'false'} end")
+        if self.kind != "deferred":         # a closure returns its count; a condition its truth
+            out = "_b_n, -1" if self.kind == "closure" else self.truth(v) if v is not None else "false"
+            self.emit(f"do return {out} end")
             return
         # deferred iterator: start, step, count, table, bad
         kind = ops.return_kind("none" if v is None else v.ty)
-        if kind == "none":
-            k = self.site("none", None, node)
-            self.emit(f"do return _b_fail({k}) end")
-            return
-        if kind == "range":
-            a, b, c = v.parts
-            k = self.site("overflow", None, node)
-            self.emit(f"do return {a.code}, {c.code}, _b_rlen({a.code}, {b.code}, {c.code}, {k}), nil, -1 end")
-            return
-        if kind == "list":
-            v = self.hoist(v)
-            self.emit(f"do return 0, 0, #{v.code}, {v.code}, -1 end")
-            return
         if kind is None:
             raise Untranslatable(f"an @iterator returning a {v.ty}")
-        v = self.num(v)
-        if v.ty == "int":
-            self.emit(f"do return {v.code}, 0, 1, nil, -1 end")
-        elif v.ty == "float":
-            self.emit(f"do return {v.code}, 0, 1, nil, 0 end")
-        else:
+        if kind == "none":
+            out = f"_b_fail({self.site('none', None, node)})"
+        elif kind == "range":
+            a, b, c = v.parts
+            k = self.site("overflow", None, node)
+            out = f"{a.code}, {c.code}, _b_rlen({a.code}, {b.code}, {c.code}, {k}), nil, -1"
+        elif kind == "list":
             v = self.hoist(v)
-            self.emit(f"do return {v.code}, 0, 1, nil, ({v.flag} and 0 or -1) end")
+            out = f"0, 0, #{v.code}, {v.code}, -1"
+        else:                               # one number; bad is -1, or 0 for a float
+            v = self.num(v)
+            v = self.hoist(v) if v.ty == "num" else v
+            bad = {"float": "0", "int": "-1"}.get(v.ty) or f"({v.flag} and 0 or -1)"
+            out = f"{v.code}, 0, 1, nil, {bad}"
+        self.emit(f"do return {out} end")
 
     def yield_(self, e):
         v = self.ex(e)
         if not ops.yield_ok(v.ty):
             raise Untranslatable(f"yield of a {v.ty}")
         v = self.num(v)
-        if v.ty == "int":
-            self.emit(f"_b_n = _b_n + 1; _b_out[_b_n] = {v.code}; _b_out.n = _b_n")
-        else:
+        if v.ty != "int":
             v = self.hoist(v)
-            self.emit(f"_b_n = _b_n + 1; _b_out[_b_n] = {v.code}; _b_out.n = _b_n")
-            test = "true" if v.ty == "float" else v.flag
-            self.emit(f"if {test} then return _b_n, _b_n - 1 end")
+        self.emit(f"_b_n = _b_n + 1; _b_out[_b_n] = {v.code}; _b_out.n = _b_n")
+        if v.ty != "int":
+            self.emit(f"if {'true' if v.ty == 'float' else v.flag} then return _b_n, _b_n - 1 end")
 
     # -- iteration over a list / range value
     def iterate(self, it: V, body):
         """Emit a loop over ``it`` calling ``body(elem V)`` inside it."""
-        if it.ty == "range":
+        if it.ty == "range":                # a numeric for: its limit one short of the stop
             a, b, c = it.parts
-            v = self.tmp()
-            if c.const:
-                lim = f"{wrap(b, ADD)} - 1" if c.k > 0 else f"{wrap(b, ADD)} + 1"
-            else:
-                lim = f"({c.code} > 0) and ({b.code} - 1) or ({b.code} + 1)"
+            v, inner = self.tmp(), []
+            lim = f"{wrap(b, ADD)} {'-' if c.k > 0 else '+'} 1" if c.const else \
+                f"({c.code} > 0) and ({b.code} - 1) or ({b.code} + 1)"
             self.emit(f"for {v} = {a.code}, {lim}, {c.code} do")
-            self.indent += 1
-            body(V(v, ATOM, "int"))
-            self.indent -= 1
-            self.emit("end")
-            return
-        if it.ty == "list":
+        elif it.ty == "list":               # up to the first nil: the list may grow in the loop
             it = self.hoist(it)
             j, v = self.tmp(), self.tmp()
+            inner = [f"{j} = {j} + 1", f"local {v} = {it.code}[{j}]", f"if {v} == nil then break end"]
             self.emit(f"local {j} = 0")
             self.emit("while true do")
-            self.indent += 1
-            self.emit(f"{j} = {j} + 1")
-            self.emit(f"local {v} = {it.code}[{j}]")
-            self.emit(f"if {v} == nil then break end")
-            body(V(v, ATOM, "int"))
-            self.indent -= 1
-            self.emit("end")
-            return
-        raise Untranslatable(f"iteration over a {it.ty}")
+        else:
+            raise Untranslatable(f"iteration over a {it.ty}")
+        self.indent += 1
+        for line in inner:
+            self.emit(line)
+        body(V(v, ATOM, "int"))
+        self.indent -= 1
+        self.emit("end")
 
     # -- expressions: lowered by beast.ir.ops (BODY), spelled by the o_* methods
     def ex(self, e) -> V:

@@ -27,6 +27,14 @@ LUA_KEYWORDS = {"and", "break", "do", "else", "elseif", "end", "false", "for", "
 
 NUMERIC = ("int", "float", "num")
 SETOP_CODES = {"union": 1, "intersection": 2, "difference": 3}
+# Python's truth value of a value by its static type: the Lua text, and the operand's precedence
+TRUTH = {"bool": ("{}", 0, False), "none": ("false", 0, False), "str": ('{} ~= ""', CMP, True),
+         "list": ("#{} > 0", UNARY, False), **{t: ("{} ~= 0", CMP, True) for t in NUMERIC}}
+# Arithmetic spelled inline, by (op, form) (None: any form): the Lua text, its precedence and the
+# operands' (+, -, * may be checked around it; the others only when nothing can fail)
+INLINE = {("+", None): ("{} + {}", ADD, ADD), ("-", None): ("{} - {}", ADD, ADD), ("*", None): ("{} * {}", MUL, MUL),
+          ("/", None): ("{} / {}", MUL, MUL), ("%", "ii"): ("{} % {}", MUL, MUL),
+          ("//", "ii"): ("_b_floor({} / {})", ATOM, MUL), ("**", "ii"): ("{} ^ {}", POW, POW)}
 
 
 class Untranslatable(Exception):
@@ -177,29 +185,19 @@ class LuaOps:
         """Lua boolean text of Python's truth value of ``v``."""
         if v.const and v.ty in ("int", "float", "bool", "str", "none"):
             return "true" if v.k else "false"
-        if v.ty == "bool":
-            return v.code
-        if v.ty in NUMERIC:
-            return f"{wrap(v, CMP, True)} ~= 0"
-        if v.ty == "str":
-            return f'{wrap(v, CMP, True)} ~= ""'
-        if v.ty == "none":
-            return "false"
-        if v.ty == "list":
-            return f"#{wrap(v, UNARY)} > 0"
         if v.ty == "range":
             a, b, c = v.parts
             return f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('overflow')}) > 0"
-        raise self.unsupported(f"truth value of a {v.ty}")
+        if v.ty not in TRUTH:
+            raise self.unsupported(f"truth value of a {v.ty}")
+        text, prec, strict = TRUTH[v.ty]
+        return text.format(wrap(v, prec, strict))
 
     def truth_v(self, v: V) -> V:
         t = self.truth(v)
         if t in ("true", "false"):
             return V(t, ATOM, "bool", k=(t == "true"))
-        prec = v.prec if v.ty == "bool" else CMP
-        if v.ty == "list":
-            prec = CMP
-        return V(t, prec, "bool")
+        return V(t, v.prec if v.ty == "bool" else CMP, "bool")
 
     def unsupported(self, what):
         return LuaCodegenError(f"the Lua backend cannot translate {what}")
@@ -219,32 +217,25 @@ class LuaOps:
 
     def spell_arith(self, d, a: V, b: V, node=None, k=None) -> V:
         """The Lua of the decided binop ``d`` on the numbers ``a`` and ``b``."""
-        op = d.op
-        fa, fb = self.flag(a), self.flag(b)
-        ty, form, check = d.type, d.form, d.check
-        flag = or_flags(fa, fb) if ty == "num" else None
-        if op in ("+", "-", "*"):
-            prec = ADD if op != "*" else MUL
-            code = f"{wrap(a, prec)} {op} {wrap(b, prec, True)}"
+        op, ty, form, check = d.op, d.type, d.form, d.check
+        inline = INLINE.get((op, form)) or INLINE.get((op, None))
+        if inline and (not check or op in ("+", "-", "*")):
+            text, prec, inner = inline
+            code = text.format(wrap(a, inner, op == "**"), wrap(b, inner, True))
             if not check:
                 return V(code, prec, ty, iv=d.iv)
             site = self.site("overflow", op, node)
             if form == "ii":
                 return V(f"_b_chk({code}, {site})", ATOM, "int")
+            flag = or_flags(self.flag(a), self.flag(b))
             return V(f"_b_chkn({code}, {flag}, {site})", ATOM, "num", flag)
-        if not check and (op == "/" or op == "%" and form == "ii"):
-            return V(f"{wrap(a, MUL)} {op} {wrap(b, MUL, True)}", MUL, ty, iv=d.iv)
-        if not check and op == "//" and form == "ii":
-            return V(f"_b_floor({wrap(a, MUL)} / {wrap(b, MUL, True)})", ATOM, "int", iv=d.iv)
-        if not check and op == "**" and form == "ii":
-            return V(f"{wrap(a, POW, True)} ^ {b.code}", POW, "int", iv=d.iv)
         k = k or self.site("op", op, node)
         if op == "//" and form == "ii":
             return V(f"_b_idiv({a.code}, {b.code}, {k})", ATOM, "int", iv=d.iv)
-        if form == "ii":
-            fa = fb = "false"
-        if op == "**" and form == "nn":         # int ** int is a float when the exponent is negative
-            flag = or_flags(fa, fb, f"({wrap(b, CMP)} < 0)")
+        fa, fb = ("false", "false") if form == "ii" else (self.flag(a), self.flag(b))
+        flag = None
+        if ty == "num":                         # int ** int is a float when the exponent is negative
+            flag = or_flags(fa, fb, *([f"({wrap(b, CMP)} < 0)"] if op == "**" and form == "nn" else ()))
         return V(f"{LUA_HELPER[op]}({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, ty, flag, d.iv)
 
     def const_number(self, r):
@@ -284,9 +275,7 @@ class LuaOps:
         return V(f"{wrap(ta, prec)} {op} {wrap(tb, prec, True)}", prec, "bool")
 
     def not_(self, a: V) -> V:
-        if a.ty in NUMERIC:
-            if a.const:
-                return V("false" if a.k else "true", ATOM, "bool", k=not a.k)
+        if a.ty in NUMERIC and not a.const:
             return V(f"{wrap(a, CMP, True)} == 0", CMP, "bool")
         t = self.truth_v(a)
         if t.const:
