@@ -48,7 +48,7 @@ from pathlib import Path
 
 from ..ir import Check, Emit, Let, Loop, Program, Tally
 from ..ir.body import Untranslatable as _LoweringRefused
-from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, Target
+from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved, Target
 from ..ir.split import Budget, parts
 from .exprs import ATOM
 from .lua_body import FunctionTranslator
@@ -240,26 +240,38 @@ class LuaPrinter:
         return f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('rstep')})"
 
     def seq_list(self, f) -> str:
-        """Lua expression of a table holding a fill's values (operands of set operations)."""
-        if isinstance(f, Counted):
-            a, b, c = self.range_parts(f)
-            return f"_b_rlist({a.code}, {b.code}, {c.code}, {self.site('rstep')})"
-        if isinstance(f, Array):
-            return self.values_table(f.values)
-        if isinstance(f, Bind):
-            return f"{{{LuaOps.num(self.ex.v(f.value)).code}}}"
-        if isinstance(f, Call):
-            args = self.call_args(f.func, [self.ex.v(a) for a in f.args])
-            ref = self.func_ref[f.func]
-            if f.closure:
-                return f"_b_clist({ref}{', ' if args else ''}{args})"
-            return f"_b_dlist({ref}({args}))"
-        if isinstance(f, Solved):
-            return f"_b_opt({self.solve_value(f)})"
-        if isinstance(f, Divisors):
-            a, b, _ = self.range_parts(f.base)
-            return f"_b_divisors({LuaOps.num(self.ex.v(f.n)).code}, {a.code}, {b.code})"
+        """Lua expression of a table holding a fill's values (operands of set operations): one
+        ``list_<form>`` per fill of beast.ir.loops."""
+        return getattr(self, "list_" + type(f).__name__)(f)
+
+    def list_Counted(self, f: Counted):
+        a, b, c = self.range_parts(f)
+        return f"_b_rlist({a.code}, {b.code}, {c.code}, {self.site('rstep')})"
+
+    def list_Array(self, f: Array):
+        return self.values_table(f.values)
+
+    def list_Bind(self, f: Bind):
+        return f"{{{LuaOps.num(self.ex.v(f.value)).code}}}"
+
+    def list_Call(self, f: Call):
+        ref, args = self.call_parts(f)
+        return f"_b_clist({ref}{', ' if args else ''}{args})" if f.closure else f"_b_dlist({ref}({args}))"
+
+    def list_Solved(self, f: Solved):
+        return f"_b_opt({self.solve_value(f)})"
+
+    def list_Divisors(self, f: Divisors):
+        a, b, _ = self.range_parts(f.base)
+        return f"_b_divisors({LuaOps.num(self.ex.v(f.n)).code}, {a.code}, {b.code})"
+
+    def list_SetOp(self, f: SetOp):
         return f"_b_setop({SETOP_CODES[f.op]}, {self.seq_list(f.left)}, {self.seq_list(f.right)})"
+
+    def call_parts(self, call: Call):
+        """The Lua reference of a fill's user function and its arguments."""
+        args = self.call_args(call.func, [self.ex.v(a) for a in call.args])   # may register a missing one
+        return self.func_ref[call.func], args
 
     def values_table(self, values):
         return self.const_table(tuple(int(v) for v in values))
@@ -447,8 +459,7 @@ class LuaPrinter:
             depth += 1
             call = form.fill if isinstance(form, Scratch) and isinstance(form.fill, Call) else None
             if call is not None:
-                args = self.call_args(call.func, [self.ex.v(a) for a in call.args])
-                ref = self.func_ref[call.func]
+                ref, args = self.call_parts(call)
             if call is not None and not call.closure:
                 self.emit(depth, f"local {s0}, {st}, {cnt}, {tb}, {bad} = {ref}({args})", *at)
                 self.emit(depth, f"for {j} = 0, {cnt} - 1 do")
