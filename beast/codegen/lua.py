@@ -46,7 +46,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..ir import Check, Emit, Let, Loop, Program, Tally
+from ..ir import Check, Emit, Let, Loop, Program, Tally, ops
 from ..ir.body import Untranslatable as _LoweringRefused
 from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved, Target
 from ..ir.split import Budget, parts
@@ -305,12 +305,14 @@ class LuaPrinter:
                 v = self.ex.v(s.expr)
                 name = self.lname(s.var)
                 ty = self.program.types.get(s.var, "num")
-                if ty in NUMERIC:
+                kind = ops.let_kind(ty, v.ty)
+                if kind is None:
+                    raise LuaCodegenError(f"derived variable '{s.var}' is {ty} but its expression is {v.ty}")
+                if kind != "same":
                     v = LuaOps.num(v)
-                if ty == "num":
+                if kind == "flagged":
                     self.emit(depth, f"local {name}, _b_f_{name} = {v.code}, {LuaOps.flag(v)}", s.node, nloops)
                 else:
-                    self.check_type(ty, v, s.var)
                     self.emit(depth, f"local {name} = {v.code}", s.node, nloops)
             elif isinstance(s, Check):
                 cond = self.ex.truth(self.ex.v(s.expr))
@@ -343,10 +345,6 @@ class LuaPrinter:
                     self.emit(depth, "if _b_i >= _b_cap then _b_buf = _b_yield(_b_i); _b_i = 0 end")
             else:
                 raise LuaCodegenError(f"the statement {s!r}")
-
-    def check_type(self, ty, v, name):
-        if v.ty != ty and (ty, v.ty) != ("float", "int"):
-            raise LuaCodegenError(f"derived variable '{name}' is {ty} but its expression is {v.ty}")
 
     def loop(self, s: Loop, depth, mode, nloops):
         part = self.split.get(id(s))             # beast.ir.split: a function of its own

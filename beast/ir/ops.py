@@ -722,3 +722,21 @@ def _has_sites(op) -> bool:
 __all__ = ["C64", "Lowering", "Op", "Target", "arith", "checked_store", "compare", "constant", "element_ok",
            "list_store", "local_init", "minmax",
            "negate", "operand", "range_arg_checks", "return_kind", "store_kind", "table_values", "yield_ok"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Conversions decided by static types alone (the Lua printer spells them)
+
+def let_kind(local, value):
+    """How a nest ``Let`` binds a value of static type ``value`` to its variable of static type
+    ``local``: 'flagged' (a num: the value as a number, a bool as 0/1, with its "is a float" flag),
+    'number' (an int or a float: a bool as 0/1; a float holds an int), 'same' (any other type: a
+    value of that type, as it is); None: refused (a type the variable does not hold)."""
+    if local == "num":
+        return "flagged"
+    if local in ("int", "float"):
+        return "number" if value in INTISH or value == local else None
+    return "same" if value == local else None
+
+
+__all__ += ["let_kind"]
