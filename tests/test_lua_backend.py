@@ -635,3 +635,28 @@ def test_random_spaces_agree_with_python():
                 assert got == expected
 
     check()
+
+
+def test_widened_parameters_enter_as_their_locals(space_file):
+    """A bool parameter the body stores an int in enters as 0/1; an int one that takes a float gets
+    its "is a float" flag (ir.ops.param_entry); the results are Python's."""
+    space = beast.load(space_file("""
+        from beast import *
+        a = iterator(range(0, 6))
+        b = iterator(range(1, 4))
+        even = a % 2 == 0
+
+
+        @condition
+        def keep(even, b):
+            if b == 2:
+                even = even + 3
+            if b == 3:
+                b = b / 2
+            return (even + b) % 2 == 1 or b > 1.2
+        """))
+    src = print_lua(space.program)
+    assert src.translated == ["_b_cond_keep"]
+    head = src.text[src.text.index("local function _b_cond_keep(even, b)"):].split("\n")[1:3]
+    assert head == ["    even = even and 1 or 0", "    local _b_f_b = false"]
+    assert 0 < assert_same(space) < 18

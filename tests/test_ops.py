@@ -225,6 +225,19 @@ def test_list_statement_decisions():
         ops.checked_store("n", "int", "list")
 
 
+def test_let_and_parameter_entry_decisions():
+    """A nest Let's binding by the types of its variable and value; a widened parameter's entry."""
+    assert [ops.let_kind("num", t) for t in ("int", "bool", "float", "num")] == ["flagged"] * 4
+    assert [ops.let_kind("int", t) for t in ("int", "bool", "float", "num")] == ["number", "number", None, None]
+    assert [ops.let_kind("float", t) for t in ("int", "bool", "float", "num")] == ["number"] * 3 + [None]
+    assert ops.let_kind("bool", "bool") == "same" and ops.let_kind("bool", "int") is None
+    assert ops.let_kind("str", "str") == "same" and ops.let_kind("str", "int") is None
+    assert ops.param_entry("int", "int") == (False, None) and ops.param_entry("num", "num") == (False, None)
+    assert ops.param_entry("int", "bool") == (True, None) and ops.param_entry("num", "bool") == (True, False)
+    assert ops.param_entry("num", "int") == (False, False) and ops.param_entry("num", "float") == (False, True)
+    assert ops.param_entry("float", "int") == (False, None)
+
+
 def test_table_values_lay_out_every_result_kind():
     """A tabulated iterator's results as flat arrays: kinds, offsets, values and their tags."""
     from beast.ir.tabulate import Table, float_bits

@@ -118,11 +118,11 @@ class FunctionTranslator(OpSpeller):
                 params.append(f"_b_f_{lua}")
             ty = body.locals.get(name, pty)
             scope[name] = LocalVar(lua, ty, f"_b_f_{lua}" if ty == "num" else None)
-            if ty != pty:
-                if pty == "bool":
-                    entry.append(f"{lua} = {lua} and 1 or 0")
-                if ty == "num" and pty != "num":
-                    entry.append(f"local _b_f_{lua} = {'true' if pty == 'float' else 'false'}")
+            as_int, flag = ops.param_entry(ty, pty)
+            if as_int:
+                entry.append(f"{lua} = {lua} and 1 or 0")
+            if flag is not None:
+                entry.append(f"local _b_f_{lua} = {'true' if flag else 'false'}")
         scoped = {n for st in walk_body(body.body) if isinstance(st, Scope) for n in st.names}
         decl = []
         for name in sorted(set(body.locals) - set(body.params)):

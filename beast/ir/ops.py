@@ -739,4 +739,15 @@ def let_kind(local, value):
     return "same" if value == local else None
 
 
-__all__ += ["let_kind"]
+def param_entry(local, param):
+    """How a body parameter passed as static type ``param`` enters its local, typed ``local`` by the
+    lowering (wider where the body stores other numbers in it: :func:`store_kind`'s 'widen'):
+    ``(as_int, flag)``; ``as_int``: a bool parameter of a wider local becomes the int 0/1; ``flag``:
+    the "is a float" flag a num local of a parameter of another type starts with (True for a
+    float), None where there is none to set."""
+    if local == param:
+        return False, None
+    return param == "bool", (param == "float" if local == "num" else None)
+
+
+__all__ += ["let_kind", "param_entry"]
