@@ -376,18 +376,10 @@ class CPrinter:
             value = self.compile(lambda: self.gen.value(form.value), site, depth)
             self.bind(var, value, form, s, depth)
             code.open("{")
-        elif isinstance(form, Solved):
-            code.open(f"if ({self.compile(lambda: self.gen.truth(form.guard), site, depth)}) {{")
-            v, a, b, c = self.compile(lambda: self.solve(form, site), site, depth)
-            code.open(f"if (bn_range_has({a}, {b}, {c}, {v})) {{")
+        elif isinstance(form, (Solved, Divisors)):
+            v, head = self.compile(lambda: self.values(form, site), site, depth)
+            code.open(f"{head}) {{")
             code(f"{var} = {v};")
-        elif isinstance(form, Divisors):
-            it = self.unit.tmp()
-            self.compile(lambda: self.divisors(form, it, site), site, depth)
-            i = self.unit.tmp()
-            code(f"int64_t {i};")
-            code.open(f"while (bn_divs_next(&{it}, &{i})) {{")
-            code(f"{var} = {i};")
         else:   # Scratch
             slot = self.unit.seq_slot()
             q = f"bn_q{lid}"
@@ -444,6 +436,25 @@ class CPrinter:
         code(f"if (BN_UNLIKELY({v}.f)) {self.ctx.fail(vsite, 'BN_K_NON_INTEGER', depth, f'w->bad = {v}; ')}")
         code(f"{var} = {v}.i;")
 
+    def values(self, form, site, reset=None):
+        """Start a Solved or Divisors form's values, for its loop or its scratch fill (after
+        ``reset``): the value (int64) and the unclosed ``if (``/``while (`` test that opens it (a
+        Solved form's guard block stays open)."""
+        code = self.code
+        if isinstance(form, Solved):
+            if reset:
+                code(reset)
+            code.open(f"if ({self.gen.truth(form.guard)}) {{")
+            v, a, b, c = self.solve(form, site)
+            return v, f"if (bn_range_has({a}, {b}, {c}, {v})"
+        it = self.unit.tmp()
+        self.divisors(form, it, site)
+        if reset:
+            code(reset)
+        v = self.unit.tmp()
+        code(f"int64_t {v};")
+        return v, f"while (bn_divs_next(&{it}, &{v})"
+
     def divisors(self, form, it, site):
         """Declare and start the divisor iteration ``it`` (n, then start and stop, as Python)."""
         gen, code = self.gen, self.code
@@ -486,20 +497,15 @@ class CPrinter:
             v = gen.value(f.value)
             code(f"bn_seq_reset({q});")
             gen.call(f"bn_seq_push({q}, {gen.to_num(v)})", site)
-        elif isinstance(f, Solved):
-            code(f"bn_seq_reset({q});")
-            code.open(f"if ({gen.truth(f.guard)}) {{")
-            v, a, b, c = self.solve(f, site)
-            code(f"if (bn_range_has({a}, {b}, {c}, {v}) && BN_UNLIKELY(bn_e = bn_seq_push({q}, bn_ni({v})))) "
-                 f"{self.ctx.fail(site, 'bn_e')}")
-            code.close()
-        elif isinstance(f, Divisors):
-            it, v = self.unit.tmp(), self.unit.tmp()
-            self.divisors(f, it, site)
-            code(f"bn_seq_reset({q});")
-            code(f"int64_t {v};")
-            code(f"while (bn_divs_next(&{it}, &{v}))")
-            code(f"    if (BN_UNLIKELY(bn_e = bn_seq_push({q}, bn_ni({v})))) {self.ctx.fail(site, 'bn_e')}")
+        elif isinstance(f, (Solved, Divisors)):
+            v, head = self.values(f, site, reset=f"bn_seq_reset({q});")
+            push = f"BN_UNLIKELY(bn_e = bn_seq_push({q}, bn_ni({v})))) {self.ctx.fail(site, 'bn_e')}"
+            if isinstance(f, Solved):
+                code(f"{head} && {push}")
+                code.close()
+            else:
+                code(f"{head})")
+                code(f"    if ({push}")
         else:   # SetOp
             ql, qr = self.unit.tmp(), self.unit.tmp()
             code(f"bn_seq *{ql} = &w->seqs[{self.unit.seq_slot()}];")
