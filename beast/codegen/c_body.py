@@ -265,9 +265,13 @@ TABLE_SEQ = """\
             bn_num x = BN_NUM0; int r;
             x.f = {t}_t[o + i]; x.i = {t}_v[o + i];
             if (x.f == 1) {{ x.d = bn_bitsd(x.i); x.i = 0; }}
-            if (BN_UNLIKELY(r = bn_seq_push(out, x))) {{ w->site = {miss}; w->kind = r; return 1; }}
+            if (BN_UNLIKELY(r = bn_seq_push(out, x))) {fail}
         }}
     }}"""
+
+
+def _fail(site, kind):
+    return f"{{ w->site = {site}; w->kind = {kind}; return 1; }}"
 
 
 class _TablePrinter:
@@ -301,7 +305,7 @@ class _TablePrinter:
         body = [f"    int64_t key[{len(key_parts) + 1}] = {{{', '.join(key_parts + ['0'])}}};",
                 f"    int64_t e = bn_tab_find({tid}_k, {n}, {len(key_parts)}, key);",
                 "    (void)w; (void)key;",
-                f"    if (BN_UNLIKELY(e < 0)) {{ w->site = {miss}; w->kind = BN_K_TABLE_MISS; return 1; }}"]
+                f"    if (BN_UNLIKELY(e < 0)) {_fail(miss, 'BN_K_TABLE_MISS')}"]
         if info.role == "condition":
             array("unsigned char", "v", [1 if o[1] else 0 for _, o in entries])
             sig = f"static int {fname}(bn_w *w, int64_t *out{params})"
@@ -311,8 +315,8 @@ class _TablePrinter:
                                            table_values(table, self.intern)):
                 array(ctype, name, values)
             sig = f"static int {fname}(bn_w *w, bn_seq *out{params})"
-            body += TABLE_SEQ.format(t=tid, miss=miss).split("\n")
-        body += [f"    if ({tid}_e[e]) {{ w->site = {tid}_e[e]; w->kind = BN_K_EXCEPTION; return 1; }}",
+            body += TABLE_SEQ.format(t=tid, fail=_fail(miss, "r")).split("\n")
+        body += [f"    if ({tid}_e[e]) {_fail(f'{tid}_e[e]', 'BN_K_EXCEPTION')}",
                  "    return 0;"]
         out += [sig, "{"] + body + ["}"]
         return "\n".join(out)
