@@ -50,7 +50,7 @@ from ..ir.sites import LoopValueSite, NodeSite, UserSite
 from ..ir.tabulate import MAX_VALUES, Tabulator, Untabulatable
 from .c_body import _FuncGen, _TablePrinter
 from .c_exprs import (CTYPE, INT64_MAX, INT64_MIN, INTISH, ZERO, CVal, _Code, _Gen, _mangle,  # noqa: F401
-                      _Untranslatable, c_comment, c_int)
+                      _Untranslatable, c_comment, c_int, c_prologue)
 from .python import PyExpr
 
 # ---------------------------------------------------------------------------------------------
@@ -549,11 +549,10 @@ class CPrinter:
                f"#define BN_CLAIM_DEPTH {self.claim_depth}", ""]
         out += self.unit.statics
         out += [""] + [line for _, text in self.unit.functions.values() for line in (text, "")]
-        out += ["static int bn_walk(bn_w *w)", "{", "    int bn_e = 0;"]
-        out += [f"    int64_t {cname} = 0;" for cname in self.loop_vars.values()]
-        out += [f"    {CTYPE[t]} {cname} = {ZERO[t]};" for cname, t in self.derived.values()]
+        decls = ["int bn_e = 0;"] + [f"int64_t {cname} = 0;" for cname in self.loop_vars.values()]
+        decls += [f"{CTYPE[t]} {cname} = {ZERO[t]};" for cname, t in self.derived.values()]
         used = ["bn_e"] + list(self.loop_vars.values()) + [c for c, _ in self.derived.values()]
-        out += ["    " + " ".join(f"(void){u};" for u in used)] + walk_lines + ["    return 0;"]
+        out += ["static int bn_walk(bn_w *w)", "{"] + c_prologue(decls, used) + walk_lines + ["    return 0;"]
         # failures: record the bound loop values (loop order), deepest first, falling through
         for b in range(max(self.fail_used, default=-1), -1, -1):
             out += [f"bn_f{b}:"] if b in self.fail_used else []

@@ -9,7 +9,7 @@ from ..ir.lower import lower_function
 from ..ir.ops import checked_store, element_ok, list_store, local_init, return_kind, table_values, yield_ok
 from ..ir.sites import TableSite
 from .c_exprs import (CTYPE, NUMERIC, ZERO, CVal, _Code, _Gen, _mangle, _Untranslatable,
-                      c_comment, c_int)
+                      c_comment, c_int, c_prologue)
 
 # ---------------------------------------------------------------------------------------------
 # User functions: AST -> C (translation)
@@ -87,15 +87,11 @@ class _FuncGen:
             self.code("*out = 0;")
         out_type = "bn_seq *out" if self.kind != "condition" else "int64_t *out"
         params = "".join(f", {CTYPE[self.ptypes[p]]} p_{_mangle(p)}" for p in self.params)
-        lines = [f"static int {self.fname}(bn_w *w, {out_type}{params})",
-                 "{", "    int bn_rc = 0, bn_e = 0;"]
-        lines += ["    " + d for d in decls]
-        lines += ["    " + f"bn_list {name} = BN_LIST0;" for name in self.ctx.lists
-                  if not name.startswith("l_")]
+        decls += [f"bn_list {name} = BN_LIST0;" for name in self.ctx.lists if not name.startswith("l_")]
         used = ["w", "out", "bn_e"] + [f"p_{_mangle(p)}" for p in self.params] + \
             [self.locals[n].text for n in self.body.locals]
-        lines.append("    " + " ".join(f"(void){u};" for u in used))
-        lines += self.code.lines
+        lines = [f"static int {self.fname}(bn_w *w, {out_type}{params})", "{"]
+        lines += c_prologue(["int bn_rc = 0, bn_e = 0;"] + decls, used) + self.code.lines
         lines += ["    goto bn_out;", "bn_out:"]
         lines += [f"    free({name}.v);" for name in self.ctx.lists]
         lines += ["    return bn_rc;", "}"]
