@@ -374,7 +374,7 @@ class CPrinter:
             code(f"{var} = {arr}[{i}];" if arr else f"{var} = 0;")
         elif isinstance(form, Bind):
             value = self.compile(lambda: self.gen.value(form.value), site, depth)
-            self.bind(var, value, form, s, depth)
+            self.bind(var, value, form.check, s, depth)
             code.open("{")
         elif isinstance(form, (Solved, Divisors)):
             v, head = self.compile(lambda: self.values(form, site), site, depth)
@@ -386,11 +386,9 @@ class CPrinter:
             code(f"bn_seq *{q} = &w->seqs[{slot}];")
             self.compile(lambda: self.fill(form.fill, q, site, s), site, depth)
             i, x = self.unit.tmp(), self.unit.tmp()
-            vsite = self.unit.site(LoopValueSite(s.node, s.var))
             code.open(f"for (int64_t {i} = 0; {i} < {q}->n; {i}++) {{")
             code(f"bn_num {x} = bn_seq_get({q}, {i});")
-            code(f"if (BN_UNLIKELY({x}.f)) {self.ctx.fail(vsite, 'BN_K_NON_INTEGER', depth, f'w->bad = {x}; ')}")
-            code(f"{var} = {x}.i;")
+            self.bind(var, CVal(x, "num"), "flag", s, depth)
         body()
         code.close()
         if isinstance(form, Solved):
@@ -421,14 +419,14 @@ class CPrinter:
         v = self.gen.stable(v)
         return (v,) + self.range(form.base, site)
 
-    def bind(self, var, value, form, s, depth):
-        """``var = value`` with the form's non-integer check."""
+    def bind(self, var, value, check, s, depth):
+        """``var = value`` with a non-integer ``check`` (:class:`~beast.ir.loops.Bind`'s)."""
         code = self.code
-        if form.check == "none":
+        if check == "none":
             code(f"{var} = {value};")
             return
         vsite = self.unit.site(LoopValueSite(s.node, s.var))
-        if form.check == "always":
+        if check == "always":
             code(f"w->bad = bn_nf({value}); {self.ctx.fail(vsite, 'BN_K_NON_INTEGER', depth)}")
             code(f"{var} = 0;")
             return
