@@ -351,13 +351,6 @@ class CPrinter:
             code.close("} else {")
             code.indent += 1
         code.open("{")
-        inner_loops = loops + [lid]
-
-        def body():
-            self.block(s.body, depth + 1, inner_loops, lets)
-            if f"bn_n{lid}" in self.used_labels:
-                code(f"bn_n{lid}:;")
-
         if isinstance(form, Counted):
             a, b, c = self.compile(lambda: self.range(form, site), site, depth)
             n, i = self.unit.tmp(), self.unit.tmp()
@@ -389,7 +382,9 @@ class CPrinter:
             code.open(f"for (int64_t {i} = 0; {i} < {q}->n; {i}++) {{")
             code(f"bn_num {x} = bn_seq_get({q}, {i});")
             self.bind(var, CVal(x, "num"), "flag", s, depth)
-        body()
+        self.block(s.body, depth + 1, loops + [lid], lets)
+        if f"bn_n{lid}" in self.used_labels:
+            code(f"bn_n{lid}:;")
         code.close()
         if isinstance(form, Solved):
             code.close()
