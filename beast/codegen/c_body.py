@@ -219,13 +219,11 @@ class _FuncGen:
                 gen.value(st.value)
             code("goto bn_out;")
             return
-        expr = st.value if st.value is not None else Const(None)
+        v = gen.value(st.value if st.value is not None else Const(None))
         if self.kind == "condition":
-            v = gen.value(expr)
             code(f"*out = {gen.truth_of(v)};")
             code("goto bn_out;")
             return
-        v = gen.value(expr)
         kind = return_kind(v.type)
         if kind == "none":
             code("out->kind = BN_SEQ_NONE;")
