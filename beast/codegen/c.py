@@ -50,7 +50,7 @@ from ..ir.sites import LoopValueSite, NodeSite, UserSite
 from ..ir.tabulate import MAX_VALUES, Tabulator, Untabulatable
 from .c_body import _FuncGen, _TablePrinter
 from .c_exprs import (CTYPE, INT64_MAX, INT64_MIN, INTISH, ZERO, CVal, _Code, _Gen, _mangle,  # noqa: F401
-                      _Untranslatable, c_comment, c_int)
+                      _Untranslatable, c_comment, c_int, c_prologue)
 from .python import PyExpr
 
 # ---------------------------------------------------------------------------------------------
@@ -351,13 +351,6 @@ class CPrinter:
             code.close("} else {")
             code.indent += 1
         code.open("{")
-        inner_loops = loops + [lid]
-
-        def body():
-            self.block(s.body, depth + 1, inner_loops, lets)
-            if f"bn_n{lid}" in self.used_labels:
-                code(f"bn_n{lid}:;")
-
         if isinstance(form, Counted):
             a, b, c = self.compile(lambda: self.range(form, site), site, depth)
             n, i = self.unit.tmp(), self.unit.tmp()
@@ -374,32 +367,24 @@ class CPrinter:
             code(f"{var} = {arr}[{i}];" if arr else f"{var} = 0;")
         elif isinstance(form, Bind):
             value = self.compile(lambda: self.gen.value(form.value), site, depth)
-            self.bind(var, value, form, s, depth)
+            self.bind(var, value, form.check, s, depth)
             code.open("{")
-        elif isinstance(form, Solved):
-            code.open(f"if ({self.compile(lambda: self.gen.truth(form.guard), site, depth)}) {{")
-            v, a, b, c = self.compile(lambda: self.solve(form, site), site, depth)
-            code.open(f"if (bn_range_has({a}, {b}, {c}, {v})) {{")
+        elif isinstance(form, (Solved, Divisors)):
+            v, head = self.compile(lambda: self.values(form, site), site, depth)
+            code.open(f"{head}) {{")
             code(f"{var} = {v};")
-        elif isinstance(form, Divisors):
-            it = self.unit.tmp()
-            self.compile(lambda: self.divisors(form, it, site), site, depth)
-            i = self.unit.tmp()
-            code(f"int64_t {i};")
-            code.open(f"while (bn_divs_next(&{it}, &{i})) {{")
-            code(f"{var} = {i};")
         else:   # Scratch
             slot = self.unit.seq_slot()
             q = f"bn_q{lid}"
             code(f"bn_seq *{q} = &w->seqs[{slot}];")
             self.compile(lambda: self.fill(form.fill, q, site, s), site, depth)
             i, x = self.unit.tmp(), self.unit.tmp()
-            vsite = self.unit.site(LoopValueSite(s.node, s.var))
             code.open(f"for (int64_t {i} = 0; {i} < {q}->n; {i}++) {{")
             code(f"bn_num {x} = bn_seq_get({q}, {i});")
-            code(f"if (BN_UNLIKELY({x}.f)) {self.ctx.fail(vsite, 'BN_K_NON_INTEGER', depth, f'w->bad = {x}; ')}")
-            code(f"{var} = {x}.i;")
-        body()
+            self.bind(var, CVal(x, "num"), "flag", s, depth)
+        self.block(s.body, depth + 1, loops + [lid], lets)
+        if f"bn_n{lid}" in self.used_labels:
+            code(f"bn_n{lid}:;")
         code.close()
         if isinstance(form, Solved):
             code.close()
@@ -429,20 +414,39 @@ class CPrinter:
         v = self.gen.stable(v)
         return (v,) + self.range(form.base, site)
 
-    def bind(self, var, value, form, s, depth):
-        """``var = value`` with the form's non-integer check."""
+    def bind(self, var, value, check, s, depth):
+        """``var = value`` with a non-integer ``check`` (:class:`~beast.ir.loops.Bind`'s)."""
         code = self.code
-        if form.check == "none":
+        if check == "none":
             code(f"{var} = {value};")
             return
         vsite = self.unit.site(LoopValueSite(s.node, s.var))
-        if form.check == "always":
+        if check == "always":
             code(f"w->bad = bn_nf({value}); {self.ctx.fail(vsite, 'BN_K_NON_INTEGER', depth)}")
             code(f"{var} = 0;")
             return
         v = self.gen.stable(value)
         code(f"if (BN_UNLIKELY({v}.f)) {self.ctx.fail(vsite, 'BN_K_NON_INTEGER', depth, f'w->bad = {v}; ')}")
         code(f"{var} = {v}.i;")
+
+    def values(self, form, site, reset=None):
+        """Start a Solved or Divisors form's values, for its loop or its scratch fill (after
+        ``reset``): the value (int64) and the unclosed ``if (``/``while (`` test that opens it (a
+        Solved form's guard block stays open)."""
+        code = self.code
+        if isinstance(form, Solved):
+            if reset:
+                code(reset)
+            code.open(f"if ({self.gen.truth(form.guard)}) {{")
+            v, a, b, c = self.solve(form, site)
+            return v, f"if (bn_range_has({a}, {b}, {c}, {v})"
+        it = self.unit.tmp()
+        self.divisors(form, it, site)
+        if reset:
+            code(reset)
+        v = self.unit.tmp()
+        code(f"int64_t {v};")
+        return v, f"while (bn_divs_next(&{it}, &{v})"
 
     def divisors(self, form, it, site):
         """Declare and start the divisor iteration ``it`` (n, then start and stop, as Python)."""
@@ -486,20 +490,15 @@ class CPrinter:
             v = gen.value(f.value)
             code(f"bn_seq_reset({q});")
             gen.call(f"bn_seq_push({q}, {gen.to_num(v)})", site)
-        elif isinstance(f, Solved):
-            code(f"bn_seq_reset({q});")
-            code.open(f"if ({gen.truth(f.guard)}) {{")
-            v, a, b, c = self.solve(f, site)
-            code(f"if (bn_range_has({a}, {b}, {c}, {v}) && BN_UNLIKELY(bn_e = bn_seq_push({q}, bn_ni({v})))) "
-                 f"{self.ctx.fail(site, 'bn_e')}")
-            code.close()
-        elif isinstance(f, Divisors):
-            it, v = self.unit.tmp(), self.unit.tmp()
-            self.divisors(f, it, site)
-            code(f"bn_seq_reset({q});")
-            code(f"int64_t {v};")
-            code(f"while (bn_divs_next(&{it}, &{v}))")
-            code(f"    if (BN_UNLIKELY(bn_e = bn_seq_push({q}, bn_ni({v})))) {self.ctx.fail(site, 'bn_e')}")
+        elif isinstance(f, (Solved, Divisors)):
+            v, head = self.values(f, site, reset=f"bn_seq_reset({q});")
+            push = f"BN_UNLIKELY(bn_e = bn_seq_push({q}, bn_ni({v})))) {self.ctx.fail(site, 'bn_e')}"
+            if isinstance(f, Solved):
+                code(f"{head} && {push}")
+                code.close()
+            else:
+                code(f"{head})")
+                code(f"    if ({push}")
         else:   # SetOp
             ql, qr = self.unit.tmp(), self.unit.tmp()
             code(f"bn_seq *{ql} = &w->seqs[{self.unit.seq_slot()}];")
@@ -543,11 +542,10 @@ class CPrinter:
                f"#define BN_CLAIM_DEPTH {self.claim_depth}", ""]
         out += self.unit.statics
         out += [""] + [line for _, text in self.unit.functions.values() for line in (text, "")]
-        out += ["static int bn_walk(bn_w *w)", "{", "    int bn_e = 0;"]
-        out += [f"    int64_t {cname} = 0;" for cname in self.loop_vars.values()]
-        out += [f"    {CTYPE[t]} {cname} = {ZERO[t]};" for cname, t in self.derived.values()]
+        decls = ["int bn_e = 0;"] + [f"int64_t {cname} = 0;" for cname in self.loop_vars.values()]
+        decls += [f"{CTYPE[t]} {cname} = {ZERO[t]};" for cname, t in self.derived.values()]
         used = ["bn_e"] + list(self.loop_vars.values()) + [c for c, _ in self.derived.values()]
-        out += ["    " + " ".join(f"(void){u};" for u in used)] + walk_lines + ["    return 0;"]
+        out += ["static int bn_walk(bn_w *w)", "{"] + c_prologue(decls, used) + walk_lines + ["    return 0;"]
         # failures: record the bound loop values (loop order), deepest first, falling through
         for b in range(max(self.fail_used, default=-1), -1, -1):
             out += [f"bn_f{b}:"] if b in self.fail_used else []

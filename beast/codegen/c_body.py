@@ -9,7 +9,7 @@ from ..ir.lower import lower_function
 from ..ir.ops import checked_store, element_ok, list_store, local_init, return_kind, table_values, yield_ok
 from ..ir.sites import TableSite
 from .c_exprs import (CTYPE, NUMERIC, ZERO, CVal, _Code, _Gen, _mangle, _Untranslatable,
-                      c_comment, c_int)
+                      c_comment, c_int, c_prologue)
 
 # ---------------------------------------------------------------------------------------------
 # User functions: AST -> C (translation)
@@ -87,15 +87,11 @@ class _FuncGen:
             self.code("*out = 0;")
         out_type = "bn_seq *out" if self.kind != "condition" else "int64_t *out"
         params = "".join(f", {CTYPE[self.ptypes[p]]} p_{_mangle(p)}" for p in self.params)
-        lines = [f"static int {self.fname}(bn_w *w, {out_type}{params})",
-                 "{", "    int bn_rc = 0, bn_e = 0;"]
-        lines += ["    " + d for d in decls]
-        lines += ["    " + f"bn_list {name} = BN_LIST0;" for name in self.ctx.lists
-                  if not name.startswith("l_")]
+        decls += [f"bn_list {name} = BN_LIST0;" for name in self.ctx.lists if not name.startswith("l_")]
         used = ["w", "out", "bn_e"] + [f"p_{_mangle(p)}" for p in self.params] + \
             [self.locals[n].text for n in self.body.locals]
-        lines.append("    " + " ".join(f"(void){u};" for u in used))
-        lines += self.code.lines
+        lines = [f"static int {self.fname}(bn_w *w, {out_type}{params})", "{"]
+        lines += c_prologue(["int bn_rc = 0, bn_e = 0;"] + decls, used) + self.code.lines
         lines += ["    goto bn_out;", "bn_out:"]
         lines += [f"    free({name}.v);" for name in self.ctx.lists]
         lines += ["    return bn_rc;", "}"]
@@ -223,13 +219,11 @@ class _FuncGen:
                 gen.value(st.value)
             code("goto bn_out;")
             return
-        expr = st.value if st.value is not None else Const(None)
+        v = gen.value(st.value if st.value is not None else Const(None))
         if self.kind == "condition":
-            v = gen.value(expr)
             code(f"*out = {gen.truth_of(v)};")
             code("goto bn_out;")
             return
-        v = gen.value(expr)
         kind = return_kind(v.type)
         if kind == "none":
             code("out->kind = BN_SEQ_NONE;")
@@ -265,9 +259,13 @@ TABLE_SEQ = """\
             bn_num x = BN_NUM0; int r;
             x.f = {t}_t[o + i]; x.i = {t}_v[o + i];
             if (x.f == 1) {{ x.d = bn_bitsd(x.i); x.i = 0; }}
-            if (BN_UNLIKELY(r = bn_seq_push(out, x))) {{ w->site = {miss}; w->kind = r; return 1; }}
+            if (BN_UNLIKELY(r = bn_seq_push(out, x))) {fail}
         }}
     }}"""
+
+
+def _fail(site, kind):
+    return f"{{ w->site = {site}; w->kind = {kind}; return 1; }}"
 
 
 class _TablePrinter:
@@ -301,7 +299,7 @@ class _TablePrinter:
         body = [f"    int64_t key[{len(key_parts) + 1}] = {{{', '.join(key_parts + ['0'])}}};",
                 f"    int64_t e = bn_tab_find({tid}_k, {n}, {len(key_parts)}, key);",
                 "    (void)w; (void)key;",
-                f"    if (BN_UNLIKELY(e < 0)) {{ w->site = {miss}; w->kind = BN_K_TABLE_MISS; return 1; }}"]
+                f"    if (BN_UNLIKELY(e < 0)) {_fail(miss, 'BN_K_TABLE_MISS')}"]
         if info.role == "condition":
             array("unsigned char", "v", [1 if o[1] else 0 for _, o in entries])
             sig = f"static int {fname}(bn_w *w, int64_t *out{params})"
@@ -311,8 +309,8 @@ class _TablePrinter:
                                            table_values(table, self.intern)):
                 array(ctype, name, values)
             sig = f"static int {fname}(bn_w *w, bn_seq *out{params})"
-            body += TABLE_SEQ.format(t=tid, miss=miss).split("\n")
-        body += [f"    if ({tid}_e[e]) {{ w->site = {tid}_e[e]; w->kind = BN_K_EXCEPTION; return 1; }}",
+            body += TABLE_SEQ.format(t=tid, fail=_fail(miss, "r")).split("\n")
+        body += [f"    if ({tid}_e[e]) {_fail(f'{tid}_e[e]', 'BN_K_EXCEPTION')}",
                  "    return 0;"]
         out += [sig, "{"] + body + ["}"]
         return "\n".join(out)

@@ -47,6 +47,11 @@ def c_comment(text: str) -> str:
     return f"/* {text} */"
 
 
+def c_prologue(decls, used) -> list:
+    """A C function's opening declarations, and ``(void)`` on each name that may go unused."""
+    return ["    " + d for d in decls] + ["    " + " ".join(f"(void){u};" for u in used)]
+
+
 def _mangle(name: str) -> str:
     return re.sub(r"[^0-9A-Za-z_]", lambda m: f"_{ord(m.group()):x}_", name)
 
