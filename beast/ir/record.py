@@ -76,7 +76,7 @@ def _init(self, *args, **kwargs):
             bad = next(k for k in names[:n] if k in kwargs)
             raise TypeError(f"{cls.__qualname__}() got multiple values for argument '{bad}'")
         d.update(kwargs)
-    for name, default, factory in cls.__record_defaults__[n:]:
+    for name, default, factory in cls.__record_tails__[n]:
         if name not in d:
             if default is not _MISSING:
                 d[name] = default
@@ -150,6 +150,8 @@ def _build(cls, frozen):
     cls.__record_defaults__ = tuple((f.name, f.default, f.default_factory) for f in init) + tuple(
         (f.name, f.default, f.default_factory) for f in ordered
         if not f.init and (f.default is not _MISSING or f.default_factory is not _MISSING))
+    # __record_tails__[n]: the entries __init__ must check after n positional arguments.
+    cls.__record_tails__ = tuple(cls.__record_defaults__[n:] for n in range(len(init) + 1))
     cls.__record_repr__ = tuple(f.name for f in ordered if f.repr)
     cls.__record_compare__ = tuple(f.name for f in ordered if f.compare)
     cls.__record_post_init__ = getattr(cls, "__post_init__", None)
