@@ -39,7 +39,7 @@ Where C cannot be Python (documented, and tested where it matters):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..ir.record import record
 from pathlib import Path
 
 from ..errors import BeastError, SpaceError
@@ -74,7 +74,7 @@ MAX_CLAIM_DEPTH = 3          # work items are split at most this many loops deep
 FORCE_TABULATE = False
 
 
-@dataclass
+@record
 class CSource:
     """The printed enumerator and what the runtime needs to explain its errors."""
     text: str

@@ -43,7 +43,7 @@ per call is 1.5x to 2.5x faster than a coroutine per call.)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from ..ir.record import field, record
 from pathlib import Path
 
 from ..ir import Check, Emit, Let, Loop, Program, Tally, ops
@@ -55,7 +55,7 @@ from .lua_body import FunctionTranslator
 from .lua_ops import (LIMIT, NUMERIC, SETOP_CODES, ErrorSite, LuaCodegenError, LuaExpr, LuaOps, Untranslatable, V,
                       lua_ident)
 
-@dataclass
+@record
 class LuaSource:
     """A generated Lua chunk and what the runtime needs to run it and map its errors."""
     text: str

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import ast
-import dataclasses
 import re
-from dataclasses import dataclass
+from ..ir.record import record, replace as record_replace
 
 from ..expr import Var
 from ..ir.body import Scope, walk_body
@@ -15,13 +14,13 @@ from .exprs import ATOM
 from .lua_ops import ADD, LUA, SETOP_CODES, UNARY, OpSpeller, Untranslatable, V, _has_call, lua_ident, wrap
 
 # Function bodies on LuaJIT: 53-bit integers, lists as tables, strings, any constant kept for `is None`
-BODY = dataclasses.replace(LUA, inline_logic=False, bools_are_ints=False, strings=True, tables=True, objects=True,
+BODY = record_replace(LUA, inline_logic=False, bools_are_ints=False, strings=True, tables=True, objects=True,
                            member=True, is_none=True, bitwise=False, invert=False, fold_conv=True, index_nums=True)
 
 # ---------------------------------------------------------------------------------------------
 # User functions
 
-@dataclass
+@record
 class LocalVar:
     lua: str
     ty: str

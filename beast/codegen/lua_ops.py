@@ -3,10 +3,9 @@
 LuaJIT doubles, exact below 2**53; a value of static type 'num' carries an "is a float" flag."""
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
-from dataclasses import dataclass
+from ..ir.record import record, replace as record_replace
 
 from ..errors import BeastError
 from ..ir import ops
@@ -133,7 +132,7 @@ def lua_number(x):
 # ---------------------------------------------------------------------------------------------
 # Error sites
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ErrorSite:
     """What a Lua error ``{k, ...}`` means. ``kind``: 'op' (an arithmetic operation ``op`` failed:
     replay it in Python), 'overflow', 'rstep' (range() step zero), 'rbound' (a float range()
@@ -392,7 +391,7 @@ class LuaExpr(OpSpeller):
     def __init__(self, ctx):
         self.ctx = ctx
         types = ctx.program.types
-        target = dataclasses.replace(LUA, var_iv=ctx.ivs.get, inline_logic=False, bools_are_ints=False,
+        target = record_replace(LUA, var_iv=ctx.ivs.get, inline_logic=False, bools_are_ints=False,
                                      huge_fails=True, strings=True, eval_dead=True)
         self.lowering = ops.Lowering(lambda name: types.get(name, "num"), target=target)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import copy
 import math
-from dataclasses import dataclass
+from ..ir.record import record
 
 from ..expr import static_type
 from ..ir import Check, Emit, Let, Loop, Program, Tally
@@ -52,7 +52,7 @@ class PyExpr(ExprPrinter):
         return f"_b_pre[{e.index}]", ATOM
 
 
-@dataclass
+@record
 class PythonSource:
     """Generated Python: the loop nest (``text``), a readable copy of the user functions
     (``funcs_text``), and which generated line belongs to which node (``line_nodes``)."""

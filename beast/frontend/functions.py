@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from dataclasses import dataclass, field
+from ..ir.record import field, record
 
 from ..errors import SpaceError
 
@@ -27,7 +27,7 @@ VOCABULARY = ("range", "min", "max", "abs", "select", "iterator", "union", "inte
               "reversed", "enumerate", "zip", "True", "False", "None", "divmod", "round")
 
 
-@dataclass
+@record
 class FuncInfo:
     """A user function after analysis: how to call it from a loop nest."""
     name: str                 # the user's name

@@ -6,14 +6,14 @@ import ast
 import os
 import sys
 import types
-from dataclasses import dataclass, field
+from ..ir.record import field, record
 
 from ..errors import BeastError, SettingError, SpaceError
 from ..expr import IteratorTruthError
 from ..lang import compiling
 
 
-@dataclass
+@record
 class LoadedModule:
     """A space file after execution: its text, AST, namespace and what it declared."""
     filename: str

@@ -2,7 +2,7 @@
 with its lowered definition (expressions over named Vars) and its direct dependencies."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..ir.record import field, record
 
 from ..errors import SpaceError
 from ..expr import (BinOp, BoolOp, Call, CallSeq, Compare, Const, Expr, FuncCall, Not, RangeSeq,
@@ -14,7 +14,7 @@ from .inline import inline_condition, inline_iterator
 from .loader import LoadedModule
 
 
-@dataclass
+@record
 class Node:
     """One vertex of the dependency DAG."""
     name: str
@@ -30,7 +30,7 @@ class Node:
     type: str = "int"                # derived: static type
 
 
-@dataclass
+@record
 class SpaceModel:
     """Everything the front end knows about a space, independent of any backend."""
     module: LoadedModule

@@ -5,13 +5,13 @@ checked there: each at the innermost loop that binds its last dependency, never 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..ir.record import field, record
 
 from ..errors import SpaceError
 from .nodes import SpaceModel
 
 
-@dataclass
+@record
 class Plan:
     """The shared schedule: loop order and, per depth, the evaluation order of lets and checks.
 

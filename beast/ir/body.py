@@ -11,7 +11,7 @@ local and the user position of every operation that can fail.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from beast.ir.record import field, record
 
 from ..expr import Expr
 
@@ -193,12 +193,12 @@ class Sorted(BodyExpr):
 # ---------------------------------------------------------------------------------------------
 # Statements
 
-@dataclass
+@record
 class Stmt:
     node: object                         # the ast statement (location, comments)
 
 
-@dataclass
+@record
 class Assign(Stmt):
     """``a = b = value`` (one value, every name bound to it); ``aug``: written ``a op= x``."""
     names: list
@@ -206,14 +206,14 @@ class Assign(Stmt):
     aug: bool = False
 
 
-@dataclass
+@record
 class Unpack(Stmt):
     """``a, b = x, y``: every value is computed first, then the names are bound."""
     names: list
     values: list
 
 
-@dataclass
+@record
 class SetItem(Stmt):
     """``container[index] = value`` (``target``: the ast subscript)."""
     target: object
@@ -222,20 +222,20 @@ class SetItem(Stmt):
     value: Expr
 
 
-@dataclass
+@record
 class If(Stmt):
     test: Expr
     body: list
     orelse: list
 
 
-@dataclass
+@record
 class While(Stmt):
     test: Expr
     body: list
 
 
-@dataclass
+@record
 class For(Stmt):
     """``for name in iterable`` over a range, a list or a constant array."""
     name: str
@@ -243,27 +243,27 @@ class For(Stmt):
     body: list
 
 
-@dataclass
+@record
 class Break(Stmt):
     pass
 
 
-@dataclass
+@record
 class Continue(Stmt):
     pass
 
 
-@dataclass
+@record
 class Return(Stmt):
     value: Expr | None                   # None: a bare ``return``
 
 
-@dataclass
+@record
 class Yield(Stmt):
     value: Expr
 
 
-@dataclass
+@record
 class Append(Stmt):
     """``name.append(value)`` on a local list (``call``: the ast call)."""
     name: str
@@ -271,7 +271,7 @@ class Append(Stmt):
     call: object = None
 
 
-@dataclass
+@record
 class Scope(Stmt):
     """``body``, where the locals ``names`` (temporaries of the desugaring) live: a target with a
     limit on live locals (Lua: 200 per function) declares them here, not for the whole body."""
@@ -279,7 +279,7 @@ class Scope(Stmt):
     body: list
 
 
-@dataclass
+@record
 class Fail(Stmt):
     """Raise the error ``kind`` of the operation ``func`` (from the desugaring: 'empty' is min()
     or max() of nothing); its position is the operation's, in ``FuncBody.positions``."""
@@ -287,13 +287,13 @@ class Fail(Stmt):
     func: str
 
 
-@dataclass
+@record
 class Eval(Stmt):
     """An expression evaluated for its errors only."""
     value: Expr
 
 
-@dataclass
+@record
 class FuncBody:
     """A user function lowered once: ``kind`` is 'condition', 'iterator' (deferred: returns its
     values) or 'closure' (yields them); ``params`` the node arguments with their static types;

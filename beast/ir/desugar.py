@@ -13,7 +13,7 @@ user's. The pass runs inside the lowering, before type inference, which types th
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from beast.ir.record import replace
 
 from ..expr import BinOp, Call, Compare, Const, Not, Select, UnOp, Var, walk
 from .body import (Append, Assign, Break, Chain, Comp, ConstArr, Conv, Eager, Eval, Fail, Fold, For,

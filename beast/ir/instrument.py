@@ -21,13 +21,13 @@ the statements above its work split once, see :mod:`beast.runtime.c_backend`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from beast.ir.record import field, record
 
 from .build import build_program
 from .nest import Check, Emit, Loop, Program, Tally
 
 
-@dataclass
+@record
 class LevelSlots:
     """The counters of one loop level (depth 1 = the outermost loop)."""
     iterator: str
@@ -36,7 +36,7 @@ class LevelSlots:
     passed: int
 
 
-@dataclass
+@record
 class ConditionSlots:
     """The counters around one condition: ``before`` (evaluated) and ``after`` (passed)."""
     name: str
@@ -46,7 +46,7 @@ class ConditionSlots:
     kind: str | None = None
 
 
-@dataclass
+@record
 class Layout:
     """Which counter means what, for :func:`beast.stats.collect`."""
     levels: list = field(default_factory=list)       # LevelSlots, outermost first

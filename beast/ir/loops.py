@@ -28,7 +28,7 @@ value of the loop around) is decided here too. What a target can hold is a :clas
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from beast.ir.record import record
 
 from ..expr import (CallSeq, Const, DivisorSeq, Expr, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
                     static_type)
@@ -38,7 +38,7 @@ from .intervals import NestIntervals
 from .nest import Check, Let, Loop, Tally
 
 
-@dataclass
+@record
 class Target:
     """What a printer's target holds: integers exact in [lo, hi] (None: unbounded); ``limit``:
     integers strictly inside (-limit, limit) have known intervals (checks proved away; None: no
@@ -56,7 +56,7 @@ class Target:
 # ---------------------------------------------------------------------------------------------
 # The forms
 
-@dataclass
+@record
 class Bound:
     """A range() argument: ``kind`` is "int" (as it is), "bool" (0 or 1), "check" (a float or a
     num: Python's range() TypeError when it is a float) or "bad" (not a number)."""
@@ -71,7 +71,7 @@ class Bound:
 _BOUND_KINDS = {"int": "int", "bool": "bool", "float": "check", "num": "check"}
 
 
-@dataclass
+@record
 class Counted:
     start: Bound
     stop: Bound
@@ -98,14 +98,14 @@ class Counted:
         return step.kind in ("int", "bool") and isinstance(step.expr, Const) and step.expr.value == 1
 
 
-@dataclass
+@record
 class Array:
     values: tuple
     wide: int | None = None     # the first value the target does not hold exactly
     single = False
 
 
-@dataclass
+@record
 class Bind:
     """``value`` of static ``type``; ``check``: "none" (an int, or a bool as 0/1), "always" (a
     float or a str: never an integer), "flag" (a num: an integer unless it is a float)."""
@@ -118,7 +118,7 @@ class Bind:
         return "none" if self.type in ("int", "bool") else "flag" if self.type == "num" else "always"
 
 
-@dataclass
+@record
 class Solved:
     guard: Expr
     value: Expr
@@ -126,14 +126,14 @@ class Solved:
     single = True
 
 
-@dataclass
+@record
 class Divisors:
     n: Expr
     base: Counted               # step 1
     single = False
 
 
-@dataclass
+@record
 class Call:
     """A user function's values: a deferred one (returns a range, a list or a value) or a closure
     (a generator: its error is pending until its values have been walked)."""
@@ -142,14 +142,14 @@ class Call:
     closure: bool
 
 
-@dataclass
+@record
 class SetOp:
     op: str                     # "union" | "intersection" | "difference"
     left: object                # a fill: Call | SetOp | Counted | Array | Bind | Solved | Divisors
     right: object
 
 
-@dataclass
+@record
 class Scratch:
     """Walk the values of ``fill``, each checked to be an integer; ``pending``: a closure's error
     is raised after the loop (it ran to its end before the loop started)."""
@@ -158,7 +158,7 @@ class Scratch:
     single = False
 
 
-@dataclass
+@record
 class Fused:
     """``chain``: ((loop, values), ...) run as one loop over their combinations (one loop of one
     value: a block); ``body``: the innermost loop's statements."""
@@ -170,7 +170,7 @@ class Fused:
         return list(itertools.product(*(vals for _, vals in self.chain)))
 
 
-@dataclass
+@record
 class Count:
     """A nest that only emits: ``parts`` are (loop, form) outermost first, each form a Counted,
     an Array or a Bind (which counts 1)."""

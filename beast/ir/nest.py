@@ -15,12 +15,12 @@ same tree, so the three backends evaluate the same things in the same order.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from beast.ir.record import field, record
 
 from ..expr import BinOp, Expr, Seq, UnOp, free_vars, walk
 
 
-@dataclass
+@record
 class Loop:
     var: str
     seq: Seq
@@ -29,7 +29,7 @@ class Loop:
     depth: int = 0
 
 
-@dataclass
+@record
 class Let:
     """``var = expr`` of static ``type``. ``may_overflow``: an integer let that could leave the
     64-bit range (it adds, subtracts, multiplies, powers or negates): C and Lua compute in 64 bits
@@ -46,7 +46,7 @@ class Let:
             for e in walk(self.expr))
 
 
-@dataclass
+@record
 class Check:
     """Reject when ``expr`` is true. ``exit`` is "continue" (skip this value) or "break" (tightening
     proved that every later value of the innermost loop is rejected too: leave that loop)."""
@@ -56,12 +56,12 @@ class Check:
     exit: str = "continue"
 
 
-@dataclass
+@record
 class Emit:
     columns: tuple
 
 
-@dataclass
+@record
 class Tally:
     """Add one to the run's counter ``slot`` (summed over threads by the runtime). ``depth``: the
     number of loops around it (the C runtime counts the statements above its work split once)."""
@@ -69,7 +69,7 @@ class Tally:
     depth: int = 0
 
 
-@dataclass
+@record
 class Program:
     """A whole enumerator: the statement tree plus what it calls and reads."""
     name: str

@@ -30,7 +30,7 @@ of a body are decided by the static types of their values too (:func:`store_kind
 from __future__ import annotations
 
 import builtins
-from dataclasses import dataclass
+from beast.ir.record import record
 
 from ..expr import COMPARES, BoolOp, Compare, Const, Not, Select, Var, binop_type, fold_binop
 from . import intervals as iv
@@ -43,7 +43,7 @@ NUMERIC = ("int", "bool", "float", "num")
 _UNARY = {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Target:
     """What a target's integers hold: exact within [lo, hi]. ``var_iv(name)``: the interval of an
     integer variable, when the target drops the checks that cannot fire (None: every variable may

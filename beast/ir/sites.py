@@ -2,10 +2,10 @@
 the runtime maps (site, kind) back to the user-facing error."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from beast.ir.record import record
 
 
-@dataclass
+@record
 class NodeSite:
     """An IR statement (a derived variable, a condition, an iterator's sequence): errors name the
     node; ``lets`` are the lets in scope before it (to recompute the environment)."""
@@ -14,14 +14,14 @@ class NodeSite:
     lets: tuple = ()
 
 
-@dataclass
+@record
 class LoopValueSite:
     """A loop's values: a non-integer value or a deferred function that returned no sequence."""
     node: object
     var: str
 
 
-@dataclass
+@record
 class UserSite:
     """An operation inside a translated user function (file, line and columns of its source)."""
     filename: str
@@ -30,7 +30,7 @@ class UserSite:
     end: int | None
 
 
-@dataclass
+@record
 class ExcSite:
     """An exception that a tabulated function raised for some arguments, already located."""
     exc: BaseException
@@ -40,7 +40,7 @@ class ExcSite:
     end: int | None
 
 
-@dataclass
+@record
 class TableSite:
     """Arguments outside a tabulated function's computed domain (an internal error)."""
     name: str

@@ -9,13 +9,13 @@ part takes as parameters. The printer only spells "call the part" and "define th
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from beast.ir.record import field, record
 
 from .loops import Call, LoopLowering, Scratch
 from .nest import Let, Loop, reads
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Budget:
     """What a function of the target holds. A loop starts a part when the cost in scope exceeds
     ``limit``. In scope: ``top`` when count/rows start; ``part`` (``part_rows`` more in rows) and
@@ -41,7 +41,7 @@ class Budget:
     max_start: int | None = None
 
 
-@dataclass
+@record
 class Part:
     """``loop`` runs in a function of its own that takes ``params`` (in order of binding)."""
     loop: Loop

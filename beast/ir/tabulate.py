@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import os
 import struct
-from dataclasses import dataclass
+from beast.ir.record import record
 
 from ..errors import frame_position
 from ..expr import (CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, evaluate,
@@ -32,7 +32,7 @@ def float_bits(v: float) -> int:
     return struct.unpack("<q", struct.pack("<d", v))[0]
 
 
-@dataclass
+@record
 class Table:
     """A tabulated function: ``entries`` are ``(key, (kind, payload, error))`` sorted by key, the key
     being the arguments as 64-bit integers (a float as its bits; a 'num' argument as a tag, then
