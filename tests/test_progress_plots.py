@@ -57,13 +57,6 @@ def test_enumerate_quiet_and_piped_writes_no_progress(tmp_path):
     assert out.read_text().count("\n") == 77
 
 
-def _die_with_parent():
-    """In the child: be killed when pytest dies (a test run stopped by SIGTERM runs no finally)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)      # PR_SET_PDEATHSIG
-
-
 @pytest.mark.parametrize("sig,rc,line", [(signal.SIGINT, 130, "beast: interrupted"),
                                          (signal.SIGTERM, 143, "beast: terminated")])
 def test_ctrl_c_leaves_no_partial_file_and_exits_130(tmp_path, sig, rc, line):
@@ -73,8 +66,7 @@ def test_ctrl_c_leaves_no_partial_file_and_exits_130(tmp_path, sig, rc, line):
     env.pop("BEAST_DEBUG", None)
     proc = subprocess.Popen([sys.executable, "-m", "beast", "enumerate", space, "-o", str(out),
                              "--backend", "python"], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_die_with_parent)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         while not any(p.name.startswith(".beast-") for p in tmp_path.iterdir()):   # writing has begun
