@@ -201,6 +201,7 @@ class LoopLowering:
         self.target = target
         self.ivs = NestIntervals(program, target.limit) if target.limit else None
         self._forms = {}            # id(loop) -> form (the loops live as long as the program)
+        self._fused = {}            # id(loop) -> (loop, Fused or None): printers ask at every level
 
     def form(self, loop):
         """The form of ``loop``'s sequence (never Fused: see :meth:`fused`)."""
@@ -213,10 +214,12 @@ class LoopLowering:
         """A :class:`Fused` chain starting at ``loop`` where the target fuses, else None."""
         if not self.target.fuse:
             return None
-        chain = fusable(loop, self.target.limit)
-        if chain is None:
-            return None
-        return Fused(tuple(chain), len(chain[-1][1]) == 1)
+        memo = self._fused.get(id(loop))
+        if memo is None:
+            chain = fusable(loop, self.target.limit)
+            fused = None if chain is None else Fused(tuple(chain), len(chain[-1][1]) == 1)
+            memo = self._fused[id(loop)] = (loop, fused)
+        return memo[1]
 
     def count(self, loop):
         """A :class:`Count` of the nest at ``loop`` when it only multiplies, else None."""
