@@ -200,26 +200,30 @@ class LoopLowering:
         self.types = program.types
         self.target = target
         self.ivs = NestIntervals(program, target.limit) if target.limit else None
-        self._forms = {}            # id(loop) -> form (the loops live as long as the program)
+        self._forms = {}            # id(loop) -> (loop, form)
         self._fused = {}            # id(loop) -> (loop, Fused or None): printers ask at every level
+
+    @staticmethod
+    def _memo(table, loop, make):
+        """``make()`` once per loop (the entry keeps the loop alive, so its id stays its own)."""
+        hit = table.get(id(loop))
+        if hit is None:
+            hit = table[id(loop)] = (loop, make())
+        return hit[1]
 
     def form(self, loop):
         """The form of ``loop``'s sequence (never Fused: see :meth:`fused`)."""
-        form = self._forms.get(id(loop))
-        if form is None:
-            form = self._forms[id(loop)] = (loop, self.seq(loop.seq))
-        return form[1]
+        return self._memo(self._forms, loop, lambda: self.seq(loop.seq))
 
     def fused(self, loop):
         """A :class:`Fused` chain starting at ``loop`` where the target fuses, else None."""
         if not self.target.fuse:
             return None
-        memo = self._fused.get(id(loop))
-        if memo is None:
-            chain = fusable(loop, self.target.limit)
-            fused = None if chain is None else Fused(tuple(chain), len(chain[-1][1]) == 1)
-            memo = self._fused[id(loop)] = (loop, fused)
-        return memo[1]
+        return self._memo(self._fused, loop, lambda: self._fuse(loop))
+
+    def _fuse(self, loop):
+        chain = fusable(loop, self.target.limit)
+        return None if chain is None else Fused(tuple(chain), len(chain[-1][1]) == 1)
 
     def count(self, loop):
         """A :class:`Count` of the nest at ``loop`` when it only multiplies, else None."""

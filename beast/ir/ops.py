@@ -719,11 +719,6 @@ def _has_sites(op) -> bool:
     return op.where is not None or any(_has_sites(a) for a in op.args)
 
 
-__all__ = ["C64", "Lowering", "Op", "Target", "arith", "checked_store", "compare", "constant", "element_ok",
-           "list_store", "local_init", "minmax",
-           "negate", "operand", "range_arg_checks", "return_kind", "store_kind", "table_values", "yield_ok"]
-
-
 # ---------------------------------------------------------------------------------------------
 # Conversions decided by static types alone (the Lua printer spells them)
 
@@ -750,4 +745,6 @@ def param_entry(local, param):
     return param == "bool", (param == "float" if local == "num" else None)
 
 
-__all__ += ["let_kind", "param_entry"]
+__all__ = ["C64", "Lowering", "Op", "Target", "arith", "checked_store", "compare", "constant", "element_ok",
+           "let_kind", "list_store", "local_init", "minmax", "negate", "operand", "param_entry",
+           "range_arg_checks", "return_kind", "store_kind", "table_values", "yield_ok"]
