@@ -1,42 +1,7 @@
-"""Print the loop-nest IR as C99 with Python's semantics (the C backend's enumerator).
-
-What the printed file holds, in order:
-
-- a prelude of helpers: 64-bit integer arithmetic with Python's ``//``, ``%`` and ``**`` and
-  overflow detection (``__builtin_*_overflow``), CPython's float floor division, modulo and power,
-  exact int/float comparisons, a tagged number (``bn_num``) for values whose static type is
-  ``num`` (int or float), value sequences and the set operations;
-- the user's @iterator/@condition functions that inlining left as calls: translated to C
-  (integers, floats, if/elif/else, while, for over range/lists, break/continue, return, yield,
-  local lists of integers, all/any/sum/min/max/len/in over them), or, where a body uses
-  something that does not translate, *tabulated*: run in Python at compile time over the finite
-  domains of its arguments and printed as a sorted lookup table;
-- ``bn_walk(w)``: the loop nest itself, one function for counting and for writing rows
-  (``w->rows``), with hooks for the runtime's work splitting (``bn_claim``/``bn_end`` before and
-  after the outer loops, see :func:`beast.ir.loops.claim_chain`).
-
-Errors never wrap: every operation that Python would refuse (division by zero, ``range()`` step
-zero, a non-integer iterator value) and every 64-bit overflow stores a *site* (which statement or
-which user operation), a *kind* (:data:`KINDS`) and the bound loop values in ``w``, and the walk
-returns 1; the runtime turns the site into the same :class:`~beast.errors.EvaluationError` that the
-Python backend raises. The printer knows nothing of compilers or threads.
-
-Where C cannot be Python (documented, and tested where it matters):
-
-- 64-bit integers: every ``+ - * ** -x abs << sum`` is checked, in lets, conditions, sequence
-  bounds and function bodies alike ("integer overflow"); the Python backend checks only the final
-  value of integer lets, so an intermediate overflow whose let value fits, or an overflow inside a
-  condition or a function body, is an error in C only.
-- ``int / int`` converts both operands to double first (Python rounds the exact quotient when an
-  operand exceeds 2**53); a negative float raised to a fractional power is an error (Python makes a
-  complex number); NaNs are never equal to each other in union/intersection/difference.
-- A closure iterator runs to its end (at most 2**24 values) before its loop starts: the same values
-  and errors, in the same order, unless its loop is left early by a breaking check.
-- In a translated function a local read before any assignment is 0 (Python: UnboundLocalError).
-  Tabulated functions are assumed to be pure (the same arguments give the same result).
-- Counting a nest of loops that only multiply (no checks) gives exactly the rows-mode result, errors
-  included: lengths outside in, each sequence at the first value of the loops around it.
-"""
+"""Print the loop-nest IR as C99 with Python's semantics (the C backend's enumerator): a prelude
+(``c_prelude.h``), the user functions (translated by :mod:`beast.codegen.c_body`, or tabulated),
+and ``bn_walk(w)``, the nest. What the file holds and where C cannot be Python: "The C backend"
+in ``docs/semantics.md``."""
 from __future__ import annotations
 
 from ..ir.record import record
