@@ -7,15 +7,16 @@ from __future__ import annotations
 from ..ir.record import record
 from pathlib import Path
 
-from ..errors import BeastError, SpaceError
+from ..errors import BeastError
 from ..ir import Check, Emit, Let, Loop, Program, Tally, walk_statements
-from ..ir.loops import (Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved, Target,
-                        claim_chain)
+from ..ir.body import Untranslatable
+from ..ir.describe import describe
+from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, Target, claim_chain
 from ..ir.sites import LoopValueSite, NodeSite, UserSite
-from ..ir.tabulate import MAX_VALUES, Tabulator, Untabulatable
+from ..ir.tabulate import MAX_VALUES, Table, Tabulator
+from ..ir.translate import translate_or_tabulate
 from .c_body import _FuncGen, _TablePrinter
-from .c_exprs import (CTYPE, INT64_MAX, INT64_MIN, INTISH, ZERO, CVal, _Code, _Gen, _mangle,  # noqa: F401
-                      _Untranslatable, c_comment, c_int, c_prologue)
+from .c_exprs import CTYPE, INT64_MAX, INT64_MIN, INTISH, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, c_prologue
 from .python import PyExpr
 
 # ---------------------------------------------------------------------------------------------
@@ -130,49 +131,19 @@ class _Unit:
             return self.functions[info.ident][0]
         fname = f"bn_fn_{_mangle(info.ident)}"
         self.functions[info.ident] = (fname, None)
-        try:
-            if FORCE_TABULATE:
-                raise _Untranslatable(info.fdef, "(tabulation forced)")
-            text = _FuncGen(self, info, fname).translate()
+        done = translate_or_tabulate(info, self.param_types(info), self.tabulator, force=FORCE_TABULATE)
+        if isinstance(done, Table):
+            text = self.tables.emit(done, fname)
+            self.tabulated.append(info.name)
+        else:
+            text = _FuncGen(self, done, fname).translate()
             self.translated.append(info.name)
-        except _Untranslatable as why:
-            node = why.node if why.node is not None and hasattr(why.node, "lineno") else info.fdef
-            try:
-                text = self.tables.emit(self.tabulator.tabulate(info, self.param_types(info)), fname)
-                self.tabulated.append(info.name)
-            except Untabulatable as tab:
-                raise SpaceError.at(
-                    node, info.filename,
-                    f"the C backend cannot translate {why.reason} in '{info.name}', and cannot "
-                    f"tabulate '{info.name}' instead: {tab}",
-                    hint="use integers, if/elif/else, while, for over range() or a list, and local "
-                         "lists of integers; or let the function's arguments take few values") from None
         self.functions[info.ident] = (fname, text)
         return fname
 
 
 # ---------------------------------------------------------------------------------------------
 # The loop nest
-
-class _WalkCtx:
-    def __init__(self, printer):
-        self.printer = printer
-        self.bound = 0
-
-    def fail(self, site, kind, bound=None, first=""):
-        """Record the error (after ``first``, a statement) and jump to the failure label of
-        ``bound`` (default: the current statement's) loops."""
-        bound = self.bound if bound is None else bound
-        self.printer.fail_used.add(bound)
-        return f"{{ {first}w->site = {site}; w->kind = {kind}; w->nbound = {bound}; goto bn_f{bound}; }}"
-
-    def fail_prop(self):
-        self.printer.fail_used.add(self.bound)
-        return f"{{ w->nbound = {self.bound}; goto bn_f{self.bound}; }}"
-
-    def new_list(self):
-        raise _Untranslatable(None, "a list in the loop nest")
-
 
 class CPrinter:
     """Print a :class:`~beast.ir.Program` as C."""
@@ -181,8 +152,7 @@ class CPrinter:
         self.program = program
         self.unit = _Unit(program, pyfuncs)
         self.code = _Code(1)
-        self.ctx = _WalkCtx(self)
-        self.gen = _Gen(self.unit, self.code, self.resolve, self.ctx)
+        self.gen = _Gen(self.unit, self.code, self.resolve, self.leave)
         self.py = PyExpr(program.types)
         self.loop_vars = {}        # var -> C name
         self.derived = {}          # var -> (C name, type)
@@ -206,13 +176,15 @@ class CPrinter:
             return CVal(cname, t)
         raise BeastError(f"internal error: the loop nest reads '{name}', which it does not define")
 
-    def compile(self, fn, site, bound):
-        """Run ``fn`` with errors attributed to ``site`` and ``bound`` loops."""
-        self.gen.site, self.ctx.bound = site, bound
-        try:
-            return fn()
-        except _Untranslatable as why:
-            raise BeastError(f"the C backend cannot compile {why.reason} in the loop nest") from None
+    def leave(self, bound):
+        """Go to the failure label of ``bound`` (default: the statement's) loops."""
+        bound = self.gen.bound if bound is None else bound
+        self.fail_used.add(bound)
+        return f"w->nbound = {bound}; goto bn_f{bound};"
+
+    def at(self, site, bound):
+        """Attribute errors to ``site`` and ``bound`` loops from now on."""
+        self.gen.site, self.gen.bound = site, bound
 
     def node_site(self, stmt, lets):
         return self.unit.site(NodeSite(getattr(stmt, "node", None), stmt, tuple(lets)))
@@ -225,15 +197,14 @@ class CPrinter:
         for s in stmts:
             if isinstance(s, Let):
                 code(c_comment(f"let {s.var} = {self.py(s.expr)}"))
-                site = self.node_site(s, lets)
+                self.at(self.node_site(s, lets), depth)
                 cname, t = self.derived[s.var]
-                value = self.compile(lambda: self.gen.value(s.expr), site, depth)
-                code(f"{cname} = {self.gen.convert(value, t)};")
+                code(f"{cname} = {self.gen.convert(self.gen.value(s.expr), t)};")
                 lets.append(s)
             elif isinstance(s, Check):
                 code(c_comment(f"check {s.name}: {self.py(s.expr)}" + (" (break)" if s.exit == "break" else "")))
-                site = self.node_site(s, lets)
-                test = self.compile(lambda: self.gen.truth(s.expr), site, depth)
+                self.at(self.node_site(s, lets), depth)
+                test = self.gen.truth(s.expr)
                 target = self.goto(("bn_b" if s.exit == "break" else "bn_n") + str(loops[-1])) if loops \
                     else "return 0;"
                 if test == "1":
@@ -255,7 +226,7 @@ class CPrinter:
             elif isinstance(s, Emit):
                 code("if (w->rows) {")
                 code("    int64_t *bn_r = bn_row(w);")
-                code(f"    if (BN_UNLIKELY(!bn_r)) {self.ctx.fail(0, 'BN_K_NO_MEMORY', depth)}")
+                code(f"    if (BN_UNLIKELY(!bn_r)) {self.gen.fail(0, 'BN_K_NO_MEMORY', depth)}")
                 for j, col in enumerate(s.columns):
                     code(f"    bn_r[{j}] = {self.resolve(col).text};")
                 code("} else {")
@@ -275,30 +246,28 @@ class CPrinter:
         for j, (l, form) in enumerate(count.parts):
             site = self.node_site(l, lets)
             var = self.loop_vars[l.var]
-
-            def body():
-                if isinstance(form, Bind):
-                    code(f"{var} = {self.gen.value(form.value)};")
-                elif isinstance(form, Array) and not form.values:
-                    code(f"{pc} = 0;")
-                    code(f"goto {done};")
-                elif isinstance(form, Array):
-                    code(f"{var} = {c_int(form.values[0])};")
-                    self.gen.guard(f"__builtin_mul_overflow({pc}, {len(form.values)}, &{pc})", site,
-                                   "BN_K_COUNT_OVERFLOW")
-                else:
-                    a, b, c = self.range(form, site)
-                    m = self.unit.tmp()
-                    code(f"uint64_t {m} = bn_range_len({a}, {b}, {c});")
-                    code(f"if ({m} == 0u) {{ {pc} = 0; goto {done}; }}")
-                    self.gen.guard(f"{m} > (uint64_t)INT64_MAX || __builtin_mul_overflow({pc}, (int64_t){m}, &{pc})",
-                                   site, "BN_K_COUNT_OVERFLOW")
-                    code(f"{var} = {a};")
-            self.compile(body, site, depth + j)
+            self.at(site, depth + j)
+            if isinstance(form, Bind):
+                code(f"{var} = {self.gen.value(form.value)};")
+            elif isinstance(form, Array) and not form.values:
+                code(f"{pc} = 0;")
+                code(f"goto {done};")
+            elif isinstance(form, Array):
+                code(f"{var} = {c_int(form.values[0])};")
+                self.gen.guard(f"__builtin_mul_overflow({pc}, {len(form.values)}, &{pc})", site,
+                               "BN_K_COUNT_OVERFLOW")
+            else:
+                a, b, c = self.range(form, site)
+                m = self.unit.tmp()
+                code(f"uint64_t {m} = bn_range_len({a}, {b}, {c});")
+                code(f"if ({m} == 0u) {{ {pc} = 0; goto {done}; }}")
+                self.gen.guard(f"{m} > (uint64_t)INT64_MAX || __builtin_mul_overflow({pc}, (int64_t){m}, &{pc})",
+                               site, "BN_K_COUNT_OVERFLOW")
+                code(f"{var} = {a};")
         code(f"goto {done};")
         code(f"{done}:")
         code(f"if (BN_UNLIKELY(__builtin_add_overflow(w->count, {pc}, &w->count))) "
-             f"{self.ctx.fail(0, 'BN_K_COUNT_OVERFLOW', depth)}")
+             f"{self.gen.fail(0, 'BN_K_COUNT_OVERFLOW', depth)}")
 
     # -- loops (the forms of beast.ir.loops)
     def loop(self, s, depth, loops, lets):
@@ -308,7 +277,7 @@ class CPrinter:
         var = self.loop_vars[s.var]
         site = self.node_site(s, lets)
         form = self.lower.form(s)
-        code(c_comment(f"for {s.var} in {self.describe(form)}"))
+        code(c_comment(f"for {s.var} in {describe(form, self.py)}"))
         count = self.lower.count(s)
         if count is not None:
             code.open("if (!w->rows) {")
@@ -316,8 +285,9 @@ class CPrinter:
             code.close("} else {")
             code.indent += 1
         code.open("{")
+        self.at(site, depth)
         if isinstance(form, Counted):
-            a, b, c = self.compile(lambda: self.range(form, site), site, depth)
+            a, b, c = self.range(form, site)
             n, i = self.unit.tmp(), self.unit.tmp()
             code(f"uint64_t {n} = bn_range_len({a}, {b}, {c});")
             code.open(f"for (uint64_t {i} = 0; {i} < {n}; {i}++) {{")
@@ -331,18 +301,17 @@ class CPrinter:
             code.open(f"for (int64_t {i} = 0; {i} < {len(form.values)}; {i}++) {{")
             code(f"{var} = {arr}[{i}];" if arr else f"{var} = 0;")
         elif isinstance(form, Bind):
-            value = self.compile(lambda: self.gen.value(form.value), site, depth)
-            self.bind(var, value, form.check, s, depth)
+            self.bind(var, self.gen.value(form.value), form.check, s, depth)
             code.open("{")
         elif isinstance(form, (Solved, Divisors)):
-            v, head = self.compile(lambda: self.values(form, site), site, depth)
+            v, head = self.values(form, site)
             code.open(f"{head}) {{")
             code(f"{var} = {v};")
         else:   # Scratch
             slot = self.unit.seq_slot()
             q = f"bn_q{lid}"
             code(f"bn_seq *{q} = &w->seqs[{slot}];")
-            self.compile(lambda: self.fill(form.fill, q, site, s), site, depth)
+            self.fill(form.fill, q, site, s)
             i, x = self.unit.tmp(), self.unit.tmp()
             code.open(f"for (int64_t {i} = 0; {i} < {q}->n; {i}++) {{")
             code(f"bn_num {x} = bn_seq_get({q}, {i});")
@@ -363,7 +332,7 @@ class CPrinter:
 
     def pending(self, q, bound):
         """Raise the error that filling ``q`` left pending."""
-        return self.ctx.fail(f"{q}->psite", f"{q}->pkind", bound)
+        return self.gen.fail(f"{q}->psite", f"{q}->pkind", bound)
 
     def goto(self, label):
         self.used_labels.add(label)
@@ -375,7 +344,7 @@ class CPrinter:
     def solve(self, form, site):
         v = self.gen.value(form.value)
         if v.type not in INTISH:
-            raise _Untranslatable(None, f"a solved loop over a {v.type} value")
+            raise Untranslatable(None, f"a solved loop over a {v.type} value")
         v = self.gen.stable(v)
         return (v,) + self.range(form.base, site)
 
@@ -387,11 +356,11 @@ class CPrinter:
             return
         vsite = self.unit.site(LoopValueSite(s.node, s.var))
         if check == "always":
-            code(f"w->bad = bn_nf({value}); {self.ctx.fail(vsite, 'BN_K_NON_INTEGER', depth)}")
+            code(f"w->bad = bn_nf({value}); {self.gen.fail(vsite, 'BN_K_NON_INTEGER', depth)}")
             code(f"{var} = 0;")
             return
         v = self.gen.stable(value)
-        code(f"if (BN_UNLIKELY({v}.f)) {self.ctx.fail(vsite, 'BN_K_NON_INTEGER', depth, f'w->bad = {v}; ')}")
+        code(f"if (BN_UNLIKELY({v}.f)) {self.gen.fail(vsite, 'BN_K_NON_INTEGER', depth, f'w->bad = {v}; ')}")
         code(f"{var} = {v}.i;")
 
     def values(self, form, site, reset=None):
@@ -419,7 +388,7 @@ class CPrinter:
         vals = [gen.stable(gen.value(x)) for x in (form.n, form.base.start.expr, form.base.stop.expr)]
         for v in vals:
             if v.type not in INTISH:
-                raise _Untranslatable(None, f"a divisor loop over a {v.type} value")
+                raise Untranslatable(None, f"a divisor loop over a {v.type} value")
         n, a, b = vals
         gen.guard(f"{n} != 0 && bn_divs_direct({a}, {b}) && {a} <= 0 && {b} > 0", site, "BN_K_ZERO_MOD")
         code(f"bn_divs {it};")
@@ -440,11 +409,11 @@ class CPrinter:
             if f.closure:
                 code(f"if (BN_UNLIKELY({call})) {{ {q}->psite = w->site; {q}->pkind = w->kind; }}")
             else:
-                code(f"if (BN_UNLIKELY({call})) {self.ctx.fail_prop()}")
+                code(f"if (BN_UNLIKELY({call})) {self.gen.fail_prop()}")
                 vsite = self.unit.site(LoopValueSite(loop.node, loop.var))
                 gen.guard(f"{q}->kind == BN_SEQ_NONE", vsite, "BN_K_RETURNED_NONE")
                 code(f"if (BN_UNLIKELY({q}->kind == BN_SEQ_BADRET)) "
-                     f"{self.ctx.fail(vsite, 'BN_K_BAD_RETURN', first=f'w->bad.i = {q}->extra; ')}")
+                     f"{self.gen.fail(vsite, 'BN_K_BAD_RETURN', first=f'w->bad.i = {q}->extra; ')}")
         elif isinstance(f, Counted):
             a, b, c = self.range(f, site)
             code(f"bn_seq_range({q}, {a}, {b}, {c});")
@@ -457,7 +426,7 @@ class CPrinter:
             gen.call(f"bn_seq_push({q}, {gen.to_num(v)})", site)
         elif isinstance(f, (Solved, Divisors)):
             v, head = self.values(f, site, reset=f"bn_seq_reset({q});")
-            push = f"BN_UNLIKELY(bn_e = bn_seq_push({q}, bn_ni({v})))) {self.ctx.fail(site, 'bn_e')}"
+            push = f"BN_UNLIKELY(bn_e = bn_seq_push({q}, bn_ni({v})))) {self.gen.fail(site, 'bn_e')}"
             if isinstance(f, Solved):
                 code(f"{head} && {push}")
                 code.close()
@@ -471,33 +440,17 @@ class CPrinter:
             self.fill(f.left, ql, site, loop)
             self.fill(f.right, qr, site, loop)
             for side in (ql, qr):
-                code(f"if (BN_UNLIKELY({side}->pkind)) {self.pending(side, self.ctx.bound)}")
+                code(f"if (BN_UNLIKELY({side}->pkind)) {self.pending(side, self.gen.bound)}")
             gen.call(f"bn_setop({q}, {SETOP[f.op]}, {ql}, {qr})", site)
-
-    def describe(self, f):
-        """A loop form as Python, for the loop's comment."""
-        py = self.py
-        if isinstance(f, Counted):
-            return f"range({', '.join(py(b.expr) for b in f.bounds)})"
-        if isinstance(f, Array):
-            return repr(list(f.values))
-        if isinstance(f, Bind):
-            return f"({py(f.value)},)"
-        if isinstance(f, Call):
-            return f"{f.func}({', '.join(py(a) for a in f.args)})"
-        if isinstance(f, Solved):
-            return f"({py(f.value)},) if {py(f.guard)} and in {self.describe(f.base)}"
-        if isinstance(f, SetOp):
-            return f"{f.op}({self.describe(f.left)}, {self.describe(f.right)})"
-        if isinstance(f, Divisors):
-            return f"divisors of {py(f.n)} in {self.describe(f.base)}"
-        return self.describe(f.fill)
 
     # -- the file
     def render(self) -> CSource:
         p = self.program
         self.used_labels = set()
-        self.block(p.body, 0, [], [])
+        try:
+            self.block(p.body, 0, [], [])
+        except Untranslatable as why:
+            raise BeastError(f"the C backend cannot compile {why.reason} in the loop nest") from None
         walk_lines = self.code.lines
         ncols = len(p.columns)
         out = [f"/* beast enumerator for space {p.name!r}: generated code, do not edit */",

@@ -1,59 +1,26 @@
-"""Print a lowered user function (:mod:`beast.ir.lower`) as a C function, or its table
-(:mod:`beast.ir.tabulate`) as C arrays and a lookup."""
+"""Print a user function body (translated: :mod:`beast.ir.translate`) as a C function, or its
+table (:mod:`beast.ir.tabulate`) as C arrays and a lookup."""
 from __future__ import annotations
 
 import ast
 
-from ..expr import Const
-from ..ir.lower import lower_function
-from ..ir.ops import checked_store, element_ok, list_store, local_init, return_kind, table_values, yield_ok
+from ..ir.ops import checked_store, list_store, local_init, return_kind, table_values
 from ..ir.sites import TableSite
-from .c_exprs import (CTYPE, NUMERIC, ZERO, CVal, _Code, _Gen, _mangle, _Untranslatable,
-                      c_comment, c_int, c_prologue)
-
-# ---------------------------------------------------------------------------------------------
-# User functions: AST -> C (translation)
-
-class _FuncCtx:
-    """Failure statements and list temporaries inside a translated function."""
-
-    def __init__(self, unit):
-        self.unit = unit
-        self.lists = []
-
-    def fail(self, site, kind):
-        return f"{{ w->site = {site}; w->kind = {kind}; bn_rc = 1; goto bn_out; }}"
-
-    def fail_prop(self):
-        raise _Untranslatable(None, "a call of another beast function")
-
-    def new_list(self):
-        name = self.unit.tmp()
-        self.lists.append(name)
-        return name
+from ..ir.translate import NONE
+from .c_exprs import CTYPE, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, c_prologue
 
 
 class _FuncGen:
-    """Print one lowered user function body (:mod:`beast.ir.lower`) as C."""
+    """Print one translated user function (:class:`beast.ir.translate.Translated`) as C."""
 
-    def __init__(self, unit, info, fname):
-        self.unit, self.info, self.fname = unit, info, fname
-        self.fdef = info.fdef
-        self.body = lower_function(info, unit.param_types(info))
-        self.kind = self.body.kind
-        self.params = self.body.params
-        self.ptypes = self.body.ptypes
+    def __init__(self, unit, translated, fname):
+        self.unit, self.fname = unit, fname
+        self.body = translated.body
+        self.info, self.kind, self.ptypes = self.body.info, self.body.kind, self.body.ptypes
         self.code = _Code(1)
-        self.ctx = _FuncCtx(unit)
-        self.gen = _Gen(unit, self.code, self.resolve, self.ctx)
-        self.gen.positions = self.body.positions
-        self.gen.origins = self.body.origins
         self.locals = {}          # name -> CVal (C variable)
-
-    def resolve(self, name):
-        if name in self.locals:
-            return self.locals[name]
-        raise _Untranslatable(None, f"the name '{name}'")
+        self.gen = _Gen(unit, self.code, self.locals.__getitem__, lambda bound: "bn_rc = 1; goto bn_out;",
+                        translated.ops, self.body.positions)
 
     def site(self, node):
         if node is None or getattr(node, "lineno", None) is None:
@@ -63,22 +30,22 @@ class _FuncGen:
 
     # -- statements
     def translate(self):
-        decls = []
-        for p in self.params:
+        decls, params = [], self.body.params
+        for p in params:
             if p not in self.body.locals:
                 self.locals[p] = CVal(f"p_{_mangle(p)}", self.ptypes[p])
         for name, ltype in self.body.locals.items():
             cname = f"l_{_mangle(name)}"
-            init = local_init(name, ltype, self.params)
+            init = local_init(name, ltype, params)
             if init == "list":
                 decls.append(f"bn_list {cname} = BN_LIST0;")
-                self.ctx.lists.append(cname)
+                self.gen.lists.append(cname)
             else:
                 value = self.gen.convert(CVal(f"p_{_mangle(name)}", self.ptypes[name]), ltype) \
                     if init == "param" else ZERO[ltype]
                 decls.append(f"{CTYPE[ltype]} {cname} = {value};")
             self.locals[name] = CVal(cname, ltype)
-        self.gen.site = self.site(self.fdef)
+        self.gen.site = self.site(self.info.fdef)
         self.statements(self.body.body)
         # falling off the end
         if self.kind == "iterator":
@@ -86,14 +53,14 @@ class _FuncGen:
         elif self.kind == "condition":
             self.code("*out = 0;")
         out_type = "bn_seq *out" if self.kind != "condition" else "int64_t *out"
-        params = "".join(f", {CTYPE[self.ptypes[p]]} p_{_mangle(p)}" for p in self.params)
-        decls += [f"bn_list {name} = BN_LIST0;" for name in self.ctx.lists if not name.startswith("l_")]
-        used = ["w", "out", "bn_e"] + [f"p_{_mangle(p)}" for p in self.params] + \
+        decls += [f"bn_list {name} = BN_LIST0;" for name in self.gen.lists if not name.startswith("l_")]
+        used = ["w", "out", "bn_e"] + [f"p_{_mangle(p)}" for p in params] + \
             [self.locals[n].text for n in self.body.locals]
-        lines = [f"static int {self.fname}(bn_w *w, {out_type}{params})", "{"]
+        lines = [f"static int {self.fname}(bn_w *w, {out_type}"
+                 f"{''.join(f', {CTYPE[self.ptypes[p]]} p_{_mangle(p)}' for p in params)})", "{"]
         lines += c_prologue(["int bn_rc = 0, bn_e = 0;"] + decls, used) + self.code.lines
         lines += ["    goto bn_out;", "bn_out:"]
-        lines += [f"    free({name}.v);" for name in self.ctx.lists]
+        lines += [f"    free({name}.v);" for name in self.gen.lists]
         lines += ["    return bn_rc;", "}"]
         return "\n".join(lines)
 
@@ -128,8 +95,6 @@ class _FuncGen:
         values = []
         for v in st.values:      # every value first, then the assignments (a copy each)
             v = self.gen.value(v)
-            if v.type not in NUMERIC:
-                raise _Untranslatable(st.node, f"unpacking a {v.type}")
             values.append(v if v.is_const else self.gen.let(v.type, v.text))
         for n, v in zip(st.names, values):
             self.assign(n, v)
@@ -146,9 +111,6 @@ class _FuncGen:
             value = gen.stable(value)
         for n in st.names:
             self.assign(n, value)
-
-    def s_SetItem(self, st):
-        raise _Untranslatable(st.target, "this assignment target")
 
     def s_If(self, st):
         gen, code = self.gen, self.code
@@ -179,14 +141,14 @@ class _FuncGen:
         def body(v):
             self.assign(st.name, v)
             self.statements(st.body)
-        self.gen.iterate(st.iterable, body, st.node)
+        self.gen.iterate(self.gen.value(st.iterable), body)
 
     def s_Scope(self, st):
         self.statements(st.body)          # C declares every local at the top of the function
 
     def s_Fail(self, st):
         kind = {"min": "BN_K_EMPTY_MIN", "max": "BN_K_EMPTY_MAX"}[st.func]
-        self.code(self.ctx.fail(self.gen.site_of(st), kind))
+        self.code(self.gen.fail(self.gen.site_of(st), kind))
 
     def s_Break(self, st):
         self.code("break;")
@@ -200,16 +162,12 @@ class _FuncGen:
     def s_Yield(self, st):
         gen = self.gen
         v = gen.value(st.value)
-        if not yield_ok(v.type):
-            raise _Untranslatable(st.node.value, "yielding a non-number")
         gen.call(f"bn_seq_push(out, {gen.to_num(v)})", gen.site)
 
     def s_Append(self, st):
         gen = self.gen
         lst = self.locals[st.name]
         v = gen.value(st.value)
-        if not element_ok(v.type):
-            raise _Untranslatable(st.call, f"appending a {v.type} (lists of integers only)")
         gen.call(f"bn_list_push(&{lst}, {v})", gen.site)
 
     def s_Return(self, st):
@@ -219,7 +177,7 @@ class _FuncGen:
                 gen.value(st.value)
             code("goto bn_out;")
             return
-        v = gen.value(st.value if st.value is not None else Const(None))
+        v = gen.value(st.value if st.value is not None else NONE)
         if self.kind == "condition":
             code(f"*out = {gen.truth_of(v)};")
             code("goto bn_out;")
@@ -235,10 +193,8 @@ class _FuncGen:
             code(f"bn_seq_ints(out, {arr if n else 'NULL'}, {n});")
         elif kind == "list":
             gen.push_each(f"{v}.n", f"bn_seq_push(out, bn_ni({v}.v[{{i}}]))", gen.site)
-        elif kind == "number":
+        else:   # number
             gen.call(f"bn_seq_push(out, {gen.to_num(v)})", gen.site)
-        else:
-            raise _Untranslatable(st.node, f"returning a {v.type}")
         code("goto bn_out;")
 
 

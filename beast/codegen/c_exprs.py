@@ -8,7 +8,6 @@ import re
 from contextlib import contextmanager
 
 from ..errors import BeastError
-from ..ir.body import Untranslatable
 from ..ir.ops import Lowering, range_arg_checks
 from .exprs import ATOM, ExprPrinter
 
@@ -54,8 +53,6 @@ def c_prologue(decls, used) -> list:
 
 def _mangle(name: str) -> str:
     return re.sub(r"[^0-9A-Za-z_]", lambda m: f"_{ord(m.group()):x}_", name)
-
-_Untranslatable = Untranslatable
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,15 +160,18 @@ ITERATE = {"range": ("uint64_t {n} = bn_range_len({0}, {1}, {2});", "for (uint64
 
 
 class _Gen:
-    """Print expressions into ``code``, lowered by :class:`beast.ir.ops.Lowering`. ``resolve(name)
-    -> CVal``; ``ctx`` supplies the failure statements (``fail(site, kind)``, ``fail_prop()``) and,
-    in functions, list temporaries."""
+    """Print expressions into ``code``: the ops of :class:`beast.ir.ops.Lowering` (in a function
+    body, lowered already: ``ops``). ``resolve(name) -> CVal``; ``leave(bound)``: the C that ends a
+    failure (in the nest: go to the failure label of ``bound`` loops, default ``self.bound``; in a
+    function: return 1)."""
 
-    def __init__(self, unit, code, resolve, ctx):
-        self.unit, self.code, self.resolve, self.ctx = unit, code, resolve, ctx
+    def __init__(self, unit, code, resolve, leave, ops=None, positions=None):
+        self.unit, self.code, self.resolve, self.leave = unit, code, resolve, leave
         self.site = 0           # the statement's site (IR) or the function's fallback site
-        self.positions = {}     # id(expr) -> user position of that operation (function bodies)
-        self.origins = {}       # id(expr) -> its ast node (function bodies)
+        self.bound = 0          # in the nest: the loops bound at the statement
+        self.ops = ops or {}    # id(expr) -> its op (function bodies)
+        self.positions = positions or {}    # id(expr) -> user position of that operation (function bodies)
+        self.lists = []         # list temporaries (function bodies)
         self.pure_printer = CExpr(self.resolve)
 
     # -- helpers
@@ -197,8 +197,13 @@ class _Gen:
             return v
         return self.let(v.type, v.text)
 
-    def fail(self, site, kind):
-        return self.ctx.fail(site, kind)
+    def fail(self, site, kind, bound=None, first=""):
+        """Record the error (after ``first``, a statement) and leave."""
+        return f"{{ {first}w->site = {site}; w->kind = {kind}; {self.leave(bound)} }}"
+
+    def fail_prop(self):
+        """Leave with the error a callee recorded."""
+        return f"{{ {self.leave(None)} }}"
 
     def guard(self, cond, site, kind):
         """``if (cond)``: fail at ``site`` with the error ``kind``."""
@@ -228,8 +233,6 @@ class _Gen:
         return self.as_type(v, "float")
 
     def as_type(self, v, to):
-        if v.type not in NUMERIC:
-            raise _Untranslatable(None, f"a {v.type} used as a number")
         return v.text if v.type == to else AS[to, v.type].format(v.text)
 
     def convert(self, v, to):
@@ -242,19 +245,15 @@ class _Gen:
     def truth_of(self, v):
         if v.is_const and v.type in ("int", "bool", "float", "str", "none"):
             return "1" if v.const else "0"
-        if v.type not in TRUTH:
-            raise _Untranslatable(None, f"the truth value of a {v.type}")
         return TRUTH[v.type].format(v.text, *(v.parts or ()))
 
     def truth(self, e):
         return self.truth_of(self.value(e))
 
     # -- entry points
-    def lower(self, e):
-        return Lowering(lambda name: self.resolve(name).type, self.positions, self.origins)(e)
-
     def value(self, e) -> CVal:
-        return self.emit(self.lower(e))
+        op = self.ops.get(id(e))
+        return self.emit(op if op is not None else Lowering(lambda name: self.resolve(name).type)(e))
 
     def emit(self, op) -> CVal:
         return getattr(self, "e_" + op.kind)(op)
@@ -412,7 +411,7 @@ class _Gen:
         args, _ = self.operands(op)
         texts = [self.convert(a, t) for a, t in zip(args, self.unit.param_types(info))]
         t = self.tmp("int")
-        self.code(f"if (BN_UNLIKELY({fname}(w, &{t}{''.join(', ' + x for x in texts)}))) {self.ctx.fail_prop()}")
+        self.code(f"if (BN_UNLIKELY({fname}(w, &{t}{''.join(', ' + x for x in texts)}))) {self.fail_prop()}")
         return CVal(t, "bool")
 
     # -- function-body constructs (and/or, chains, comprehensions and folds are statements by now:
@@ -431,11 +430,8 @@ class _Gen:
         args, site = self.operands(op)
         return CVal(None, "range", parts=self.range_args(args, site))
 
-    def range_args(self, args, site, node=None):
+    def range_args(self, args, site):
         """Validate range(start, stop, step) as Python does (step first); C texts of the three."""
-        for v in (args[2], args[0], args[1]):
-            if v.type not in NUMERIC:
-                raise _Untranslatable(node, f"range() of a {v.type}")
         checks, zero = range_arg_checks([v.type for v in args], args[2].const if args[2].is_const else None)
         out = [None] * 3
         for i in (2, 0, 1):
@@ -455,7 +451,8 @@ class _Gen:
 
     def e_list(self, op):
         """A fresh list (function-level temporary) holding the values of ``op``."""
-        lst = self.ctx.new_list()
+        lst = self.unit.tmp()
+        self.lists.append(lst)
         self.code(f"{lst}.n = 0;")
         site = self.site_at(op.where)
 
@@ -466,17 +463,14 @@ class _Gen:
             for x in op.args:
                 push(self.emit(x))
         else:
-            self.iterate(None, push, None, self.emit(op.args[0]))
+            self.iterate(self.emit(op.args[0]), push)
         return CVal(lst, "list")
 
     e_list_of = e_list
 
-    def iterate(self, iterable, body, node, value=None):
-        """Run ``body(CVal)`` for each value of an iterable: a range, a list, a constant array."""
-        cont = value if value is not None else self.value(iterable)
+    def iterate(self, cont, body):
+        """Run ``body(CVal)`` for each value of ``cont``: a range, a list, a constant array."""
         i = self.unit.tmp()
-        if cont.type not in ITERATE:
-            raise _Untranslatable(node, f"iterating over a {cont.type}")
         before, header, elt = ITERATE[cont.type]
         parts = cont.parts or ()
         if cont.type == "carray" and not parts[1]:
