@@ -204,29 +204,12 @@ class _FuncGen:
 # the key of an argument of each static type (a 'num': its tag, then its value or bits)
 TABLE_KEY = {"int": ["p{i}"], "bool": ["p{i}"], "float": ["bn_dbits(p{i})"],
              "num": ["(int64_t)p{i}.f", "p{i}.f ? bn_dbits(p{i}.d) : p{i}.i"]}
-TABLE_SEQ = """\
-    int64_t o = {t}_o[e], m = {t}_o[e + 1] - o, i;
-    switch ({t}_n[e]) {{
-    case 1: bn_seq_range(out, {t}_v[o], {t}_v[o + 1], {t}_v[o + 2]); break;
-    case 2: out->kind = BN_SEQ_NONE; break;
-    case 3: out->kind = BN_SEQ_BADRET; out->extra = {t}_v[o]; break;
-    default:
-        for (i = 0; i < m; i++) {{
-            bn_num x = BN_NUM0; int r;
-            x.f = {t}_t[o + i]; x.i = {t}_v[o + i];
-            if (x.f == 1) {{ x.d = bn_bitsd(x.i); x.i = 0; }}
-            if (BN_UNLIKELY(r = bn_seq_push(out, x))) {fail}
-        }}
-    }}"""
-
-
-def _fail(site, kind):
-    return f"{{ w->site = {site}; w->kind = {kind}; return 1; }}"
 
 
 class _TablePrinter:
-    """Print a :class:`~beast.ir.tabulate.Table` as C arrays and a lookup function (the arrays:
-    :func:`beast.ir.ops.table_values`)."""
+    """Print a :class:`~beast.ir.tabulate.Table` as C arrays (:func:`beast.ir.ops.table_values`), a
+    ``bn_tab`` of them and a function that looks its arguments up (the prelude's ``bn_tab_cond`` /
+    ``bn_tab_seq``)."""
 
     def __init__(self, unit):
         self.unit = unit
@@ -239,34 +222,26 @@ class _TablePrinter:
         info, ptypes, entries = table.info, table.ptypes, table.entries
         unit = self.unit
         tid = unit.tmp()
-        n = len(entries)
-        key_parts = [k.format(i=i) for i, t in enumerate(ptypes) for k in TABLE_KEY[t]]
+        key = [k.format(i=i) for i, t in enumerate(ptypes) for k in TABLE_KEY[t]]
         errs = [unit.site(o[2]) if o[2] is not None else 0 for _, o in entries]
-        out = [c_comment(f"'{info.name}' tabulated over {n} argument tuples")]
+        out = [c_comment(f"'{info.name}' tabulated over {len(entries)} argument tuples")]
 
         def array(ctype, name, values):
             body = ", ".join(str(v) if ctype != "int64_t" else c_int(v) for v in values) or "0"
             out.append(f"static const {ctype} {tid}_{name}[] BN_UNUSED = {{{body}}};")
+            return f"{tid}_{name}"
 
-        array("int64_t", "k", [k for key, _ in entries for k in key])
-        array("int32_t", "e", errs)
-        params = "".join(f", {CTYPE[t]} p{i}" for i, t in enumerate(ptypes))
-        miss = unit.site(TableSite(info.name))
-        body = [f"    int64_t key[{len(key_parts) + 1}] = {{{', '.join(key_parts + ['0'])}}};",
-                f"    int64_t e = bn_tab_find({tid}_k, {n}, {len(key_parts)}, key);",
-                "    (void)w; (void)key;",
-                f"    if (BN_UNLIKELY(e < 0)) {_fail(miss, 'BN_K_TABLE_MISS')}"]
+        arrays = [array("int64_t", "k", [k for key, _ in entries for k in key]), array("int32_t", "e", errs)]
         if info.role == "condition":
-            array("unsigned char", "v", [1 if o[1] else 0 for _, o in entries])
-            sig = f"static int {fname}(bn_w *w, int64_t *out{params})"
-            body.append(f"    *out = {tid}_v[e];")
+            arrays += [array("unsigned char", "r", [1 if o[1] else 0 for _, o in entries]), "NULL", "NULL", "NULL"]
+            lookup, out_type = "bn_tab_cond", "int64_t *out"
         else:
-            for ctype, name, values in zip(("unsigned char", "int64_t", "int64_t", "unsigned char"), "novt",
-                                           table_values(table, self.intern)):
-                array(ctype, name, values)
-            sig = f"static int {fname}(bn_w *w, bn_seq *out{params})"
-            body += TABLE_SEQ.format(t=tid, fail=_fail(miss, "r")).split("\n")
-        body += [f"    if ({tid}_e[e]) {_fail(f'{tid}_e[e]', 'BN_K_EXCEPTION')}",
-                 "    return 0;"]
-        out += [sig, "{"] + body + ["}"]
+            arrays += [array(ctype, name, values) for ctype, name, values in zip(
+                ("unsigned char", "int64_t", "int64_t", "unsigned char"), "rovt", table_values(table, self.intern))]
+            lookup, out_type = "bn_tab_seq", "bn_seq *out"
+        fields = ", ".join(arrays + [str(len(entries)), str(len(key)), str(unit.site(TableSite(info.name)))])
+        params = "".join(f", {CTYPE[t]} p{i}" for i, t in enumerate(ptypes))
+        out += [f"static const bn_tab {tid} = {{{fields}}};", f"static int {fname}(bn_w *w, {out_type}{params})",
+                "{", f"    int64_t key[{len(key) + 1}] = {{{', '.join(key + ['0'])}}};",
+                f"    return {lookup}(w, &{tid}, key, out);", "}"]
         return "\n".join(out)

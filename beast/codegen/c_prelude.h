@@ -427,3 +427,38 @@ BN_HOT int64_t *bn_row(bn_w *w) {
 BN_INLINE void bn_w_free(bn_w *w) {
     for (int i = 0; i <= BN_NSEQ; i++) { free(w->seqs[i].v); w->seqs[i].v = NULL; w->seqs[i].cap = 0; }
 }
+
+/* ---- a tabulated function (beast.codegen.c_body): its entries' sorted keys (nk per entry), the
+   site of the exception each raised (0: none); a condition's results (r), or an iterator's entry
+   kinds (r: 0 values, 1 a range, 2 None, 3 a bad return), value offsets (o), values (v) and their
+   tags (t: 0 an integer, 1 a float's bits) */
+typedef struct {
+    const int64_t *k; const int32_t *e; const unsigned char *r;
+    const int64_t *o, *v; const unsigned char *t;
+    int64_t n; int nk, miss;
+} bn_tab;
+BN_INLINE int bn_tab_fail(bn_w *w, int site, int kind) { w->site = site; w->kind = kind; return 1; }
+BN_INLINE int bn_tab_cond(bn_w *w, const bn_tab *t, const int64_t *key, int64_t *out) {
+    int64_t e = bn_tab_find(t->k, t->n, t->nk, key);
+    if (BN_UNLIKELY(e < 0)) return bn_tab_fail(w, t->miss, BN_K_TABLE_MISS);
+    *out = t->r[e];
+    return t->e[e] ? bn_tab_fail(w, t->e[e], BN_K_EXCEPTION) : 0;
+}
+BN_INLINE int bn_tab_seq(bn_w *w, const bn_tab *t, const int64_t *key, bn_seq *out) {
+    int64_t e = bn_tab_find(t->k, t->n, t->nk, key), r;
+    if (BN_UNLIKELY(e < 0)) return bn_tab_fail(w, t->miss, BN_K_TABLE_MISS);
+    int64_t o = t->o[e], m = t->o[e + 1] - o;
+    switch (t->r[e]) {
+    case 1: bn_seq_range(out, t->v[o], t->v[o + 1], t->v[o + 2]); break;
+    case 2: out->kind = BN_SEQ_NONE; break;
+    case 3: out->kind = BN_SEQ_BADRET; out->extra = t->v[o]; break;
+    default:
+        for (int64_t i = 0; i < m; i++) {
+            bn_num x = BN_NUM0;
+            x.f = t->t[o + i]; x.i = t->v[o + i];
+            if (x.f == 1) { x.d = bn_bitsd(x.i); x.i = 0; }
+            if (BN_UNLIKELY(r = bn_seq_push(out, x))) return bn_tab_fail(w, t->miss, (int)r);
+        }
+    }
+    return t->e[e] ? bn_tab_fail(w, t->e[e], BN_K_EXCEPTION) : 0;
+}
