@@ -14,7 +14,7 @@ from ..ir.describe import describe
 from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, Target, claim_chain
 from ..ir.sites import LoopValueSite, NodeSite, UserSite
 from ..ir.tabulate import MAX_VALUES, Table, Tabulator
-from ..ir.translate import translate_or_tabulate
+from ..ir.translate import param_types, translate_or_tabulate
 from .c_body import _FuncGen, _TablePrinter
 from .c_exprs import CTYPE, INT64_MAX, INT64_MIN, INTISH, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, c_prologue
 from .python import PyExpr
@@ -80,7 +80,6 @@ class _Unit:
         self.ntmp = 0
         self.nseq = 0
         self.arrays = {}
-        self.keep = []             # expression nodes whose ids key positions
         self.tabulator = Tabulator(program, self.pyfuncs)
         self.tables = _TablePrinter(self)
 
@@ -117,21 +116,14 @@ class _Unit:
             self.arrays[values] = name
         return self.arrays[values]
 
-    def param_types(self, info):
-        types = self.program.types
-        out = []
-        for a in info.node_args:
-            t = types.get(a, "num")
-            out.append(t if t in CTYPE else "num")
-        return out
-
     def function(self, info):
         """The C function for a user function: translated, else tabulated, else an error."""
         if info.ident in self.functions:
             return self.functions[info.ident][0]
         fname = f"bn_fn_{_mangle(info.ident)}"
         self.functions[info.ident] = (fname, None)
-        done = translate_or_tabulate(info, self.param_types(info), self.tabulator, force=FORCE_TABULATE)
+        done = translate_or_tabulate(info, param_types(info, self.program.types), self.tabulator,
+                                     force=FORCE_TABULATE)
         if isinstance(done, Table):
             text = self.tables.emit(done, fname)
             self.tabulated.append(info.name)
@@ -398,14 +390,9 @@ class CPrinter:
         """Fill the scratch sequence ``q`` (immediate errors fail now; a closure's stay pending)."""
         code, gen = self.code, self.gen
         if isinstance(f, Call):
-            info = self.program.funcs.get(f.func)
-            if info is None:
-                raise BeastError(f"internal error: unknown function {f.func}")
-            fname = self.unit.function(info)
-            args = [gen.value(a) for a in f.args]
-            texts = [gen.convert(a, t) for a, t in zip(args, self.unit.param_types(info))]
+            fname, args = gen.user_call(f.func, lambda: [gen.value(a) for a in f.args])
             code(f"bn_seq_reset({q});")
-            call = f"{fname}(w, {q}{''.join(', ' + t for t in texts)})"
+            call = f"{fname}(w, {q}{args})"
             if f.closure:
                 code(f"if (BN_UNLIKELY({call})) {{ {q}->psite = w->site; {q}->pkind = w->kind; }}")
             else:

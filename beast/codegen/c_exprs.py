@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 from ..errors import BeastError
 from ..ir.ops import Lowering, range_arg_checks
+from ..ir.translate import param_types
 from .exprs import ATOM, ExprPrinter
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -139,6 +140,7 @@ OVERFLOW = {"+": "add", "-": "sub", "*": "mul"}
 HELPER = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
           "<<": "lshift", ">>": "rshift"}
 C_HELPER = ("//", "%", "**", "<<", ">>")
+PREFIX = {"pos": "{0}", "invert": "(~{0})", "truth": "{1}", "not": "(!{1})"}
 UNARY = {("neg", "ii"): "(-{0})", ("neg", "dd"): "(-{0})", ("abs", "ii"): "({0} < 0 ? -{0} : {0})",
          ("abs", "dd"): "fabs({0})"}
 TRUEDIV = {"ii": ("0", "BN_K_ZERO_TRUEDIV", "(double)({0}) / (double)({1})"),
@@ -319,13 +321,12 @@ class _Gen:
             return self.check(f"bn_{HELPER[o]}_{form}({{out}}, {x}, {y})", site, op.type, op.type)
         return CVal(f"({x} {o} {y})", op.type)
 
-    def e_pos(self, op):
+    def prefix_op(self, op):
+        """+x, ~x, and the truth value of x or its negation ({1}), as C operators (cannot fail)."""
         (v,), _ = self.operands(op)
-        return CVal(v.text, op.type)
+        return CVal(PREFIX[op.kind].format(v, self.truth_of(v) if op.type == "bool" else None), op.type)
 
-    def e_invert(self, op):
-        (v,), _ = self.operands(op)
-        return CVal(f"(~{v})", "int")
+    e_pos = e_invert = e_truth = e_not = prefix_op
 
     def e_neg(self, op):
         """-x and abs(x): an integer operand is repeated (stable) and may overflow at INT64_MIN;
@@ -358,12 +359,6 @@ class _Gen:
     def e_cmp(self, op):
         values, _ = self.operands(op)
         return CVal(CMP[op.form].format(*self.spell(values, op.form), op.op, CMP_CODE[op.op]), "bool")
-
-    def e_truth(self, op):
-        return CVal(self.truth_of(self.emit(op.args[0])), "bool")
-
-    def e_not(self, op):
-        return CVal(f"(!{self.truth_of(self.emit(op.args[0]))})", "bool")
 
     def lazy(self, op):
         """``t = first; if (t) t = then()`` (and) or ``if (!t)`` (or), the second part lazily."""
@@ -403,15 +398,20 @@ class _Gen:
         (c, a, b), _ = self.operands(op)
         return CVal(f"({self.truth_of(c)} ? {self.convert(a, op.type)} : {self.convert(b, op.type)})", op.type)
 
-    def e_callfn(self, op):
-        info = self.unit.program.funcs.get(op.value)
+    def user_call(self, func, values):
+        """The C name of the user function ``func`` (printed first) and its arguments' texts (each
+        ``, arg``), from ``values()``."""
+        info = self.unit.program.funcs.get(func)
         if info is None:
-            raise BeastError(f"internal error: unknown function {op.value}")
+            raise BeastError(f"internal error: unknown function {func}")
         fname = self.unit.function(info)
-        args, _ = self.operands(op)
-        texts = [self.convert(a, t) for a, t in zip(args, self.unit.param_types(info))]
+        args = zip(values(), param_types(info, self.unit.program.types))
+        return fname, "".join(f", {self.convert(a, t)}" for a, t in args)
+
+    def e_callfn(self, op):
+        fname, args = self.user_call(op.value, lambda: self.operands(op)[0])
         t = self.tmp("int")
-        self.code(f"if (BN_UNLIKELY({fname}(w, &{t}{''.join(', ' + x for x in texts)}))) {self.fail_prop()}")
+        self.code(f"if (BN_UNLIKELY({fname}(w, &{t}{args}))) {self.fail_prop()}")
         return CVal(t, "bool")
 
     # -- function-body constructs (and/or, chains, comprehensions and folds are statements by now:

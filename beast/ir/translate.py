@@ -31,6 +31,12 @@ class Translated:
     ops: dict
 
 
+def param_types(info, types) -> list:
+    """The static type of each node argument of ``info`` (``types``: the program's), as a body
+    receives it: int, bool, float, else num."""
+    return [t if t in NUMERIC else "num" for t in (types.get(a, "num") for a in info.node_args)]
+
+
 def translate_or_tabulate(info, ptypes, tabulator, target=C64, backend="C", force=False):
     """A :class:`Translated` body or a :class:`~beast.ir.tabulate.Table` for the user function
     ``info`` whose node arguments have the static types ``ptypes``; ``force``: tabulate all the
