@@ -197,8 +197,9 @@ class CPrinter:
                 code(c_comment(f"check {s.name}: {self.py(s.expr)}" + (" (break)" if s.exit == "break" else "")))
                 self.at(self.node_site(s, lets), depth)
                 test = self.gen.truth(s.expr)
-                target = self.goto(("bn_b" if s.exit == "break" else "bn_n") + str(loops[-1])) if loops \
-                    else "return 0;"
+                label = ("bn_b" if s.exit == "break" else "bn_n") + str(loops[-1]) if loops else None
+                self.used_labels.add(label)     # (None: no loop around, nothing to label)
+                target = f"goto {label};" if label else "return 0;"
                 if test == "1":
                     code(target)
                 elif test != "0":
@@ -326,19 +327,8 @@ class CPrinter:
         """Raise the error that filling ``q`` left pending."""
         return self.gen.fail(f"{q}->psite", f"{q}->pkind", bound)
 
-    def goto(self, label):
-        self.used_labels.add(label)
-        return f"goto {label};"
-
     def range(self, form, site):
         return self.gen.range_args([self.gen.value(b.expr) for b in form.bounds], site)
-
-    def solve(self, form, site):
-        v = self.gen.value(form.value)
-        if v.type not in INTISH:
-            raise Untranslatable(None, f"a solved loop over a {v.type} value")
-        v = self.gen.stable(v)
-        return (v,) + self.range(form.base, site)
 
     def bind(self, var, value, check, s, depth):
         """``var = value`` with a non-integer ``check`` (:class:`~beast.ir.loops.Bind`'s)."""
@@ -359,24 +349,18 @@ class CPrinter:
         """Start a Solved or Divisors form's values, for its loop or its scratch fill (after
         ``reset``): the value (int64) and the unclosed ``if (``/``while (`` test that opens it (a
         Solved form's guard block stays open)."""
-        code = self.code
+        gen, code = self.gen, self.code
         if isinstance(form, Solved):
             if reset:
                 code(reset)
-            code.open(f"if ({self.gen.truth(form.guard)}) {{")
-            v, a, b, c = self.solve(form, site)
+            code.open(f"if ({gen.truth(form.guard)}) {{")
+            v = gen.value(form.value)
+            if v.type not in INTISH:
+                raise Untranslatable(None, f"a solved loop over a {v.type} value")
+            v = gen.stable(v)
+            a, b, c = self.range(form.base, site)
             return v, f"if (bn_range_has({a}, {b}, {c}, {v})"
-        it = self.unit.tmp()
-        self.divisors(form, it, site)
-        if reset:
-            code(reset)
-        v = self.unit.tmp()
-        code(f"int64_t {v};")
-        return v, f"while (bn_divs_next(&{it}, &{v})"
-
-    def divisors(self, form, it, site):
-        """Declare and start the divisor iteration ``it`` (n, then start and stop, as Python)."""
-        gen, code = self.gen, self.code
+        it = self.unit.tmp()        # the divisor iteration: n, then start and stop, as Python
         vals = [gen.stable(gen.value(x)) for x in (form.n, form.base.start.expr, form.base.stop.expr)]
         for v in vals:
             if v.type not in INTISH:
@@ -385,6 +369,11 @@ class CPrinter:
         gen.guard(f"{n} != 0 && bn_divs_direct({a}, {b}) && {a} <= 0 && {b} > 0", site, "BN_K_ZERO_MOD")
         code(f"bn_divs {it};")
         code(f"bn_divs_init(&{it}, {n}, {a}, {b});")
+        if reset:
+            code(reset)
+        v = self.unit.tmp()
+        code(f"int64_t {v};")
+        return v, f"while (bn_divs_next(&{it}, &{v})"
 
     def fill(self, f, q, site, loop):
         """Fill the scratch sequence ``q`` (immediate errors fail now; a closure's stay pending)."""
