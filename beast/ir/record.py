@@ -17,6 +17,7 @@ replaces ``dataclasses.replace``. Not supported: ``dataclasses.fields``/``asdict
 """
 
 import reprlib
+from operator import attrgetter
 
 __all__ = ["record", "field", "replace", "record_fields", "FrozenInstanceError"]
 
@@ -58,16 +59,17 @@ def record_fields(obj_or_cls) -> tuple:
 
 
 def _init(self, *args, **kwargs):
-    # Writes the instance dict directly: the fields are plain attributes (no descriptors), and
-    # this is also how a frozen record sets them.
+    # Sets each field with object.__setattr__ (also how a frozen record sets them), in field order,
+    # and never touches ``self.__dict__``: reading it makes CPython (3.11+) give up the instance's
+    # inline attribute values, and every later attribute read of the record gets about twice as
+    # slow (the IR's records are read all through planning and printing).
     cls = self.__class__
     names = cls.__record_init__
     n = len(args)
-    d = self.__dict__
-    if n:
-        if n > len(names):
-            raise TypeError(f"{cls.__qualname__}() takes {len(names)} positional arguments but {n} were given")
-        d.update(zip(names, args))
+    if n > len(names):
+        raise TypeError(f"{cls.__qualname__}() takes {len(names)} positional arguments but {n} were given")
+    for name, value in zip(names, args):
+        _set(self, name, value)
     if kwargs:
         if not cls.__record_init_set__.issuperset(kwargs):
             bad = next(k for k in kwargs if k not in cls.__record_init_set__)
@@ -75,18 +77,20 @@ def _init(self, *args, **kwargs):
         if n and not kwargs.keys().isdisjoint(names[:n]):
             bad = next(k for k in names[:n] if k in kwargs)
             raise TypeError(f"{cls.__qualname__}() got multiple values for argument '{bad}'")
-        d.update(kwargs)
+    get = kwargs.get
     for name, default, factory in cls.__record_tails__[n]:
-        if name not in d:
-            if default is not _MISSING:
-                d[name] = default
-            elif factory is not _MISSING:
-                d[name] = factory()
-            else:
+        value = get(name, default)
+        if value is _MISSING:
+            if factory is _MISSING:
                 raise TypeError(f"{cls.__qualname__}() missing required argument: '{name}'")
+            value = factory()
+        _set(self, name, value)
     post = cls.__record_post_init__
     if post is not None:
         post(self)
+
+
+_set = object.__setattr__
 
 
 @reprlib.recursive_repr()
@@ -98,12 +102,22 @@ def _repr(self):
 def _eq_tuple(self, other):
     if other.__class__ is not self.__class__:
         return NotImplemented
-    names = self.__class__.__record_compare__
-    return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
+    key = self.__class__.__record_key__
+    return key(self) == key(other)
 
 
 def _hash(self):
-    return hash(tuple(getattr(self, n) for n in self.__class__.__record_compare__))
+    return hash(self.__class__.__record_key__(self))
+
+
+def _key_of(names):
+    """A function: a record -> the tuple of its fields ``names`` (what __eq__ and __hash__ compare)."""
+    if len(names) >= 2:
+        return attrgetter(*names)         # a tuple already
+    if names:
+        one = attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return lambda obj: ()
 
 
 def _frozen_setattr(self, name, value):
@@ -154,6 +168,7 @@ def _build(cls, frozen):
     cls.__record_tails__ = tuple(cls.__record_defaults__[n:] for n in range(len(init) + 1))
     cls.__record_repr__ = tuple(f.name for f in ordered if f.repr)
     cls.__record_compare__ = tuple(f.name for f in ordered if f.compare)
+    cls.__record_key__ = staticmethod(_key_of(cls.__record_compare__))
     cls.__record_post_init__ = getattr(cls, "__post_init__", None)
     cls.__record_frozen__ = frozen
     for base in cls.__mro__[1:]:
