@@ -58,6 +58,10 @@ def parts(lowering: LoopLowering, body, mode) -> dict:
     if budget is None:
         return out
     types = lowering.types
+    # the most one loop (or one loop of a fused chain) can cost
+    per_loop = max(budget.loop, budget.fused_one, budget.fused + 1, *budget.loops.values())
+    if _most(body, budget, types, budget.top, per_loop) <= budget.limit:
+        return out                  # no loop can start a part: the walk below would find none
 
     def block(stmts, cost, scope):
         scope = list(scope)
@@ -94,3 +98,16 @@ def parts(lowering: LoopLowering, body, mode) -> dict:
 
     block(body, budget.top, [])
     return out
+
+
+def _most(stmts, budget, types, cost, per_loop):
+    """An upper bound of the cost in scope when any loop of ``stmts`` starts (each loop around it
+    costing ``per_loop``)."""
+    most = cost
+    for s in stmts:
+        if isinstance(s, Let):
+            cost += budget.num_let if types.get(s.var, "num") == "num" else budget.let
+        elif isinstance(s, Loop):
+            most = max(most, cost, _most(s.body, budget, types, cost + per_loop, per_loop))
+    return most
+
