@@ -18,6 +18,9 @@ replaces ``dataclasses.replace``. Not supported: ``dataclasses.fields``/``asdict
 
 import reprlib
 from operator import attrgetter
+from types import FunctionType
+
+from .record_inits import TEMPLATES
 
 __all__ = ["record", "field", "replace", "record_fields", "FrozenInstanceError"]
 
@@ -120,6 +123,30 @@ def _key_of(names):
     return lambda obj: ()
 
 
+def _fast_init(cls, init):
+    """An ``__init__`` with the fields of ``init`` as its parameters (their defaults as its own),
+    copied from a template of :mod:`beast.ir.record_inits`; None where the generic :func:`_init`
+    is needed: a frozen record, a ``__post_init__``, a factory default, a field set without an
+    argument, a custom ``__setattr__``, more fields than a template has."""
+    names = tuple(f.name for f in init)
+    template = TEMPLATES.get(len(names))
+    if template is None or cls.__record_frozen__ or cls.__record_post_init__ is not None \
+            or len(init) != len(cls.__record_fields__) or "self" in names \
+            or any(f.default_factory is not _MISSING for f in init) or cls.__setattr__ is not object.__setattr__:
+        return None
+    code = template.__code__
+    placeholders = tuple(f"f{i}" for i in range(len(names)))
+    if code.co_names != placeholders or code.co_varnames != ("self",) + placeholders:
+        return None             # (not the bytecode layout the templates were written for)
+    qualname = f"{cls.__qualname__}.__init__"
+    renamed = {"co_qualname": qualname} if hasattr(code, "co_qualname") else {}
+    code = code.replace(co_names=names, co_varnames=("self",) + names, co_name="__init__", **renamed)
+    defaults = tuple(f.default for f in init if f.default is not _MISSING)
+    fn = FunctionType(code, template.__globals__, "__init__", defaults or None)
+    fn.__qualname__ = qualname
+    return fn
+
+
 def _frozen_setattr(self, name, value):
     raise FrozenInstanceError(f"cannot assign to field '{name}'")
 
@@ -174,7 +201,7 @@ def _build(cls, frozen):
     for base in cls.__mro__[1:]:
         if "__record_frozen__" in base.__dict__ and base.__record_frozen__ != frozen:
             raise TypeError("cannot inherit frozen record from non-frozen one, or the reverse")
-    cls.__init__ = _init
+    cls.__init__ = _fast_init(cls, init) or _init
     if "__repr__" not in cls.__dict__:
         cls.__repr__ = _repr
     if "__eq__" not in cls.__dict__:
