@@ -60,7 +60,7 @@ def parts(lowering: LoopLowering, body, mode) -> dict:
     types = lowering.types
     # the most one loop (or one loop of a fused chain) can cost
     per_loop = max(budget.loop, budget.fused_one, budget.fused + 1, *budget.loops.values())
-    if _most(body, budget, types, budget.top, per_loop) <= budget.limit:
+    if _fits(body, budget, types, budget.top, per_loop):
         return out                  # no loop can start a part: the walk below would find none
 
     def block(stmts, cost, scope):
@@ -100,14 +100,13 @@ def parts(lowering: LoopLowering, body, mode) -> dict:
     return out
 
 
-def _most(stmts, budget, types, cost, per_loop):
-    """An upper bound of the cost in scope when any loop of ``stmts`` starts (each loop around it
-    costing ``per_loop``)."""
-    most = cost
+def _fits(stmts, budget, types, cost, per_loop) -> bool:
+    """Whether the cost in scope stays within ``budget.limit`` when any loop of ``stmts`` starts,
+    with each loop around it costing ``per_loop`` (an upper bound of what it costs)."""
     for s in stmts:
         if isinstance(s, Let):
             cost += budget.num_let if types.get(s.var, "num") == "num" else budget.let
-        elif isinstance(s, Loop):
-            most = max(most, cost, _most(s.body, budget, types, cost + per_loop, per_loop))
-    return most
-
+        elif isinstance(s, Loop) and (cost > budget.limit or
+                                      not _fits(s.body, budget, types, cost + per_loop, per_loop)):
+            return False
+    return True
