@@ -146,24 +146,24 @@ class Lowering:
 
     def __call__(self, e) -> Op:
         memo = self._memo
-        if memo is None:
-            return self._lower(e)
-        hit = memo.get(id(e))
-        if hit is None:
-            hit = memo[id(e)] = (e, self._lower(e))
-        return hit[1]
-
-    def _lower(self, e) -> Op:
+        if memo is not None:
+            hit = memo.get(id(e))
+            if hit is not None:
+                return hit[1]
         cls = e.__class__
         if cls is Const:
-            return self.const(e.value, e)
-        if self.target.inline_logic and self.pure(e):
+            op = self.const(e.value, e)
+        elif self.target.inline_logic and self.pure(e):
             var_iv = self.target.var_iv if cls is Var else None
-            return new_op("logic", self.pure_type(e), node=e, iv=var_iv and var_iv(e.name))
-        method = _METHODS.get(cls)
-        if method is None:
-            method = _METHODS[cls] = getattr(Lowering, "l_" + cls.__name__, _untranslatable)
-        return method(self, e)
+            op = new_op("logic", self.pure_type(e), node=e, iv=var_iv and var_iv(e.name))
+        else:
+            method = _METHODS.get(cls)
+            if method is None:
+                method = _METHODS[cls] = getattr(Lowering, "l_" + cls.__name__, _untranslatable)
+            op = method(self, e)
+        if memo is not None:
+            memo[id(e)] = (e, op)
+        return op
 
     def where(self, e):
         return self.positions.get(id(e))
@@ -223,16 +223,17 @@ class Lowering:
 
     def pure(self, e):
         """An integer test or choice that cannot fail: printed as one expression."""
-        if isinstance(e, Const):
+        cls = e.__class__
+        if cls is Const:
             return type(e.value) in (int, bool) and self.target.fits(e.value)
-        if isinstance(e, Var):
+        if cls is Var:
             try:
                 return self.type_of(e.name) in INTISH
             except Untranslatable:
                 return False
-        if isinstance(e, Compare):
+        if cls is Compare:
             return self.pure(e.left) and self.pure(e.right)
-        if type(e) in (BoolOp, Not, Select):
+        if cls in (BoolOp, Not, Select):
             return all(self.pure(x) for x in e.children())
         return False
 
@@ -264,7 +265,9 @@ class Lowering:
             raise Untranslatable(node, f"operator {op}")
         if a.type not in NUMERIC or b.type not in NUMERIC:
             raise Untranslatable(node, f"'{op}' on {a.type} and {b.type} values")
-        out = arith(op, self.num(a), self.num(b), self.target, self.where(node), node)
+        if a.type == "bool" or b.type == "bool":
+            a, b = self.num(a), self.num(b)
+        out = arith(op, a, b, self.target, self.positions.get(id(node)), node)
         if out.kind == "binop" and op in ("&", "|", "^", "<<", ">>") and out.form != "ii":
             raise Untranslatable(node, f"'{op}' on {a.type} values")
         return out
@@ -296,7 +299,7 @@ class Lowering:
     def compare(self, op, a, b, node=None):
         if self.target.tables and {a.type, b.type} & {"list", "range", "tuple", "obj"}:
             raise Untranslatable(node, f"comparison of {a.type} and {b.type}")
-        if op not in ("==", "!=") or (a.type == "bool") != (b.type == "bool"):
+        if (a.type == "bool" or b.type == "bool") and (op not in ("==", "!=") or a.type != b.type):
             a, b = self.num(a), self.num(b)        # bool == bool stays a comparison of bools
         out = compare(op, a, b)
         if out is None or out.form == "ss" and not self.target.strings:
