@@ -127,3 +127,43 @@ def test_mutable_default_and_ordering_rejected():
 
 def test_frozen_records_pickle():
     assert pickle.loads(pickle.dumps(Point(3, 4))) == Point(3, 4)
+
+
+@record
+class Plain:                           # a plain record gets a template __init__ (record_inits)
+    a: int
+    b: str = "b"
+    c: tuple = ()
+
+
+@record
+class Wide:                            # more fields than any template: the generic __init__
+    f00: int = 0
+    f01: int = 1
+    f02: int = 2
+    f03: int = 3
+    f04: int = 4
+    f05: int = 5
+    f06: int = 6
+    f07: int = 7
+    f08: int = 8
+    f09: int = 9
+    f10: int = 10
+    f11: int = 11
+    f12: int = 12
+
+
+def test_template_init_behaves_like_the_generic_one():
+    from beast.ir.record import _init
+    assert Plain.__init__ is not _init and Wide.__init__ is _init and Child.__init__ is _init
+    assert Plain.__init__.__qualname__ == "Plain.__init__"
+    p = Plain(1)
+    assert (p.a, p.b, p.c) == (1, "b", ()) and list(vars(p)) == ["a", "b", "c"]
+    assert Plain(c=(1,), a=2) == Plain(2, "b", (1,)) and repr(Plain(1, "x")) == "Plain(a=1, b='x', c=())"
+    assert replace(p, b="z") == Plain(1, "z")
+    for args, kwargs, match in ((), {}, "missing"), ((1,), {"d": 0}, "unexpected"), \
+            ((1,), {"a": 2}, "multiple"), ((1, 2, 3, 4), {}, "positional"):
+        with pytest.raises(TypeError, match=match):
+            Plain(*args, **kwargs)
+    w = Wide(5, f12=0)
+    assert (w.f00, w.f01, w.f11, w.f12) == (5, 1, 11, 0)

@@ -127,13 +127,14 @@ class NestIntervals:
         if isinstance(e, Const):
             v = e.value
             return self.inside((int(v), int(v))) if isinstance(v, int) else None
+        if e.__class__ is Var:          # (static_type's answer for a name, without the call)
+            ty = self.types.get(e.name, "num")
+            return (0, 1) if ty == "bool" else self.vars.get(e.name) if ty == "int" else None
         ty = static_type(e, self.types)
         if ty == "bool":
             return (0, 1)
         if ty != "int":
             return None
-        if isinstance(e, Var):
-            return self.vars.get(e.name)
         if isinstance(e, BinOp) and e.op == "**":      # an int: the exponent is a constant >= 0
             return self.inside(power(self.of(e.left), e.right.value))
         if isinstance(e, BinOp):

@@ -202,6 +202,7 @@ class LoopLowering:
         self.ivs = NestIntervals(program, target.limit) if target.limit else None
         self._forms = {}            # id(loop) -> (loop, form)
         self._fused = {}            # id(loop) -> (loop, Fused or None): printers ask at every level
+        self._counts = {}           # id(loop) -> (loop, Count or None): split and the printer ask
 
     @staticmethod
     def _memo(table, loop, make):
@@ -227,6 +228,9 @@ class LoopLowering:
 
     def count(self, loop):
         """A :class:`Count` of the nest at ``loop`` when it only multiplies, else None."""
+        return self._memo(self._counts, loop, lambda: self._count(loop))
+
+    def _count(self, loop):
         nest = pure_nest(loop, self.types, inner_safe=self.target.count_safe)
         if nest is None:
             return None

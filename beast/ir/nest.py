@@ -38,10 +38,11 @@ class Let:
     expr: Expr
     type: str = "num"
     node: object = None
-    may_overflow: bool = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
-        self.may_overflow = self.type == "int" and any(
+    @property
+    def may_overflow(self) -> bool:
+        # asked by the one printer that checks it (Python), not paid for on every load
+        return self.type == "int" and any(
             isinstance(e, BinOp) and e.op in ("+", "-", "*", "**") or isinstance(e, UnOp)
             for e in walk(self.expr))
 

@@ -111,6 +111,20 @@ class Op:
         return f"Op({self.kind}, {self.type}, {self.op or ''}{self.value!r}, {list(self.args)})"
 
 
+def new_op(kind, type_, args=(), op=None, value=None, form=None, check=None, where=None, node=None,
+           iv=None) -> Op:
+    """``Op(...)``, built about three times faster: a class call with keywords goes through
+    ``type.__call__``, which packs them into a dict for ``__init__`` (the lowering builds an op
+    per expression node on every printing)."""
+    self = _new_object(Op)
+    self.kind, self.type, self.args, self.op, self.value = kind, type_, tuple(args), op, value
+    self.form, self.check, self.where, self.node, self.iv = form, check, where, node, iv
+    return self
+
+
+_new_object = object.__new__
+
+
 def range_arg_checks(types, step_const=None):
     """The checks of range(start, stop, step) arguments of static ``types`` (step first, as Python
     validates): per argument 'float' (always fails: not an integer), 'nonint' (a run-time test of
@@ -123,20 +137,33 @@ class Lowering:
     """Lower expressions to ops. ``type_of(name)``: a name's static type (raises when unknown);
     ``positions``: id(expr) -> user position (function bodies); ``origins``: id(expr) -> ast node."""
 
-    def __init__(self, type_of, positions=None, origins=None, target=C64):
+    def __init__(self, type_of, positions=None, origins=None, target=C64, memo=False):
         self.type_of, self.target = type_of, target
         self.positions, self.origins = positions or {}, origins or {}
+        # id(expr) -> (expr, op): only where ``type_of`` answers the same for the lowering's whole
+        # life (a nest's types; not a body's scopes): the entry keeps expr alive, so its id stays
+        self._memo = {} if memo else None
 
     def __call__(self, e) -> Op:
-        if isinstance(e, Const):
-            return self.const(e.value, e)
-        if self.target.inline_logic and self.pure(e):
-            var_iv = self.target.var_iv if isinstance(e, Var) else None
-            return Op("logic", self.pure_type(e), node=e, iv=var_iv and var_iv(e.name))
-        method = getattr(self, "l_" + type(e).__name__, None)
-        if method is None:
-            raise Untranslatable(e, f"the expression {type(e).__name__}")
-        return method(e)
+        memo = self._memo
+        if memo is not None:
+            hit = memo.get(id(e))
+            if hit is not None:
+                return hit[1]
+        cls = e.__class__
+        if cls is Const:
+            op = self.const(e.value, e)
+        elif self.target.inline_logic and self.pure(e):
+            var_iv = self.target.var_iv if cls is Var else None
+            op = new_op("logic", self.pure_type(e), node=e, iv=var_iv and var_iv(e.name))
+        else:
+            method = _METHODS.get(cls)
+            if method is None:
+                method = _METHODS[cls] = getattr(Lowering, "l_" + cls.__name__, _untranslatable)
+            op = method(self, e)
+        if memo is not None:
+            memo[id(e)] = (e, op)
+        return op
 
     def where(self, e):
         return self.positions.get(id(e))
@@ -144,21 +171,21 @@ class Lowering:
     # -- constants and names
     def const(self, v, node=None, args=(), where=None):
         if isinstance(v, bool):
-            return Op("const", "bool", args, value=v, where=where)
+            return new_op("const", "bool", args, value=v, where=where)
         if isinstance(v, int):
             if not self.target.fits(v) and self.target.huge_fails:
-                return Op("huge", "int", args, value=v, where=where)
+                return new_op("huge", "int", args, value=v, where=where)
             if not self.target.fits(v):
                 raise Untranslatable(node, f"the integer {v}, which does not fit in {self.target.bits} bits")
-            return Op("const", "int", args, value=v, where=where, iv=(v, v))
+            return new_op("const", "int", args, value=v, where=where, iv=(v, v))
         if isinstance(v, float):
-            return Op("const", "float", args, value=v, where=where)
+            return new_op("const", "float", args, value=v, where=where)
         if isinstance(v, str):
-            return Op("const", "str", args, value=v, where=where)
+            return new_op("const", "str", args, value=v, where=where)
         if v is None:
-            return Op("const", "none", args, value=None, where=where)
+            return new_op("const", "none", args, value=None, where=where)
         if self.target.objects:
-            return Op("const", "obj", args, value=v, where=where)
+            return new_op("const", "obj", args, value=v, where=where)
         raise Untranslatable(node, f"a constant of type {type(v).__name__}")
 
     def sequence(self, values, node=None, fresh=False):
@@ -166,9 +193,9 @@ class Lowering:
         shared 'carray'), other numbers, strings and None as a 'tuple' constant."""
         values = tuple(values)
         if all(type(v) in (int, bool) and self.target.fits(v) for v in values):
-            return Op("table" if fresh else "carray", "list", value=tuple(int(v) for v in values), node=node)
+            return new_op("table" if fresh else "carray", "list", value=tuple(int(v) for v in values), node=node)
         if all(v is None or type(v) in (bool, int, float, str) for v in values):
-            return Op("const", "tuple", value=values)
+            return new_op("const", "tuple", value=values)
         raise Untranslatable(node, "a constant list of other values")
 
     def num(self, op):
@@ -177,14 +204,14 @@ class Lowering:
             return op
         if op.kind == "const":
             return self.const(int(op.value), args=(op,))
-        return Op("conv", "int", (op,), form="bool", iv=(0, 1))
+        return new_op("conv", "int", (op,), form="bool", iv=(0, 1))
 
     def boolean(self, value, args=()):
-        return Op("const", "bool", args, value=bool(value))
+        return new_op("const", "bool", args, value=bool(value))
 
     def then(self, first, op):
         """``op`` after evaluating ``first`` only for the sites it registers."""
-        return op if not _has_sites(first) else Op("then", op.type, (first, op), iv=op.iv)
+        return op if not _has_sites(first) else new_op("then", op.type, (first, op), iv=op.iv)
 
     def truthy(self, op):
         """``op``, whose truth value the target can test (else Untranslatable)."""
@@ -196,16 +223,17 @@ class Lowering:
 
     def pure(self, e):
         """An integer test or choice that cannot fail: printed as one expression."""
-        if isinstance(e, Const):
+        cls = e.__class__
+        if cls is Const:
             return type(e.value) in (int, bool) and self.target.fits(e.value)
-        if isinstance(e, Var):
+        if cls is Var:
             try:
                 return self.type_of(e.name) in INTISH
             except Untranslatable:
                 return False
-        if isinstance(e, Compare):
+        if cls is Compare:
             return self.pure(e.left) and self.pure(e.right)
-        if type(e) in (BoolOp, Not, Select):
+        if cls in (BoolOp, Not, Select):
             return all(self.pure(x) for x in e.children())
         return False
 
@@ -221,10 +249,10 @@ class Lowering:
     def l_Var(self, e):
         t = self.type_of(e.name)
         var_iv = self.target.var_iv
-        return Op("var", t, value=e.name, iv=var_iv(e.name) if var_iv and t == "int" else None)
+        return new_op("var", t, value=e.name, iv=var_iv(e.name) if var_iv and t == "int" else None)
 
     def l_PrefixValue(self, e):
-        return Op("prefix", "int", value=e.index)
+        return new_op("prefix", "int", value=e.index)
 
     # -- arithmetic
     def l_BinOp(self, e):
@@ -232,12 +260,14 @@ class Lowering:
 
     def binop(self, op, a, b, node):
         if self.target.tables and op == "+" and a.type == b.type == "list":
-            return Op("concat", "list", (a, b))
+            return new_op("concat", "list", (a, b))
         if not self.target.bitwise and op in ("&", "|", "^", "<<", ">>"):
             raise Untranslatable(node, f"operator {op}")
         if a.type not in NUMERIC or b.type not in NUMERIC:
             raise Untranslatable(node, f"'{op}' on {a.type} and {b.type} values")
-        out = arith(op, self.num(a), self.num(b), self.target, self.where(node), node)
+        if a.type == "bool" or b.type == "bool":
+            a, b = self.num(a), self.num(b)
+        out = arith(op, a, b, self.target, self.positions.get(id(node)), node)
         if out.kind == "binop" and op in ("&", "|", "^", "<<", ">>") and out.form != "ii":
             raise Untranslatable(node, f"'{op}' on {a.type} values")
         return out
@@ -253,13 +283,13 @@ class Lowering:
             except (TypeError, Untranslatable):
                 pass
         if e.op == "+":
-            return Op("pos", "int" if v.type == "bool" else v.type, (v,), where=where, iv=v.iv)
+            return new_op("pos", "int" if v.type == "bool" else v.type, (v,), where=where, iv=v.iv)
         if e.op == "~":
             if v.type not in INTISH:
                 raise Untranslatable(e, "'~' on a float")
             if not self.target.invert:
                 return arith("-", negate(self.num(v), self.target), self.const(1), self.target, where, e)
-            return Op("invert", "int", (v,), where=where)
+            return new_op("invert", "int", (v,), where=where)
         return negate(self.num(v), self.target, where)
 
     # -- comparisons and logic
@@ -269,7 +299,7 @@ class Lowering:
     def compare(self, op, a, b, node=None):
         if self.target.tables and {a.type, b.type} & {"list", "range", "tuple", "obj"}:
             raise Untranslatable(node, f"comparison of {a.type} and {b.type}")
-        if op not in ("==", "!=") or (a.type == "bool") != (b.type == "bool"):
+        if (a.type == "bool" or b.type == "bool") and (op not in ("==", "!=") or a.type != b.type):
             a, b = self.num(a), self.num(b)        # bool == bool stays a comparison of bools
         out = compare(op, a, b)
         if out is None or out.form == "ss" and not self.target.strings:
@@ -286,39 +316,39 @@ class Lowering:
             b = self(e.right)
             if b.is_const:
                 return self.boolean(b.value, (a, b))
-            return self.then(a, Op("truth", "bool", (self.truthy(b),)))
-        return Op(e.op, "bool", (self.truthy(a), self.truthy(self(e.right))))   # the right one lazily
+            return self.then(a, new_op("truth", "bool", (self.truthy(b),)))
+        return new_op(e.op, "bool", (self.truthy(a), self.truthy(self(e.right))))   # the right one lazily
 
     def l_Not(self, e):
         v = self(e.operand)
         if v.is_const:
             return self.boolean(not v.value, (v,))
-        return Op("not", "bool", (self.truthy(v),))
+        return new_op("not", "bool", (self.truthy(v),))
 
     def l_Select(self, e):
         c = self(e.cond)
         if c.is_const and self.target.eval_dead:
             a, b = self(e.then), self(e.orelse)
             pick = a if c.value else b
-            return Op("pick", pick.type, (c, a, b), value=0 if c.value else 1, iv=pick.iv)
+            return new_op("pick", pick.type, (c, a, b), value=0 if c.value else 1, iv=pick.iv)
         if c.is_const:
             return self.then(c, self(e.then if c.value else e.orelse))
         self.truthy(c)
         a, b = self(e.then), self(e.orelse)
         if self.target.strings and a.type == b.type == "str" or self.target.tables and a.type == b.type == "list":
-            return Op("select", a.type, (c, a, b))
+            return new_op("select", a.type, (c, a, b))
         if (a.type == "bool") != (b.type == "bool"):
             a, b = self.num(a), self.num(b)
         t = select_type(a.type, b.type)
         hull = iv.hull(a.iv, b.iv) if self.target.intervals and t == "int" else None
-        return Op("select", t, (c, a, b), iv=hull)                # the branch taken only
+        return new_op("select", t, (c, a, b), iv=hull)                # the branch taken only
 
     def l_Eager(self, e):
         c, a, b = (self(x) for x in e.args)
         self.truthy(c)
         if self.target.tables and a.type == b.type and a.type in ("str", "list"):
-            return Op("eager", a.type, (c, a, b))
-        return Op("eager", select_type(a.type, b.type), (c, a, b))
+            return new_op("eager", a.type, (c, a, b))
+        return new_op("eager", select_type(a.type, b.type), (c, a, b))
 
     def l_Call(self, e):
         args = [self(a) for a in e.args]
@@ -340,7 +370,7 @@ class Lowering:
         for b in args[1:]:
             out = minmax(e.func, out, b, self.target)
             steps.append(out)
-        return Op("minmax_call", out.type, args, e.func, value=steps, where=where, iv=out.iv)
+        return new_op("minmax_call", out.type, args, e.func, value=steps, where=where, iv=out.iv)
 
     def l_FuncCall(self, e):
         args = []
@@ -348,9 +378,9 @@ class Lowering:
             try:
                 args.append(self(a))
             except Untranslatable as why:
-                args.append(Op("error", None, value=why))
+                args.append(new_op("error", None, value=why))
                 break
-        return Op("callfn", "bool", args, value=e.func)
+        return new_op("callfn", "bool", args, value=e.func)
 
     def l_Sorted(self, e):
         if not self.target.tables:
@@ -358,7 +388,7 @@ class Lowering:
         v = self(e.value)
         if v.type not in ("list", "range"):
             raise Untranslatable(e, f"sorted() of a {v.type}")
-        return Op("sorted", "list", (v,))
+        return new_op("sorted", "list", (v,))
 
     def l_SetOpCall(self, e):
         if not self.target.tables:
@@ -369,7 +399,7 @@ class Lowering:
             if v.type not in ("list", "range") + INTISH:
                 raise Untranslatable(e, f"a set operation on a {v.type}")
             args.append(v)
-        return Op("setop", "list", args, value=e.op)
+        return new_op("setop", "list", args, value=e.op)
 
     def l_Identity(self, e):
         if self.target.is_none:
@@ -391,7 +421,7 @@ class Lowering:
                 elts = [self.const(x) for x in cont.value]
         if elts is not None:            # Python compares with == in order, the elements evaluated first
             tests = [self.compare("==", item, x, e) for x in elts]
-            return Op("member", "bool", [item] + elts, value=(tests, e.negate))
+            return new_op("member", "bool", [item] + elts, value=(tests, e.negate))
         if item.type not in NUMERIC:
             if item.is_const and cont.is_const:
                 try:
@@ -401,7 +431,7 @@ class Lowering:
             raise Untranslatable(e, f"'in' with a {item.type} value")
         if cont.type not in ("range", "list", "carray"):
             raise Untranslatable(e, f"'in' on a {cont.type}")
-        return Op("in", "bool", (item, cont), form="ii" if item.type in INTISH else "dd", value=e.negate)
+        return new_op("in", "bool", (item, cont), form="ii" if item.type in INTISH else "dd", value=e.negate)
 
     def l_RangeCall(self, e):
         args = [self(a) for a in e.args]
@@ -413,12 +443,12 @@ class Lowering:
                 raise Untranslatable(node, f"range() of a {v.type}")
         step = args[2].value if args[2].kind == "const" else None
         checks, zero = range_arg_checks([a.type for a in args], step)
-        return Op("range", "range", args, value=(checks, zero), check="nonint", where=where)
+        return new_op("range", "range", args, value=(checks, zero), check="nonint", where=where)
 
     def l_ConstArr(self, e):
         if self.target.tables:
             return self.sequence(e.values, e, fresh=e.literal and all(self.target.fits(v) for v in e.values))
-        return Op("carray", "carray", value=tuple(e.values), node=e)
+        return new_op("carray", "carray", value=tuple(e.values), node=e)
 
     def l_ListLit(self, e):
         if self.target.tables and _all_const(e):
@@ -429,11 +459,11 @@ class Lowering:
             if v.type not in INTISH:
                 raise Untranslatable(e, f"a list of {v.type} values (lists of integers only)")
             elts.append(v)
-        return Op("list", "list", elts, where=self.where(e))
+        return new_op("list", "list", elts, where=self.where(e))
 
     def l_ListOf(self, e):
         it = self.iterable(self(e.iterable), e)
-        return Op("list_of", "list", (it,), where=self.where(e))
+        return new_op("list_of", "list", (it,), where=self.where(e))
 
     def iterable(self, cont, node):
         if cont.type not in ("range", "list", "carray"):
@@ -446,7 +476,7 @@ class Lowering:
         if v.type == "carray" or self.target.tables and v.is_const and isinstance(v.value, (tuple, str)):
             return self.const(len(v.value), args=(v,))
         if v.type in ("list", "range"):
-            return Op("len", "int", (v,), node=e)
+            return new_op("len", "int", (v,), node=e)
         raise Untranslatable(e, f"len() of a {v.type}")
 
     def l_Index(self, e):
@@ -462,7 +492,7 @@ class Lowering:
         else:
             raise Untranslatable(e, f"indexing a {cont.type}")
         empty = cont.type == "carray" and not cont.value
-        return Op("index", "int", (cont, idx), value=kind, check="fail" if empty else "index",
+        return new_op("index", "int", (cont, idx), value=kind, check="fail" if empty else "index",
                   where=self.where(e))
 
     def table_index(self, cont, idx, e):
@@ -475,7 +505,7 @@ class Lowering:
             raise Untranslatable(e, f"indexing a {cont.type}")
         if idx.type not in (NUMERIC if self.target.index_nums else INTISH):
             raise Untranslatable(e, f"an index of type {idx.type}")
-        return Op("index", "int", (cont, idx), value="list_index", check="index", where=self.where(e))
+        return new_op("index", "int", (cont, idx), value="list_index", check="index", where=self.where(e))
 
     def l_Conv(self, e):
         v = self(e.value)
@@ -486,13 +516,20 @@ class Lowering:
             if e.to == "float" and v.type in NUMERIC or e.to == "int" and v.type in INTISH:
                 return self.const({"float": float, "int": int}[e.to](v.value), args=(v,), where=where)
         if e.to == "bool" and self.target.tables:
-            return Op("conv", "bool", (self.truthy(v),), form=v.type, where=where)
+            return new_op("conv", "bool", (self.truthy(v),), form=v.type, where=where)
         if v.type not in NUMERIC:
             raise Untranslatable(e, f"{e.to}() of a {v.type}")
         if e.to == "bool":
             self.truthy(v)
         check = "nonint" if e.to == "int" and v.type in ("float", "num") else None
-        return Op("conv", e.to, (v,), form=v.type, check=check, where=where)
+        return new_op("conv", e.to, (v,), form=v.type, check=check, where=where)
+
+
+def _untranslatable(self, e):
+    raise Untranslatable(e, f"the expression {type(e).__name__}")
+
+
+_METHODS = {}           # expression class -> its Lowering method (l_<class name>), filled as met
 
 
 # ---------------------------------------------------------------------------------------------
@@ -501,17 +538,17 @@ class Lowering:
 
 def operand(type_, const=False, value=None, iv=None) -> Op:
     """An operand described by a printer: its static type, constant value and interval."""
-    return Op("const" if const else "operand", type_, value=value, iv=iv)
+    return new_op("const" if const else "operand", type_, value=value, iv=iv)
 
 
 def constant(value, target, args=(), where=None):
     """The constant op of a folded value, or None when the target does not hold it."""
     if isinstance(value, bool):
-        return Op("const", "bool", args, value=value, where=where)
+        return new_op("const", "bool", args, value=value, where=where)
     if isinstance(value, int) and target.fits(value):
-        return Op("const", "int", args, value=value, where=where, iv=(value, value))
+        return new_op("const", "int", args, value=value, where=where, iv=(value, value))
     if isinstance(value, float):
-        return Op("const", "float", args, value=value, where=where)
+        return new_op("const", "float", args, value=value, where=where)
     return None
 
 
@@ -525,29 +562,29 @@ def arith(op, a, b, target, where=None, node=None) -> Op:
         out = constant(fold_binop(op, a.value, b.value), target, (a, b), where)
         if out is not None:
             return out
-    ii = a.type in INTISH and b.type in INTISH
-    form = "ii" if ii else "nn" if "float" not in (a.type, b.type) else "dd"
-    sure = b.kind == "const" and b.value != 0 or iv.nonzero(b.iv)       # a divisor that is never 0
-    ka, kb = target.known(a), target.known(b)
-    t = binop_type(op, a.type, b.type, b.value if b.kind == "const" else None)
-    check, out_iv = None, None
-    if op == "/":
-        check = None if sure else "zero"
-    elif op in ("<<", ">>"):
-        check = "shift"
-    elif op in ("+", "-", "*"):
+    ta, tb = a.type, b.type
+    ii = ta in INTISH and tb in INTISH
+    form = "ii" if ii else "nn" if "float" not in (ta, tb) else "dd"
+    t = binop_type(op, ta, tb, b.value if b.kind == "const" else None)
+    check = out_iv = None
+    if op in ("+", "-", "*"):
         if ii:          # checked unless both intervals are known (x * 0 is checked all the same)
             out_iv = target.inside(iv.binop(op, a.iv, b.iv))
             check = None if out_iv else "overflow"
         elif form == "nn":
             check = "overflow"
+    elif op == "/":
+        check = None if _never_zero(b) else "zero"
+    elif op in ("<<", ">>"):
+        check = "shift"
     elif op == "//":
-        check = None if sure else "zero"
+        check = None if _never_zero(b) else "zero"
         if ii:
             out_iv = target.inside(iv.binop(op, a.iv, b.iv))
-            check = check or (None if target.inside(iv.binop(op, ka, kb)) else "overflow")
+            check = check or (None if target.inside(iv.binop(op, target.known(a), target.known(b)))
+                              else "overflow")
     elif op == "%":
-        check = None if sure else "zero"
+        check = None if _never_zero(b) else "zero"
         if ii:
             out_iv = target.inside(iv.binop(op, a.iv, b.iv))
             small = a.iv is not None and b.iv is not None and \
@@ -561,7 +598,12 @@ def arith(op, a, b, target, where=None, node=None) -> Op:
         else:
             out_iv = target.inside(iv.power(a.iv, b.value))
             check = None if out_iv else "overflow"
-    return Op("binop", t, (a, b), op, form=form, check=check, where=where, node=node, iv=out_iv)
+    return new_op("binop", t, (a, b), op, form=form, check=check, where=where, node=node, iv=out_iv)
+
+
+def _never_zero(b) -> bool:
+    """A divisor that is never 0: a non-zero constant, or an interval without 0."""
+    return b.kind == "const" and b.value != 0 or iv.nonzero(b.iv)
 
 
 def compare(op, a, b):
@@ -571,7 +613,7 @@ def compare(op, a, b):
     raises (``1 < "a"``)."""
     if a.is_const and b.is_const:
         try:
-            return Op("const", "bool", (a, b), value=bool(COMPARES[op](a.value, b.value)))
+            return new_op("const", "bool", (a, b), value=bool(COMPARES[op](a.value, b.value)))
         except TypeError:
             return None
     if a.type in NUMERIC and b.type in NUMERIC:
@@ -579,11 +621,11 @@ def compare(op, a, b):
             form = "ii" if a.type != "float" else "dd"
         else:
             form = "nn" if "num" in (a.type, b.type) else "di" if a.type == "float" else "id"
-        return Op("cmp", "bool", (a, b), op, form=form)
+        return new_op("cmp", "bool", (a, b), op, form=form)
     if op in ("==", "!=") and a.type != b.type and ("str" in (a.type, b.type) or "none" in (a.type, b.type)):
-        return Op("const", "bool", (a, b), value=op == "!=")
+        return new_op("const", "bool", (a, b), value=op == "!=")
     if a.type == b.type == "str":
-        return Op("cmp", "bool", (a, b), op, form="ss")
+        return new_op("cmp", "bool", (a, b), op, form="ss")
     return None
 
 
@@ -591,10 +633,10 @@ def negate(v, target, where=None, kind="neg") -> Op:
     """``-v`` (``kind`` 'abs': ``abs(v)``) of a number that is not a constant: an integer one
     overflows only at the bottom of the width."""
     if v.type not in INTISH:
-        return Op(kind, v.type, (v,), form="dd" if v.type == "float" else "nn", where=where)
+        return new_op(kind, v.type, (v,), form="dd" if v.type == "float" else "nn", where=where)
     out_iv = iv.absolute(v.iv) if kind == "abs" else \
         None if v.iv is None else target.inside((-v.iv[1], -v.iv[0]))
-    return Op(kind, "int", (v,), form="ii", check=None if target.fits(-target.known(v)[0]) else "overflow",
+    return new_op(kind, "int", (v,), form="ii", check=None if target.fits(-target.known(v)[0]) else "overflow",
               where=where, iv=out_iv)
 
 
@@ -603,11 +645,11 @@ def minmax(func, a, b, target) -> Op:
     if a.kind == b.kind == "const":
         return constant(getattr(builtins, func)(a.value, b.value), target)
     if a.type in INTISH and b.type in INTISH:
-        return Op("minmax", "bool" if a.type == b.type == "bool" else "int", form="ii",
+        return new_op("minmax", "bool" if a.type == b.type == "bool" else "int", form="ii",
                   iv=iv.minmax(func, a.iv, b.iv))
     if a.type == b.type == "float":
-        return Op("minmax", "float", form="dd")
-    return Op("minmax", "num", form="nn")
+        return new_op("minmax", "float", form="dd")
+    return new_op("minmax", "num", form="nn")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ Why it exists: ``dataclasses`` builds ``__init__``/``__repr__``/``__eq__`` by ge
 ``exec``-ing it, about 165 µs per class; the IR defines ~45 record classes, so importing them cost
 ~10 ms of a ~75 ms cold first run (``python -X importtime``: beast.ir.body 3.1 ms self, nest 2.0,
 loops 2.0, ops 1.1, split 0.9, sites 0.8). ``record`` precomputes the field tuple and installs
-generic methods shared by every class (a few µs per class), without ``exec``.
+generic methods shared by every class (a few µs per class), without ``exec``; a plain record's
+``__init__`` is a renamed copy of a template (:mod:`beast.ir.record_inits`), as fast as a written one.
 
 Supported, with dataclass semantics: fields from annotations in MRO order (a subclass's fields
 follow its bases'; non-annotated class attributes are not fields), defaults,
@@ -17,6 +18,10 @@ replaces ``dataclasses.replace``. Not supported: ``dataclasses.fields``/``asdict
 """
 
 import reprlib
+from operator import attrgetter
+from types import FunctionType
+
+from .record_inits import TEMPLATES
 
 __all__ = ["record", "field", "replace", "record_fields", "FrozenInstanceError"]
 
@@ -58,16 +63,17 @@ def record_fields(obj_or_cls) -> tuple:
 
 
 def _init(self, *args, **kwargs):
-    # Writes the instance dict directly: the fields are plain attributes (no descriptors), and
-    # this is also how a frozen record sets them.
+    # Sets each field with object.__setattr__ (also how a frozen record sets them), in field order,
+    # and never touches ``self.__dict__``: reading it makes CPython (3.11+) give up the instance's
+    # inline attribute values, and every later attribute read of the record gets about twice as
+    # slow (the IR's records are read all through planning and printing).
     cls = self.__class__
     names = cls.__record_init__
     n = len(args)
-    d = self.__dict__
-    if n:
-        if n > len(names):
-            raise TypeError(f"{cls.__qualname__}() takes {len(names)} positional arguments but {n} were given")
-        d.update(zip(names, args))
+    if n > len(names):
+        raise TypeError(f"{cls.__qualname__}() takes {len(names)} positional arguments but {n} were given")
+    for name, value in zip(names, args):
+        _set(self, name, value)
     if kwargs:
         if not cls.__record_init_set__.issuperset(kwargs):
             bad = next(k for k in kwargs if k not in cls.__record_init_set__)
@@ -75,18 +81,20 @@ def _init(self, *args, **kwargs):
         if n and not kwargs.keys().isdisjoint(names[:n]):
             bad = next(k for k in names[:n] if k in kwargs)
             raise TypeError(f"{cls.__qualname__}() got multiple values for argument '{bad}'")
-        d.update(kwargs)
+    get = kwargs.get
     for name, default, factory in cls.__record_tails__[n]:
-        if name not in d:
-            if default is not _MISSING:
-                d[name] = default
-            elif factory is not _MISSING:
-                d[name] = factory()
-            else:
+        value = get(name, default)
+        if value is _MISSING:
+            if factory is _MISSING:
                 raise TypeError(f"{cls.__qualname__}() missing required argument: '{name}'")
+            value = factory()
+        _set(self, name, value)
     post = cls.__record_post_init__
     if post is not None:
         post(self)
+
+
+_set = object.__setattr__
 
 
 @reprlib.recursive_repr()
@@ -98,12 +106,46 @@ def _repr(self):
 def _eq_tuple(self, other):
     if other.__class__ is not self.__class__:
         return NotImplemented
-    names = self.__class__.__record_compare__
-    return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
+    key = self.__class__.__record_key__
+    return key(self) == key(other)
 
 
 def _hash(self):
-    return hash(tuple(getattr(self, n) for n in self.__class__.__record_compare__))
+    return hash(self.__class__.__record_key__(self))
+
+
+def _key_of(names):
+    """A function: a record -> the tuple of its fields ``names`` (what __eq__ and __hash__ compare)."""
+    if len(names) >= 2:
+        return attrgetter(*names)         # a tuple already
+    if names:
+        one = attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return lambda obj: ()
+
+
+def _fast_init(cls, init):
+    """An ``__init__`` with the fields of ``init`` as its parameters (their defaults as its own),
+    copied from a template of :mod:`beast.ir.record_inits`; None where the generic :func:`_init`
+    is needed: a frozen record, a ``__post_init__``, a factory default, a field set without an
+    argument, a custom ``__setattr__``, more fields than a template has."""
+    names = tuple(f.name for f in init)
+    template = TEMPLATES.get(len(names))
+    if template is None or cls.__record_frozen__ or cls.__record_post_init__ is not None \
+            or len(init) != len(cls.__record_fields__) or "self" in names \
+            or any(f.default_factory is not _MISSING for f in init) or cls.__setattr__ is not object.__setattr__:
+        return None
+    code = template.__code__
+    placeholders = tuple(f"f{i}" for i in range(len(names)))
+    if code.co_names != placeholders or code.co_varnames != ("self",) + placeholders:
+        return None             # (not the bytecode layout the templates were written for)
+    qualname = f"{cls.__qualname__}.__init__"
+    renamed = {"co_qualname": qualname} if hasattr(code, "co_qualname") else {}
+    code = code.replace(co_names=names, co_varnames=("self",) + names, co_name="__init__", **renamed)
+    defaults = tuple(f.default for f in init if f.default is not _MISSING)
+    fn = FunctionType(code, template.__globals__, "__init__", defaults or None)
+    fn.__qualname__ = qualname
+    return fn
 
 
 def _frozen_setattr(self, name, value):
@@ -154,12 +196,13 @@ def _build(cls, frozen):
     cls.__record_tails__ = tuple(cls.__record_defaults__[n:] for n in range(len(init) + 1))
     cls.__record_repr__ = tuple(f.name for f in ordered if f.repr)
     cls.__record_compare__ = tuple(f.name for f in ordered if f.compare)
+    cls.__record_key__ = staticmethod(_key_of(cls.__record_compare__))
     cls.__record_post_init__ = getattr(cls, "__post_init__", None)
     cls.__record_frozen__ = frozen
     for base in cls.__mro__[1:]:
         if "__record_frozen__" in base.__dict__ and base.__record_frozen__ != frozen:
             raise TypeError("cannot inherit frozen record from non-frozen one, or the reverse")
-    cls.__init__ = _init
+    cls.__init__ = _fast_init(cls, init) or _init
     if "__repr__" not in cls.__dict__:
         cls.__repr__ = _repr
     if "__eq__" not in cls.__dict__:

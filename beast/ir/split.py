@@ -58,6 +58,10 @@ def parts(lowering: LoopLowering, body, mode) -> dict:
     if budget is None:
         return out
     types = lowering.types
+    # the most one loop (or one loop of a fused chain) can cost
+    per_loop = max(budget.loop, budget.fused_one, budget.fused + 1, *budget.loops.values())
+    if _fits(body, budget, types, budget.top, per_loop):
+        return out                  # no loop can start a part: the walk below would find none
 
     def block(stmts, cost, scope):
         scope = list(scope)
@@ -94,3 +98,15 @@ def parts(lowering: LoopLowering, body, mode) -> dict:
 
     block(body, budget.top, [])
     return out
+
+
+def _fits(stmts, budget, types, cost, per_loop) -> bool:
+    """Whether the cost in scope stays within ``budget.limit`` when any loop of ``stmts`` starts,
+    with each loop around it costing ``per_loop`` (an upper bound of what it costs)."""
+    for s in stmts:
+        if isinstance(s, Let):
+            cost += budget.num_let if types.get(s.var, "num") == "num" else budget.let
+        elif isinstance(s, Loop) and (cost > budget.limit or
+                                      not _fits(s.body, budget, types, cost + per_loop, per_loop)):
+            return False
+    return True
