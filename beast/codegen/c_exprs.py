@@ -42,6 +42,8 @@ def c_float(v: float) -> str:
 
 
 def c_comment(text: str) -> str:
+    if text.isascii() and text.isprintable() and "*/" not in text and "??" not in text:
+        return f"/* {text} */"          # the common case, without the per-character pass
     text = text.replace("*/", "* /").replace("??", "? ?")
     text = "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in text)
     return f"/* {text} */"
