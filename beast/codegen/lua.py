@@ -1,59 +1,28 @@
 """Print the loop-nest IR as a LuaJIT chunk (the Lua backend; :mod:`beast.runtime.lua_backend` runs it).
 
-The chunk is called with one argument, a table ``{py = {ident = callable}}`` (the user functions
-that could not be translated, called back in Python), and returns ``count, rows, parts``:
-
-- ``count()``: how many configurations survive (the loop nest of the Python printer, with the same
-  product-of-lengths shortcut for loops that only emit);
-- ``rows(buf, cap)``: the enumeration, run in a coroutine: it writes rows of int64 into the FFI
-  buffer ``buf`` (``cap`` slots, row-major in column order) and ``coroutine.yield(n)``\\ s when the
-  buffer is full, receiving the next buffer as the value of the yield; it returns the number of
-  slots filled in the last buffer;
-- ``parts``: deep loop nests moved into functions of their own (a LuaJIT function has at most 200
-  locals); the error handler treats them as part of count/rows.
-
-Numbers. LuaJIT numbers are IEEE doubles, exact for every integer of magnitude below 2**53.
-Integers (static type 'int', Program.types) are plain Lua numbers; an integer ``+ - * **`` whose
-result is not known (interval analysis from the loop bounds) to stay below 2**53 is checked, and a
-result of magnitude 2**53 or more raises "integer overflow": a value is never wrapped or rounded.
-(The Python and C backends allow 64 bits: between 2**53 and 2**63 only the Lua backend reports an
-overflow.) ``//`` is ``floor(a / b)``, exact for integers below 2**53; ``%`` uses ``fmod`` (exact)
-and a sign fix, like CPython's float ``%``; float ``//`` follows CPython's float_floor_div. Floats
-are Lua numbers too; where a value may be an int or a float (static type 'num') the code carries
-a boolean "is a float" flag next to it (``_b_f_<name>``), so that error messages, iterator-value
-checks and overflow checks see Python's types. Bools are Lua booleans, 0/1 in arithmetic.
-
-Errors. A failing operation calls a helper that raises the Lua error ``{k, a, b, fa, fb, extra}``:
-``k`` indexes :attr:`LuaSource.sites` (what failed, and where in a user function), ``a``, ``b``
-the operands and ``fa``, ``fb`` their float flags (the runtime replays the operation in Python
-to get Python's own exception). The runtime's ``xpcall`` handler adds the current line of the
-innermost count/rows/part frame (``line_nodes``: which node, how many loops are bound) and the
-locals of those frames, from which it builds the same error as the Python backend.
-
-User functions (@iterator / @condition bodies) are translated from their AST when they use the
-supported subset (:class:`FunctionTranslator`); otherwise they are called back in Python through
-lupa (correct, slower; the chunk's header says which). Deferred iterators return ``start, step,
-count, table, bad`` (the values are ``table[1..count]`` or ``start + j*step``; ``bad`` is the
-0-based index of a non-integer value, or -1). Closure iterators (generators) fill a table that the
-loop then walks: generators are pure, so eager filling gives the same values in the same order; an
-error raised by the generator after its n-th value is held and re-raised after the loop body has
-seen those n values, which is when Python's lazy loop raises it. (Measured on LuaJIT 2.1: a table
-per call is 1.5x to 2.5x faster than a coroutine per call.)
+What the chunk is called with and returns, and how it keeps Python's numbers, errors and user
+functions on LuaJIT (53-bit exact integers, "is a float" flags, error sites, functions called back
+in Python), is in ``docs/semantics.md``, "The Lua backend". The decisions come from ``beast.ir``:
+loop forms (:mod:`~beast.ir.loops`), split nests (:mod:`~beast.ir.split`), typed ops
+(:mod:`~beast.ir.ops`, spelled by :mod:`.lua_ops`) and which user functions are translated
+(:mod:`~beast.ir.bodyops`, printed by :mod:`.lua_body`).
 """
 from __future__ import annotations
 
 import re
-from ..ir.record import field, record
 from pathlib import Path
 
 from ..ir import Check, Emit, Let, Loop, Program, Tally, ops
-from ..ir.body import Untranslatable as _LoweringRefused
+from ..ir.body import Untranslatable
+from ..ir.bodyops import decide
 from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved, Target
+from ..ir.lower import function_kind
+from ..ir.record import field, record, replace as record_replace
 from ..ir.split import Budget, parts
 from .exprs import ATOM
-from .lua_body import FunctionTranslator
-from .lua_ops import (LIMIT, NUMERIC, SETOP_CODES, ErrorSite, LuaCodegenError, LuaExpr, LuaOps, Untranslatable, V,
-                      lua_ident)
+from .lua_body import BODY, KINDS, FunctionTranslator
+from .lua_ops import LIMIT, LUA, NUMERIC, SETOP_CODES, ErrorSite, LuaCodegenError, OpSpeller, V, lua_ident, number
+
 
 @record
 class LuaSource:
@@ -71,14 +40,7 @@ class LuaSource:
         return self.text
 
 
-# ---------------------------------------------------------------------------------------------
-# The Lua runtime helpers every chunk starts with
-
 HELPERS = (Path(__file__).with_name("lua_prelude.lua")).read_text(encoding="utf-8")
-
-
-# ---------------------------------------------------------------------------------------------
-# The program printer
 
 # integers exact strictly inside (-2**53, 2**53), with intervals; short constant chains fused.
 # LuaJIT allows 200 locals per function: beyond 110 in scope a loop nest moves into a function of
@@ -95,6 +57,44 @@ FALLBACK = {"cond": ("v", "v"), "deferred": ("s0, st, n, tb, bad", "s0, st, n, t
 PARAM_TYPES = ("int", "float", "num", "bool", "str")     # a user function's parameter (else num)
 
 
+class NestSpeller(OpSpeller):
+    """The nest's expressions (pure: errors are raised by helper calls), lowered for the 53-bit
+    target with the nest's intervals."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        types = ctx.program.types
+        target = record_replace(LUA, var_iv=ctx.ivs.get, inline_logic=False, bools_are_ints=False,
+                                huge_fails=True, strings=True, eval_dead=True)
+        self.lowering = ops.Lowering(lambda name: types.get(name, "num"), target=target)
+
+    def v(self, e) -> V:
+        """The Lua of a nest expression, from its ops."""
+        try:
+            return self.spell(self.lowering(e))
+        except Untranslatable as why:
+            raise LuaCodegenError(f"the Lua backend cannot translate {why.reason}") from None
+
+    def lua_name(self, name):
+        return self.ctx.lname(name)
+
+    def o_prefix(self, op):
+        # sampling (beast.ir.prefix): a value of the prefix the runtime stores in _b_R.pre
+        return V(f"_b_R.pre[{op.value + 1}]", ATOM, "int")
+
+    def o_select(self, op):
+        c = self.truth(self.spell(op.args[0]))
+        return self.select(c if c in ("true", "false") else f"({c})", *(self.spell(x) for x in op.args[1:]),
+                           op.type, op.iv)
+
+    def o_callfn(self, op):
+        return V(f"{self.ctx.func_ref(op.value)}({self.ctx.call_args(op.value, [self.spell(a) for a in op.args])})",
+                 ATOM, "bool")
+
+    def o_error(self, op):
+        raise Untranslatable(None, op.value.reason)
+
+
 class LuaPrinter:
     """Print a :class:`~beast.ir.Program` as a LuaJIT chunk."""
 
@@ -103,8 +103,7 @@ class LuaPrinter:
     def __init__(self, program: Program, force_python=()):
         self.program = program
         self.force_python = set(force_python)
-        self.sites = [None]
-        self.site_index = {}
+        self.sites, self.site_index = [None], {}
         self.names = {}
         self.lower = LoopLowering(program, LUA_TARGET)   # beast.ir.loops
         self.ivs = self.lower.ivs.vars                   # beast.ir.intervals
@@ -113,14 +112,9 @@ class LuaPrinter:
         self.parts = []             # line lists of the functions split off deep loop nests
         self.split = {}             # id(loop) -> beast.ir.split.Part, for the function being printed
         self.nlabel = 0
-        self.func_kinds = {}        # ident -> 'cond' | 'deferred' | 'closure'
-        self.translated = {}        # ident -> Lua lines
-        self.fallbacks = {}
-        self.reasons = {}
-        self.param_types = {}
-        self.func_ref = {}
+        self.funcs = {}             # ident -> (kind, parameter types, why untranslated, Lua lines)
         self.missing = set()
-        self.ex = LuaExpr(self)
+        self.ex = NestSpeller(self)
 
     # -- bookkeeping
     def site(self, kind, op=None, where=None) -> int:
@@ -140,354 +134,271 @@ class LuaPrinter:
             self.tables[values] = f"_b_K{len(self.tables) + 1}"
         return self.tables[values]
 
-    def new_label(self):
-        self.nlabel += 1
-        return self.nlabel
-
     def emit(self, depth, text, node=None, bound=None):
         """A line of the function being printed; ``node``/``bound``: what the line evaluates and how
         many loops are bound there (the error handler reads the current line)."""
         self.fn.lines.append(("  " * depth + text, (node, bound) if node is not None else None))
 
-    # -- user functions
+    # -- user functions (which are translated: beast.ir.bodyops)
     def prepare_functions(self):
         p = self.program
         for ident, info in p.funcs.items():
-            kind = "closure" if info.closure else ("deferred" if info.role == "iterator" else "cond")
-            self.func_kinds[ident] = kind
             ptypes = {a: p.types.get(a, "num") for a in info.node_args}
-            self.param_types[ident] = ptypes = {a: t if t in PARAM_TYPES else "num" for a, t in ptypes.items()}
-            if ident in self.force_python:
-                self.fallbacks[ident] = kind
-                self.reasons[ident] = "forced"
-                continue
-            mark = (len(self.sites), dict(self.site_index), dict(self.tables))
-            try:
-                self.translated[ident] = FunctionTranslator(info, self, ptypes).translate()
-            except (Untranslatable, _LoweringRefused) as exc:
-                del self.sites[mark[0]:]
-                self.site_index, self.tables = mark[1], mark[2]
-                self.fallbacks[ident] = kind
-                self.reasons[ident] = str(exc)
-        use_table = len(p.funcs) > self.MAX_LOCAL_FUNCS
-        for ident in p.funcs:
-            self.func_ref[ident] = f"_b_F.{ident}" if use_table else ident
+            ptypes = {a: t if t in PARAM_TYPES else "num" for a, t in ptypes.items()}
+            decided = decide(info, ptypes, BODY, ident in self.force_python)
+            lines = None if decided.reason else FunctionTranslator(decided, self, ptypes).translate()
+            self.funcs[ident] = (KINDS[function_kind(info)], ptypes, decided.reason, lines)
+
+    def func_ref(self, ident):
+        if ident not in self.funcs:
+            self.missing.add(ident)     # Python raises NameError when (if ever) the call runs: so does the stub
+        return f"_b_F.{ident}" if len(self.funcs) > self.MAX_LOCAL_FUNCS and ident in self.funcs else ident
 
     def call_args(self, ident, args):
-        info = self.program.funcs.get(ident)
-        if info is None:
-            # Python raises NameError when (if ever) the call runs: so does the stub
-            self.missing.add(ident)
-            self.func_ref.setdefault(ident, ident)
+        if ident not in self.funcs:
             return ", ".join(v.code for v in args)
-        ptypes = self.param_types[ident]
         out = []
-        for name, v in zip(info.node_args, args):
-            pty = ptypes[name]
-            if pty in NUMERIC:
-                v = LuaOps.num(v)
-            out.append(v.code)
-            if pty == "num":
-                out.append(LuaOps.flag(v))
+        for pty, v in zip(self.funcs[ident][1].values(), args):
+            v = OpSpeller.num(v) if pty in NUMERIC else v
+            out += [v.code, OpSpeller.flag(v)] if pty == "num" else [v.code]
         return ", ".join(out)
-
-    def call_function(self, ident, args) -> str:
-        if self.func_kinds.get(ident, "cond") != "cond":
-            raise LuaCodegenError(f"'{ident}' is not a condition function")
-        return f"{self.func_ref.get(ident, ident)}({self.call_args(ident, args)})"
 
     def function_texts(self):
         out = []
-        for ident, kind in self.func_kinds.items():
-            if ident in self.translated:
-                out.extend(self.translated[ident])
-            else:       # a stub calling the Python function back (lupa), then failing on its error
-                returns, got = FALLBACK[kind]
-                out += [f"local function {ident}({'out, ' if kind == 'closure' else ''}...)",
-                        f"  local {got}, e = _b_R.py.{ident}(...)"]
-                if kind == "closure":
-                    out += ["  for i = 1, n do out[i] = tb[i] end", "  out.n = n"]
-                out += [f"  if e ~= nil then _b_fail({self.site('python')}, e) end", f"  return {returns}", "end"]
+        for ident, (kind, _, _, lines) in self.funcs.items():
+            if lines is not None:
+                out.extend(lines)
+                continue
+            returns, got = FALLBACK[kind]       # a stub calling the Python function back, failing on its error
+            out += [f"local function {ident}({'out, ' if kind == 'closure' else ''}...)",
+                    f"  local {got}, e = _b_R.py.{ident}(...)"]
+            if kind == "closure":
+                out += ["  for i = 1, n do out[i] = tb[i] end", "  out.n = n"]
+            out += [f"  if e ~= nil then _b_fail({self.site('python')}, e) end", f"  return {returns}", "end"]
         for ident in sorted(self.missing):
             out.append(f"local function {ident}() _b_fail({self.site('missing', ident)}) end")
-        if any(r.startswith("_b_F.") for r in self.func_ref.values()):
-            out.append("local _b_F = {" + ", ".join(f"{i} = {i}" for i in self.func_kinds) + "}")
+        if len(self.funcs) > self.MAX_LOCAL_FUNCS:
+            out.append("local _b_F = {" + ", ".join(f"{i} = {i}" for i in self.funcs) + "}")
         return out
 
     # -- sequences (the forms of beast.ir.loops)
     def range_parts(self, form: Counted):
         """Vs of start, stop, step: a bool as 0/1, a float or num checked (Python's range() TypeError)."""
-        parts = []
+        out = []
         for b in form.bounds:
-            v = LuaOps.num(self.ex.v(b.expr))
+            v = OpSpeller.num(self.ex.v(b.expr))
             if b.kind == "check":
-                v = V(f"_b_rint({v.code}, {LuaOps.flag(v)}, {self.site('rbound')})", ATOM, "int")
-            elif b.kind == "bad":
-                raise LuaCodegenError(f"a range() bound of type {v.ty}")
-            parts.append(v)
-        return parts
+                v = V(f"_b_rint({v.code}, {OpSpeller.flag(v)}, {self.site('rbound')})", ATOM, "int")
+            out.append(v)
+        return out
 
     def range_head(self, form: Counted) -> str:
         a, b, c = self.range_parts(form)
-        if form.last:
-            lim = self.ex.arith(form.last, b, self.ex.const_number(1))
+        if form.last:           # stop -/+ 1, as beast.ir.ops decides it for the 53-bit target
+            d = ops.arith(form.last, b.operand(), number(1).operand(), LUA)
+            b = number(d.value) if d.kind == "const" else self.ex.spell_arith(d, b, number(1))
         else:
-            lim = V(f"_b_rlim({b.code}, {c.code}, {self.site('rstep')})", ATOM, "int")
-        return f"{a.code}, {lim.code}, {c.code}"
-
-    def range_len(self, form: Counted) -> str:
-        a, b, c = self.range_parts(form)
-        return f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('rstep')})"
+            b = V(f"_b_rlim({b.code}, {c.code}, {self.site('rstep')})", ATOM, "int")
+        return f"{a.code}, {b.code}, {c.code}"
 
     def seq_list(self, f) -> str:
-        """Lua expression of a table holding a fill's values (operands of set operations): one
-        ``list_<form>`` per fill of beast.ir.loops."""
-        return getattr(self, "list_" + type(f).__name__)(f)
-
-    def list_Counted(self, f: Counted):
-        a, b, c = self.range_parts(f)
-        return f"_b_rlist({a.code}, {b.code}, {c.code}, {self.site('rstep')})"
-
-    def list_Array(self, f: Array):
-        return self.values_table(f.values)
-
-    def list_Bind(self, f: Bind):
-        return f"{{{LuaOps.num(self.ex.v(f.value)).code}}}"
-
-    def list_Call(self, f: Call):
-        ref, args = self.call_parts(f)
-        return f"_b_clist({ref}{', ' if args else ''}{args})" if f.closure else f"_b_dlist({ref}({args}))"
-
-    def list_Solved(self, f: Solved):
-        return f"_b_opt({self.solve_value(f)})"
-
-    def list_Divisors(self, f: Divisors):
-        a, b, _ = self.range_parts(f.base)
-        return f"_b_divisors({LuaOps.num(self.ex.v(f.n)).code}, {a.code}, {b.code})"
-
-    def list_SetOp(self, f: SetOp):
-        return f"_b_setop({SETOP_CODES[f.op]}, {self.seq_list(f.left)}, {self.seq_list(f.right)})"
-
-    def call_parts(self, call: Call):
-        """The Lua reference of a fill's user function and its arguments."""
-        args = self.call_args(call.func, [self.ex.v(a) for a in call.args])   # may register a missing one
-        return self.func_ref[call.func], args
-
-    def values_table(self, values):
-        return self.const_table(tuple(int(v) for v in values))
+        """Lua expression of a table holding a fill's values (operands of set operations, values
+        built before their loop runs)."""
+        if isinstance(f, (Counted, Divisors)):
+            a, b, c = self.range_parts(f if isinstance(f, Counted) else f.base)
+            if isinstance(f, Divisors):
+                return f"_b_divisors({OpSpeller.num(self.ex.v(f.n)).code}, {a.code}, {b.code})"
+            return f"_b_rlist({a.code}, {b.code}, {c.code}, {self.site('rstep')})"
+        if isinstance(f, Array):
+            return self.const_table(tuple(int(v) for v in f.values))
+        if isinstance(f, Bind):
+            return f"{{{OpSpeller.num(self.ex.v(f.value)).code}}}"
+        if isinstance(f, Solved):
+            return f"_b_opt({self.solve_value(f)})"
+        if isinstance(f, SetOp):
+            return f"_b_setop({SETOP_CODES[f.op]}, {self.seq_list(f.left)}, {self.seq_list(f.right)})"
+        if isinstance(f, Call):
+            args = self.call_args(f.func, [self.ex.v(a) for a in f.args])
+            ref = self.func_ref(f.func)
+            return f"_b_clist({ref}{', ' if args else ''}{args})" if f.closure else f"_b_dlist({ref}({args}))"
+        return self.seq_list(f.fill)            # Scratch
 
     def solve_value(self, form: Solved) -> str:
         guard = self.ex.truth(self.ex.v(form.guard))
-        value = LuaOps.num(self.ex.v(form.value))
-        if value.ty != "int":
-            raise LuaCodegenError("a solved value that is not an integer")
+        value = OpSpeller.num(self.ex.v(form.value))
         a, b, c = self.range_parts(form.base)
         if form.base.unit_step:
             member = f"_b_in1({value.code}, {a.code}, {b.code})"
         else:
             member = f"_b_inrange({value.code}, {a.code}, {b.code}, {c.code}, {self.site('rstep')})"
-        if guard == "true":
-            return member
-        return f"({guard}) and {member} or nil"
+        return member if guard == "true" else f"({guard}) and {member} or nil"
 
     # -- statements
     def pure_count(self, count):
         """Lua counting a loop nest that only emits (a product of lengths, beast.ir.loops.Count)."""
         text = None
         for f in count.factors:
-            part = str(f) if isinstance(f, int) else self.range_len(f)
+            if isinstance(f, int):
+                part = str(f)
+            else:
+                a, b, c = self.range_parts(f)
+                part = f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('rstep')})"
             text = part if text is None else f"_b_chk({part} * {text}, {self.site('overflow')})"
         return text
 
     def block(self, stmts, depth, mode, loop, nloops):
         for s in stmts:
             if isinstance(s, Let):
-                v = self.ex.v(s.expr)
-                name = self.lname(s.var)
-                ty = self.program.types.get(s.var, "num")
-                kind = ops.let_kind(ty, v.ty)
-                if kind is None:
-                    raise LuaCodegenError(f"derived variable '{s.var}' is {ty} but its expression is {v.ty}")
-                if kind != "same":
-                    v = LuaOps.num(v)
-                if kind == "flagged":
-                    self.emit(depth, f"local {name}, _b_f_{name} = {v.code}, {LuaOps.flag(v)}", s.node, nloops)
-                else:
-                    self.emit(depth, f"local {name} = {v.code}", s.node, nloops)
+                v, name = self.ex.v(s.expr), self.lname(s.var)
+                kind = ops.let_kind(self.program.types.get(s.var, "num"), v.ty)
+                v = v if kind == "same" else OpSpeller.num(v)
+                flag = f", _b_f_{name} = {v.code}, {OpSpeller.flag(v)}" if kind == "flagged" else f" = {v.code}"
+                self.emit(depth, f"local {name}{flag}", s.node, nloops)
             elif isinstance(s, Check):
                 cond = self.ex.truth(self.ex.v(s.expr))
-                if cond == "false":
-                    continue
-                if loop is None:
-                    exit_ = "return 0"
-                else:
-                    exit_ = f"goto {loop[0] if s.exit == 'continue' else loop[1]}"
-                self.emit(depth, f"if {cond} then {exit_} end", s.node, nloops)
+                exit_ = "return 0" if loop is None else f"goto {loop[0] if s.exit == 'continue' else loop[1]}"
+                if cond != "false":
+                    self.emit(depth, f"if {cond} then {exit_} end", s.node, nloops)
+            elif isinstance(s, Loop) and mode == "count" and (count := self.lower.count(s)) is not None:
+                product = self.pure_count(count)
+                self.emit(depth, f"_b_n = _b_chk(_b_n + {product}, {self.site('overflow')})", s.node, nloops)
             elif isinstance(s, Loop):
-                count = self.lower.count(s) if mode == "count" else None
-                if count is not None:
-                    product = self.pure_count(count)
-                    self.emit(depth, f"_b_n = _b_chk(_b_n + {product}, {self.site('overflow')})", s.node, nloops)
-                    continue
                 self.loop(s, depth, mode, nloops)
             elif isinstance(s, Tally):
                 self.emit(depth, f"_b_T[{s.slot + 1}] = _b_T[{s.slot + 1}] + 1")   # beast stats
-            elif isinstance(s, Emit):
-                if mode == "count":
-                    self.emit(depth, "_b_n = _b_n + 1")
-                else:
-                    cols = s.columns
-                    stores = "; ".join(f"_b_buf[_b_i + {i}] = {self.lname(c)}" if i else
-                                       f"_b_buf[_b_i] = {self.lname(c)}" for i, c in enumerate(cols))
-                    if stores:
-                        self.emit(depth, stores)
-                    self.emit(depth, f"_b_i = _b_i + {max(1, len(cols))}")
-                    self.emit(depth, "if _b_i >= _b_cap then _b_buf = _b_yield(_b_i); _b_i = 0 end")
+            elif mode == "count":   # Emit
+                self.emit(depth, "_b_n = _b_n + 1")
             else:
-                raise LuaCodegenError(f"the statement {s!r}")
+                stores = "; ".join(f"_b_buf[_b_i + {i}] = {self.lname(c)}" if i else
+                                   f"_b_buf[_b_i] = {self.lname(c)}" for i, c in enumerate(s.columns))
+                if stores:
+                    self.emit(depth, stores)
+                self.emit(depth, f"_b_i = _b_i + {max(1, len(s.columns))}")
+                self.emit(depth, "if _b_i >= _b_cap then _b_buf = _b_yield(_b_i); _b_i = 0 end")
 
     def loop(self, s: Loop, depth, mode, nloops):
         part = self.split.get(id(s))             # beast.ir.split: a function of its own
+        fused = self.lower.fused(s) if part is None else None   # beast.ir.fuse: loops run as one
         if part is not None:
-            return self.part(part, depth, mode, nloops)
-        fused = self.lower.fused(s)              # beast.ir.fuse: which loops run as one
-        if fused is not None:
+            self.part(part, depth, mode, nloops)
+        elif fused is not None:
             self.fused_code(fused, depth, mode, nloops)
         else:
             self.loop_code(s, depth, mode, nloops)
 
+    def labels(self):
+        self.nlabel += 1
+        return self.nlabel, f"_b_c{self.nlabel}", f"_b_x{self.nlabel}"
+
     def fused_code(self, fused, depth, mode, nloops):
-        n = self.new_label()
-        cont, brk = f"_b_c{n}", f"_b_x{n}"
+        n, cont, brk = self.labels()
         chain = fused.chain
         first, last = chain[0][0], chain[-1][0]
         if len(chain) == 1:
             self.emit(depth, "do", first.node, nloops)
             self.emit(depth + 1, f"local {self.lname(first.var)} = {chain[0][1][0]}", first.node, nloops)
         else:
-            q = f"_b_q{n}"
             combos = fused.combinations
-            self.emit(depth, f"for {q} = 1, {len(combos)} do", first.node, nloops)
+            self.emit(depth, f"for _b_q{n} = 1, {len(combos)} do", first.node, nloops)
             for i, (loop, _) in enumerate(chain):
-                table = self.values_table(tuple(c[i] for c in combos))
-                self.emit(depth + 1, f"local {self.lname(loop.var)} = {table}[{q}]", loop.node, nloops + i)
+                table = self.const_table(tuple(int(c[i]) for c in combos))
+                self.emit(depth + 1, f"local {self.lname(loop.var)} = {table}[_b_q{n}]", loop.node, nloops + i)
         # leaving a loop of one value goes on with the next combination, as a continue does
         self.block(last.body, depth + 1, mode, (cont, cont if fused.single else brk), nloops + len(chain))
-        self.emit(depth + 1, f"::{cont}::")
-        self.emit(depth, "end")
-        self.emit(depth, f"::{brk}::")
+        for d, line in ((depth + 1, f"::{cont}::"), (depth, "end"), (depth, f"::{brk}::")):
+            self.emit(d, line)
 
     def part(self, part, depth, mode, nloops):
         """Print the loop nest ``part.loop`` as a function of its own and call it:
         ``_b_P[i](vars...)`` returns the count, or the buffer state."""
-        s = part.loop
         if not part.fits:
-            raise LuaCodegenError(f"the loop over '{s.var}' reads {len(part.params)} variables: more "
+            raise LuaCodegenError(f"the loop over '{part.loop.var}' reads {len(part.params)} variables: more "
                                   "than a LuaJIT function can take")
         args = []
         for name in part.params:
             lua = self.lname(name)
-            args.append(lua)
-            if self.program.types.get(name) == "num":
-                args.append(f"_b_f_{lua}")
+            args += [lua, f"_b_f_{lua}"] if self.program.types.get(name) == "num" else [lua]
         extra = [] if mode == "count" else ["_b_buf", "_b_i", "_b_cap"]
         self.parts.append(None)
-        pid = len(self.parts)
-        saved = self.fn
-        self.fn = _FnOut()
+        pid, saved, self.fn = len(self.parts), self.fn, _FnOut()
         self.emit(0, f"_b_P[{pid}] = function({', '.join(extra + args)})")
         if mode == "count":
             self.emit(1, "local _b_n = 0")
         self.fn.reserve_slot()
-        self.loop_code(s, 1, mode, nloops)     # not loop(): this function starts with its parameters
+        self.loop_code(part.loop, 1, mode, nloops)     # not loop(): this function starts with its parameters
         self.emit(1, "return _b_n" if mode == "count" else "return _b_buf, _b_i")
         self.emit(0, "end")
-        self.parts[pid - 1] = self.fn.finish()
-        self.fn = saved
+        self.parts[pid - 1], self.fn = self.fn.finish(), saved
         if mode == "count":
             self.emit(depth, f"_b_n = _b_n + _b_P[{pid}]({', '.join(args)})")
         else:
             self.emit(depth, f"_b_buf, _b_i = _b_P[{pid}]({', '.join(extra + args)})")
 
+    def form_lines(self, form, var, n, k):
+        """The Lua of a loop form around its body: (lines before, the head opening the body or None,
+        the line binding the variable inside, its check, lines after the loop); ``n``: the loop's
+        label number, ``k``: the error site of a non-integer value."""
+        if isinstance(form, Solved):
+            return [f"local {var} = {self.solve_value(form)}"], f"if {var} then", None, None, []
+        if isinstance(form, Bind):
+            v = OpSpeller.num(self.ex.v(form.value))
+            if form.check == "flag":
+                return ([f"local {var}, _b_fv{n} = {v.code}, {v.flag}"], None, None,
+                        f"if _b_fv{n} then _b_nonint({k}, {var}, true) end", [])
+            check = None if form.check == "none" else f"_b_nonint({k}, {var}, {OpSpeller.flag(v)})"
+            return [f"local {var} = {v.code}"], None, None, check, []
+        if isinstance(form, Counted):
+            return [], f"for {var} = {self.range_head(form)} do", None, None, []
+        j, s0, st, cnt, tb, bad = (f"_b_{x}{n}" for x in ("j", "s", "d", "n", "t", "b"))
+        if isinstance(form, Array):
+            wide = None if form.wide is None else f"_b_chk({var}, {self.site('overflow')})"
+            table = self.const_table(tuple(int(v) for v in form.values))
+            return [], f"for {j} = 1, {len(form.values)} do", f"local {var} = {table}[{j}]", wide, []
+        call = form.fill if isinstance(form, Scratch) and isinstance(form.fill, Call) else None
+        if call is None:        # a table of values built at run time
+            check = f"if not _b_isint({var}) then _b_nonint({k}, {var}) end" if isinstance(form, Scratch) else None
+            return ([f"local {tb} = {self.seq_list(form)}"], f"for {j} = 1, #{tb} do", f"local {var} = {tb}[{j}]",
+                    check, [])
+        args = self.call_args(call.func, [self.ex.v(a) for a in call.args])   # may register a missing one
+        ref, check = self.func_ref(call.func), f"if {j} == {bad} then _b_nonint({k}, {var}, true) end"
+        if not call.closure:
+            return ([f"local {s0}, {st}, {cnt}, {tb}, {bad} = {ref}({args})"], f"for {j} = 0, {cnt} - 1 do",
+                    f"local {var} = {tb} and {tb}[{j} + 1] or {s0} + {j} * {st}", check, [])
+        ok, err, out = f"_b_ok{n}", f"_b_e{n}", f"_b_o{n}"
+        self.fn.out_tables.append(out)     # one table per call site, reused (declared on top)
+        return ([f"local {ok}, {cnt}, {bad} = _b_pcall({ref}, {out}{', ' if args else ''}{args})",
+                 f"local {err} = nil", f"if not {ok} then {err} = {cnt}; {cnt} = {out}.n; {bad} = -1 end"],
+                f"for {j} = 0, {cnt} - 1 do", f"local {var} = {out}[{j} + 1]", check,
+                [f"if {err} then _b_reraise({err}) end"] if form.pending else [])
+
     def loop_code(self, s: Loop, depth, mode, nloops):
-        n = self.new_label()
-        cont, brk = f"_b_c{n}", f"_b_x{n}"
-        var = self.lname(s.var)
+        n, cont, brk = self.labels()
         form = self.lower.form(s)
-        k_nonint = self.site("nonint", s.var)
+        before, head, bind, check, after = self.form_lines(form, self.lname(s.var), n, self.site("nonint", s.var))
         at = (s.node, nloops)
-        check = (s.node, nloops + 1)
-
-        def body(d):
-            self.block(s.body, d, mode, (cont, cont if form.single else brk), nloops + 1)
-
-        if isinstance(form, (Bind, Solved)):
+        inner = depth + 1 if before else depth          # a block (do ... end) around the loop
+        if before:
             self.emit(depth, "do")
-            if isinstance(form, Solved):
-                self.emit(depth + 1, f"local {var} = {self.solve_value(form)}", *at)
-                self.emit(depth + 1, f"if {var} then")
-                body(depth + 2)
-                self.emit(depth + 1, "end")
-            else:
-                v = LuaOps.num(self.ex.v(form.value))
-                flag = LuaOps.flag(v) if form.check == "always" else f"_b_fv{n}"
-                if form.check == "flag":
-                    self.emit(depth + 1, f"local {var}, {flag} = {v.code}, {v.flag}", *at)
-                else:
-                    self.emit(depth + 1, f"local {var} = {v.code}", *at)
-                if form.check != "none":
-                    self.emit(depth + 1, f"if {flag} then _b_nonint({k_nonint}, {var}, true) end" if
-                              form.check == "flag" else f"_b_nonint({k_nonint}, {var}, {flag})", *check)
-                body(depth + 1)
-            self.emit(depth, "end")
+        for line in before + [head] * (head is not None):
+            self.emit(inner, line, *at)
+        body = inner + 1 if head else inner
+        if bind:
+            self.emit(body, bind, *at)
+        if check:
+            self.emit(body, check, s.node, nloops + 1)
+        self.block(s.body, body, mode, (cont, cont if form.single else brk), nloops + 1)
+        if form.single:                                 # Bind, Solved: no loop
+            for d in ((inner, depth) if head else (depth,)):
+                self.emit(d, "end")
             self.emit(depth, f"::{cont}::")
             return
-        outer = depth
-        if isinstance(form, Counted):
-            self.emit(depth, f"for {var} = {self.range_head(form)} do", *at)
-        elif isinstance(form, Array):
-            j = f"_b_j{n}"
-            self.emit(depth, f"for {j} = 1, {len(form.values)} do", *at)
-            self.emit(depth + 1, f"local {var} = {self.values_table(form.values)}[{j}]", *at)
-            if form.wide is not None:
-                self.emit(depth + 1, f"_b_chk({var}, {self.site('overflow')})", *check)
-        else:
-            j, s0, st, cnt, tb, bad = (f"_b_{x}{n}" for x in ("j", "s", "d", "n", "t", "b"))
-            self.emit(depth, "do")
-            depth += 1
-            call = form.fill if isinstance(form, Scratch) and isinstance(form.fill, Call) else None
-            if call is not None:
-                ref, args = self.call_parts(call)
-            if call is not None and not call.closure:
-                self.emit(depth, f"local {s0}, {st}, {cnt}, {tb}, {bad} = {ref}({args})", *at)
-                self.emit(depth, f"for {j} = 0, {cnt} - 1 do")
-                self.emit(depth + 1, f"local {var} = {tb} and {tb}[{j} + 1] or {s0} + {j} * {st}")
-            elif call is not None:
-                ok, err, out = f"_b_ok{n}", f"_b_e{n}", f"_b_o{n}"
-                self.fn.out_tables.append(out)     # one table per call site, reused (declared on top)
-                sep = ", " if args else ""
-                self.emit(depth, f"local {ok}, {cnt}, {bad} = _b_pcall({ref}, {out}{sep}{args})", *at)
-                self.emit(depth, f"local {err} = nil")
-                self.emit(depth, f"if not {ok} then {err} = {cnt}; {cnt} = {out}.n; {bad} = -1 end")
-                self.emit(depth, f"for {j} = 0, {cnt} - 1 do")
-                self.emit(depth + 1, f"local {var} = {out}[{j} + 1]")
-            else:   # a table of values built at run time
-                values = self.seq_list(form.fill if isinstance(form, Scratch) else form)
-                self.emit(depth, f"local {tb} = {values}", *at)
-                self.emit(depth, f"for {j} = 1, #{tb} do")
-                self.emit(depth + 1, f"local {var} = {tb}[{j}]")
-            if call is not None:
-                self.emit(depth + 1, f"if {j} == {bad} then _b_nonint({k_nonint}, {var}, true) end", *check)
-            elif isinstance(form, Scratch):
-                self.emit(depth + 1, f"if not _b_isint({var}) then _b_nonint({k_nonint}, {var}) end", *check)
-        body(depth + 1)
-        self.emit(depth + 1, f"::{cont}::")
-        self.emit(depth, "end")
-        if isinstance(form, Scratch) and form.pending:
-            self.emit(depth, f"if {err} then _b_reraise({err}) end", *at)
-        self.emit(depth, f"::{brk}::")
-        if depth != outer:
-            self.emit(outer, "end")
+        self.emit(body, f"::{cont}::")
+        self.emit(inner, "end")
+        for line in after:
+            self.emit(inner, line, *at)
+        self.emit(inner, f"::{brk}::")
+        if inner != depth:
+            self.emit(depth, "end")
 
     # -- whole chunk
     def render(self) -> LuaSource:
@@ -504,60 +415,50 @@ class LuaPrinter:
             self.block(p.body, 1, mode, None, 0)
             self.emit(1, f"return {counter}")
             self.emit(0, "end")
-            mains.append(self.fn.finish())
+            mains.append(self.fn.finish() + [("", None)])
         head = [f"-- beast enumerator for space {p.name!r} (LuaJIT): generated code, do not edit",
                 f"-- loop order: {', '.join(p.loop_order) or '(no loops)'}"]
-        for ident in self.func_kinds:
-            how = "translated to Lua" if ident in self.translated else \
-                f"called in Python ({self.reasons.get(ident)})"
-            head.append(f"-- {ident}: {how}")
+        head += [f"-- {ident}: {'translated to Lua' if why is None else f'called in Python ({why})'}"
+                 for ident, (_, _, why, _) in self.funcs.items()]
         head += HELPERS.strip("\n").split("\n")
         many = len(self.tables) > 16
         if many:
             head.append("local _b_KT = {}")
         for values, name in self.tables.items():
-            target = f"_b_KT[{name[4:]}]" if many else f"local {name}"
-            head.append(f"{target} = {{{', '.join(str(v) for v in values)}}}")
+            head.append(f"{f'_b_KT[{name[4:]}]' if many else f'local {name}'} = {{{', '.join(map(str, values))}}}")
         head += self.function_texts()
         if p.tallies:
             head.append("local _b_T = _b_R.tally")      # beast stats: the runtime's counters
         head.append("local _b_P = {}")
-        lines = [(text, None) for text in head]
-        for part in self.parts:
-            lines += part
-        for main in mains:
-            lines += main + [("", None)]
+        lines = [(text, None) for text in head] + [x for f in self.parts + mains for x in f]
         lines.append(("return _b_count, _b_rows, _b_P", None))
         out, line_nodes = [], {}
         for i, (text, entry) in enumerate(lines, 1):
-            if many:
-                text = re.sub(r"\b_b_K(\d+)\b", r"_b_KT[\1]", text)
-            out.append(text)
+            out.append(re.sub(r"\b_b_K(\d+)\b", r"_b_KT[\1]", text) if many else text)
             if entry is not None:
                 line_nodes[i] = entry
         for n in p.loop_order:
             self.lname(n)
+        funcs = self.funcs.items()
         return LuaSource("\n".join(out) + "\n", line_nodes, self.sites, dict(self.names),
-                         dict(self.fallbacks), list(self.translated), dict(self.reasons))
+                         {i: f[0] for i, f in funcs if f[3] is None}, [i for i, f in funcs if f[3] is not None],
+                         {i: f[2] for i, f in funcs if f[3] is None})
 
 
 class _FnOut:
-    """The lines of one Lua function being printed."""
+    """The lines of one Lua function being printed, with a line kept for the tables of its closure
+    iterators (declared once per call)."""
 
     def __init__(self):
-        self.lines = []
-        self.out_tables = []
-        self.slot = None
+        self.lines, self.out_tables, self.slot = [], [], None
 
     def reserve_slot(self):
-        """Keep a line for the tables of the closure iterators (declared once per call)."""
         self.lines.append(("", None))
         self.slot = len(self.lines) - 1
 
     def finish(self):
         if self.out_tables:
-            indent = "  "
-            self.lines[self.slot] = (indent + "local " + ", ".join(self.out_tables) + " = " +
+            self.lines[self.slot] = ("  local " + ", ".join(self.out_tables) + " = " +
                                      ", ".join("{}" for _ in self.out_tables), None)
         return self.lines
 

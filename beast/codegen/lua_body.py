@@ -1,30 +1,21 @@
-"""Print a lowered function body (:mod:`beast.ir.lower`) as a Lua function."""
+"""Print a lowered function body (:mod:`beast.ir.lower`) as a Lua function: the body and its ops come
+checked from :func:`beast.ir.bodyops.decide` (what Lua cannot hold was refused there)."""
 from __future__ import annotations
 
 import ast
 import re
-from ..ir.record import record, replace as record_replace
 
-from ..expr import Var
-from ..ir.body import Scope, walk_body
-from ..ir.lower import lower_function
 from ..ir import ops
-from ..ir.body import Untranslatable as IRUntranslatable
+from ..ir.bodyops import known_truth
+from ..ir.body import Scope, walk_body
+from ..ir.record import replace as record_replace
 from .exprs import ATOM
-from .lua_ops import ADD, LUA, SETOP_CODES, UNARY, OpSpeller, Untranslatable, V, _has_call, lua_ident, wrap
+from .lua_ops import ADD, LUA, SETOP_CODES, UNARY, OpSpeller, V, lua_ident, wrap
 
 # Function bodies on LuaJIT: 53-bit integers, lists as tables, strings, any constant kept for `is None`
 BODY = record_replace(LUA, inline_logic=False, bools_are_ints=False, strings=True, tables=True, objects=True,
-                           member=True, is_none=True, bitwise=False, invert=False, fold_conv=True, index_nums=True)
-
-# ---------------------------------------------------------------------------------------------
-# User functions
-
-@record
-class LocalVar:
-    lua: str
-    ty: str
-    flag: str | None = None   # Lua name of the "is a float" flag (type 'num')
+                      member=True, is_none=True, bitwise=False, invert=False, fold_conv=True, index_nums=True)
+KINDS = {"closure": "closure", "iterator": "deferred", "condition": "cond"}
 
 
 def _where(position):
@@ -36,21 +27,18 @@ def _where(position):
 
 
 class FunctionTranslator(OpSpeller):
-    """Print one lowered @iterator / @condition body (:mod:`beast.ir.lower`) as a Lua function.
+    """Print one lowered @iterator / @condition body as a Lua function.
 
     Kinds: 'cond' returns a Lua boolean (the truth of the Python result); 'deferred' returns
     ``start, step, count, table, bad``; 'closure' takes a table first, appends the yielded values
-    to it (keeping ``out.n``), and returns ``count, bad``. The static types of the locals come
-    from the lowering; what Lua cannot hold raises :class:`Untranslatable` (the function is then
-    called in Python)."""
+    to it (keeping ``out.n``), and returns ``count, bad``."""
 
-    def __init__(self, info, ctx, param_types):
-        self.info = info
-        self.ctx = ctx
-        self.param_types = param_types
-        self.body = lower_function(info, [param_types[a] for a in info.node_args])
-        self.kind = {"closure": "closure", "iterator": "deferred", "condition": "cond"}[self.body.kind]
-        self.lowering = ops.Lowering(self.type_of, self.body.positions, target=BODY)
+    def __init__(self, decided, ctx, param_types):
+        self.body, self.ops, self.ctx, self.param_types = decided.body, decided.ops, ctx, param_types
+        self.info = self.body.info
+        self.kind = KINDS[self.body.kind]
+        self.types = {n: self.body.locals.get(n, param_types[n]) for n in self.body.params}
+        self.types.update((n, t) for n, t in self.body.locals.items() if n not in self.types)
         self.bound = {}
 
     # -- errors
@@ -68,9 +56,6 @@ class FunctionTranslator(OpSpeller):
             return (self.info.filename, lineno, col, end)
         return _where(self.body.positions.get(id(node)))
 
-    def unsupported(self, what):
-        return Untranslatable(what)
-
     # -- output
     def emit(self, text):
         self.out.append("    " * self.indent + text)
@@ -79,9 +64,12 @@ class FunctionTranslator(OpSpeller):
         self.ntmp += 1
         return f"_b_t{self.ntmp}"
 
-    def label(self):
-        self.nlabel += 1
-        return f"_b_l{self.nlabel}"
+    def inside(self, fn, *args):
+        """``fn(*args)``, its lines one level further in."""
+        self.indent += 1
+        out = fn(*args)
+        self.indent -= 1
+        return out
 
     def hoist(self, v: V, always=False) -> V:
         """Evaluate ``v`` now into a temporary (keeping its type): unless it is a constant, a range or
@@ -96,43 +84,22 @@ class FunctionTranslator(OpSpeller):
         self.emit(f"local {t} = {v.code}")
         return V(t, ATOM, v.ty)
 
-    def hoist_always(self, v: V) -> V:
-        return self.hoist(v, always=True)
-
     # -- the function
     def translate(self) -> list:
         body = self.body
-        if body.untyped:
-            raise Untranslatable("a local variable is read before it is assigned")
         self.out, self.indent, self.ntmp, self.nlabel = [], 1, 0, 0
         self.loops = []          # continue labels of the enclosing Python loops
-        self.scopes = [{}]
-        scope = self.scopes[0]
-        params, entry = [], []
+        params = ["_b_out"] if self.kind == "closure" else []
         for name in body.params:
-            lua = lua_ident(name)
-            pty = self.param_types[name]
-            params.append(lua)
-            if pty == "num":
-                params.append(f"_b_f_{lua}")
-            ty = body.locals.get(name, pty)
-            scope[name] = LocalVar(lua, ty, f"_b_f_{lua}" if ty == "num" else None)
-            as_int, flag = ops.param_entry(ty, pty)
+            lua, pty = lua_ident(name), self.param_types[name]
+            params += [lua, f"_b_f_{lua}"] if pty == "num" else [lua]
+            as_int, flag = ops.param_entry(self.types[name], pty)
             if as_int:
-                entry.append(f"{lua} = {lua} and 1 or 0")
+                self.emit(f"{lua} = {lua} and 1 or 0")
             if flag is not None:
-                entry.append(f"local _b_f_{lua} = {'true' if flag else 'false'}")
+                self.emit(f"local _b_f_{lua} = {'true' if flag else 'false'}")
         scoped = {n for st in walk_body(body.body) if isinstance(st, Scope) for n in st.names}
-        decl = []
-        for name in sorted(set(body.locals) - set(body.params)):
-            lua, ty = lua_ident(name), body.locals[name]
-            scope[name] = LocalVar(lua, ty, f"_b_f_{lua}" if ty == "num" else None)
-            if name not in scoped:             # those are declared where they live (s_Scope)
-                decl.extend(self.lua_names(name))
-        if self.kind == "closure":
-            params.insert(0, "_b_out")
-        for line in entry:
-            self.emit(line)
+        decl = [x for n in sorted(set(body.locals) - set(body.params) - scoped) for x in self.lua_names(n)]
         for i in range(0, len(decl), 50):
             self.emit("local " + ", ".join(decl[i:i + 50]))
         if self.kind == "closure":
@@ -140,19 +107,18 @@ class FunctionTranslator(OpSpeller):
             self.emit("_b_out.n = 0")
         if not self.block(body.body):
             self.emit_return(None, None)
-        head = f"local function {self.info.ident}({', '.join(params)})"
-        return [head] + self.out + ["end"]
+        return [f"local function {self.info.ident}({', '.join(params)})"] + self.out + ["end"]
 
     def lua_names(self, name) -> list:
         """The Lua locals of a body local: its value, and for a 'num' its "is a float" flag."""
         lua = lua_ident(name)
         return [lua, f"_b_f_{lua}"] if self.body.locals[name] == "num" else [lua]
 
-    def lookup(self, name):
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return scope[name]
-        return None
+    def lua_name(self, name):
+        return lua_ident(name)
+
+    def local(self, name) -> V:
+        return self.o_var(ops.Op("var", self.types[name], value=name))
 
     # -- statements
     def block(self, stmts) -> bool:
@@ -168,118 +134,95 @@ class FunctionTranslator(OpSpeller):
             self.emit(f"local {self.tmp()} = {v.code}")
 
     def s_Append(self, st):
-        lst = self.ex(Var(st.name))
-        if lst.ty != "list" or lst.const:
-            raise Untranslatable("append() on something that is not a local list")
-        lst = self.hoist(lst)
-        val = self.ex(st.value)
-        if not ops.element_ok(val.ty):
-            raise Untranslatable("a list of non-integers")
-        self.emit(f"{lst.code}[#{lst.code} + 1] = {self.num(val).code}")
+        lst = self.local(st.name)
+        self.emit(f"{lst.code}[#{lst.code} + 1] = {self.num(self.ex(st.value)).code}")
 
     def assign_name(self, name, v: V):
-        var = self.lookup(name)
-        if var is None:
-            raise Untranslatable(f"assignment to '{name}'")
-        kind = ops.store_kind(var.ty, v.ty, v.const)
-        if kind not in ("list", "number", "str"):     # tables are shared: a constant one is never copied
-            raise Untranslatable(_refusal(name, v))
-        if kind == "number" and var.ty != "bool":
-            v = self.num(v)
-        if var.ty == "num":
-            self.emit(f"{var.lua}, {var.flag} = {v.code}, {self.flag(v)}")
-            return
-        self.emit(f"{var.lua} = {v.code}")
+        ty, lua = self.types[name], lua_ident(name)
+        v = v if ty == "bool" else self.num(v)
+        self.emit(f"{lua}, _b_f_{lua} = {v.code}, {self.flag(v)}" if ty == "num" else f"{lua} = {v.code}")
 
     def s_Assign(self, st):
-        if st.aug:
-            cur = self.ex(Var(st.names[0]))
-            if cur.ty == "list":
-                rhs = self.ex(st.value.right)
-                if rhs.ty != "list" or st.value.op != "+":
-                    raise Untranslatable(f"operator + on list and {rhs.ty}")
-                self.emit(f"_b_extend({cur.code}, {rhs.code})")
-                return False
-        if len(st.names) == 1:
+        if st.aug and self.types[st.names[0]] == "list":
+            self.emit(f"_b_extend({self.local(st.names[0]).code}, {self.ex(st.value.right).code})")
+        elif len(st.names) == 1:
             self.assign_name(st.names[0], self.ex(st.value))
-            return False
-        v = self.hoist_always(self.ex(st.value))
-        for name in st.names:
-            self.assign_name(name, v)
-        return False
+        else:
+            v = self.hoist(self.ex(st.value), True)
+            for name in st.names:
+                self.assign_name(name, v)
 
     def s_Unpack(self, st):
-        vals = [self.hoist_always(self.ex(x)) for x in st.values]
+        vals = [self.hoist(self.ex(x), True) for x in st.values]
         for name, v in zip(st.names, vals):
             self.assign_name(name, v)
 
     def s_SetItem(self, st):
-        v = self.hoist_always(self.ex(st.value))
-        lst = self.ex(st.container)
-        if lst.ty != "list" or lst.const:
-            raise Untranslatable("item assignment to something that is not a local list")
-        lst = self.hoist(lst)
+        v = self.hoist(self.ex(st.value), True)
+        lst = self.hoist(self.ex(st.container))
         idx = self.num(self.ex(st.index))
-        if not ops.element_ok(v.ty):
-            raise Untranslatable("a list of non-integers")
-        val = self.num(v)
         k = self.site("setindex", None, st.target)
-        self.emit(f"_b_setidx({lst.code}, {idx.code}, {val.code}, {k}, {self.flag(idx)})")
+        self.emit(f"_b_setidx({lst.code}, {idx.code}, {self.num(v).code}, {k}, {self.flag(idx)})")
 
     def s_If(self, st):
-        test = self.truth(self.ex(st.test))
-        if test == "true":
-            return self.block(st.body)
-        if test == "false":
-            return self.block(st.orelse)
-        self.emit(f"if {test} then")
-        self.indent += 1
-        a = self.block(st.body)
-        self.indent -= 1
-        b = False
+        v = self.ex(st.test)
+        live = known_truth(self.ops[id(st.test)])     # beast.ir.bodyops: a dead branch is not printed
+        if live is not None:
+            return self.block(st.body if live else st.orelse)
+        self.emit(f"if {self.truth(v)} then")
+        done = self.inside(self.block, st.body)
         if st.orelse:
             self.emit("else")
-            self.indent += 1
-            b = self.block(st.orelse)
-            self.indent -= 1
+        done = self.inside(self.block, st.orelse) and done
         self.emit("end")
-        return a and b
+        return done
 
     def s_While(self, st):
-        cont = self.label()
         self.emit("while true do")
-        self.indent += 1
-        test = self.truth(self.ex(st.test))
-        if test != "true":
-            self.emit(f"if not ({test}) then break end")
+        self.inside(self.loop_body, st.body, None, st.test)
+        self.emit("end")
+
+    def loop_body(self, stmts, assign, test=None):
+        """A Python loop's body: its test or the binding of its variable, then the statements and
+        their continue label."""
+        self.nlabel += 1
+        cont = f"_b_l{self.nlabel}"
+        if test is not None:
+            test = self.truth(self.ex(test))
+            if test != "true":
+                self.emit(f"if not ({test}) then break end")
+        else:
+            assign()
         self.loops.append(cont)
-        self.block(st.body)
+        self.block(stmts)
         self.loops.pop()
         self.emit(f"::{cont}::")
-        self.indent -= 1
-        self.emit("end")
 
     def s_For(self, st):
         it = self.ex(st.iterable)
-        cont = self.label()
-
-        def body(elem):
-            self.assign_name(st.name, elem)
-            self.loops.append(cont)
-            self.block(st.body)
-            self.loops.pop()
-            self.emit(f"::{cont}::")
-
-        self.iterate(it, body)
+        if it.ty == "range":                # a numeric for: its limit one short of the stop
+            a, b, c = it.parts
+            v, inner = self.tmp(), []
+            lim = f"{wrap(b, ADD)} {'-' if c.k > 0 else '+'} 1" if c.const else \
+                f"({c.code} > 0) and ({b.code} - 1) or ({b.code} + 1)"
+            self.emit(f"for {v} = {a.code}, {lim}, {c.code} do")
+        else:                               # a list, up to the first nil: it may grow in the loop
+            it = self.hoist(it)
+            j, v = self.tmp(), self.tmp()
+            inner = [f"{j} = {j} + 1", f"local {v} = {it.code}[{j}]", f"if {v} == nil then break end"]
+            self.emit(f"local {j} = 0")
+            self.emit("while true do")
+        for line in inner:
+            self.inside(self.emit, line)
+        self.inside(self.loop_body, st.body, lambda: self.assign_name(st.name, V(v, ATOM, "int")))
+        self.emit("end")
 
     def s_Scope(self, st):
         names = [x for n in st.names for x in self.lua_names(n)]
         self.emit("do")
-        self.indent += 1
         if names:
-            self.emit("local " + ", ".join(names))
-        done = self.block(st.body)
-        self.indent -= 1
+            self.inside(self.emit, "local " + ", ".join(names))
+        done = self.inside(self.block, st.body)
         self.emit("end")
         return done
 
@@ -298,91 +241,43 @@ class FunctionTranslator(OpSpeller):
         self.emit_return(self.ex(st.value) if st.value is not None else None, st.node)
         return True
 
-    def s_Yield(self, st):
-        self.yield_(st.value)
-
     def emit_return(self, v, node):
         if self.kind != "deferred":         # a closure returns its count; a condition its truth
             out = "_b_n, -1" if self.kind == "closure" else self.truth(v) if v is not None else "false"
-            self.emit(f"do return {out} end")
-            return
-        # deferred iterator: start, step, count, table, bad
-        kind = ops.return_kind("none" if v is None else v.ty)
-        if kind is None:
-            raise Untranslatable(f"an @iterator returning a {v.ty}")
-        if kind == "none":
-            out = f"_b_fail({self.site('none', None, node)})"
-        elif kind == "range":
-            a, b, c = v.parts
-            k = self.site("overflow", None, node)
-            out = f"{a.code}, {c.code}, _b_rlen({a.code}, {b.code}, {c.code}, {k}), nil, -1"
-        elif kind == "list":
-            v = self.hoist(v)
-            out = f"0, 0, #{v.code}, {v.code}, -1"
-        else:                               # one number; bad is -1, or 0 for a float
-            v = self.num(v)
-            v = self.hoist(v) if v.ty == "num" else v
-            bad = {"float": "0", "int": "-1"}.get(v.ty) or f"({v.flag} and 0 or -1)"
-            out = f"{v.code}, 0, 1, nil, {bad}"
+        else:                               # deferred iterator: start, step, count, table, bad
+            kind = ops.return_kind("none" if v is None else v.ty)
+            if kind == "none":
+                out = f"_b_fail({self.site('none', None, node)})"
+            elif kind == "range":
+                a, b, c = v.parts
+                k = self.site("overflow", None, node)
+                out = f"{a.code}, {c.code}, _b_rlen({a.code}, {b.code}, {c.code}, {k}), nil, -1"
+            elif kind == "list":
+                v = self.hoist(v)
+                out = f"0, 0, #{v.code}, {v.code}, -1"
+            else:                           # one number; bad is -1, or 0 for a float
+                v = self.num(v)
+                v = self.hoist(v) if v.ty == "num" else v
+                bad = {"float": "0", "int": "-1"}.get(v.ty) or f"({v.flag} and 0 or -1)"
+                out = f"{v.code}, 0, 1, nil, {bad}"
         self.emit(f"do return {out} end")
 
-    def yield_(self, e):
-        v = self.ex(e)
-        if not ops.yield_ok(v.ty):
-            raise Untranslatable(f"yield of a {v.ty}")
-        v = self.num(v)
+    def s_Yield(self, st):
+        v = self.num(self.ex(st.value))
         if v.ty != "int":
             v = self.hoist(v)
         self.emit(f"_b_n = _b_n + 1; _b_out[_b_n] = {v.code}; _b_out.n = _b_n")
         if v.ty != "int":
             self.emit(f"if {'true' if v.ty == 'float' else v.flag} then return _b_n, _b_n - 1 end")
 
-    # -- iteration over a list / range value
-    def iterate(self, it: V, body):
-        """Emit a loop over ``it`` calling ``body(elem V)`` inside it."""
-        if it.ty == "range":                # a numeric for: its limit one short of the stop
-            a, b, c = it.parts
-            v, inner = self.tmp(), []
-            lim = f"{wrap(b, ADD)} {'-' if c.k > 0 else '+'} 1" if c.const else \
-                f"({c.code} > 0) and ({b.code} - 1) or ({b.code} + 1)"
-            self.emit(f"for {v} = {a.code}, {lim}, {c.code} do")
-        elif it.ty == "list":               # up to the first nil: the list may grow in the loop
-            it = self.hoist(it)
-            j, v = self.tmp(), self.tmp()
-            inner = [f"{j} = {j} + 1", f"local {v} = {it.code}[{j}]", f"if {v} == nil then break end"]
-            self.emit(f"local {j} = 0")
-            self.emit("while true do")
-        else:
-            raise Untranslatable(f"iteration over a {it.ty}")
-        self.indent += 1
-        for line in inner:
-            self.emit(line)
-        body(V(v, ATOM, "int"))
-        self.indent -= 1
-        self.emit("end")
-
-    # -- expressions: lowered by beast.ir.ops (BODY), spelled by the o_* methods
+    # -- expressions: their ops come from beast.ir.bodyops (lowered for BODY), spelled by o_*
     def ex(self, e) -> V:
-        try:
-            op = self.lowering(e)
-        except IRUntranslatable as why:
-            raise Untranslatable(why.reason) from None
         self.bound = {}
-        return self.spell(op)
+        return self.spell(self.ops[id(e)])
 
     def spell(self, op) -> V:
         v = self.bound.get(id(op))
         return v if v is not None else super().spell(op)
-
-    def type_of(self, name):
-        var = self.lookup(name)
-        if var is None:
-            raise IRUntranslatable(None, f"the name '{name}'")
-        return var.ty
-
-    def o_var(self, op):
-        var = self.lookup(op.value)
-        return V(var.lua, ATOM, "num", flag=var.flag) if var.ty == "num" else V(var.lua, ATOM, var.ty)
 
     def o_carray(self, op):             # a module-level list of integers: a shared table
         return V(self.ctx.const_table(op.value), ATOM, "list", k=op.value)
@@ -400,7 +295,7 @@ class FunctionTranslator(OpSpeller):
     def o_minmax_call(self, op):        # min/max: each argument evaluated after the steps before it
         out = self.spell(op.args[0])
         for step, a in zip(op.value, op.args[1:]):
-            if _has_call(out.code):
+            if "(" in out.code and "_b_" in out.code:     # a helper call: evaluated before the next argument
                 out = self.hoist(out)
             out = self.spell_minmax(op.op, step, out, self.num(self.spell(a)))
         return out
@@ -432,16 +327,14 @@ class FunctionTranslator(OpSpeller):
         self.emit(f"local {t}, {t}f")
         self.emit(f"if {c} then")
         for word, arg in (("else", op.args[1]), ("end", op.args[2])):
-            self.indent += 1
-            v = self.spell(arg)
-            self.emit(f"{t} = {v.code}" + (f"; {t}f = {self.flag(v)}" if ty == "num" else ""))
-            self.indent -= 1
+            v = self.inside(self.spell, arg)
+            self.inside(self.emit, f"{t} = {v.code}" + (f"; {t}f = {self.flag(v)}" if ty == "num" else ""))
             self.emit(word)
         return V(t, ATOM, ty, flag=f"{t}f" if ty == "num" else None)
 
     def o_eager(self, op):
-        c = self.hoist_always(self.truth_v(self.spell(op.args[0])))
-        a, b = (self.hoist_always(self.spell(x)) for x in op.args[1:])
+        c = self.hoist(self.truth_v(self.spell(op.args[0])), True)
+        a, b = (self.hoist(self.spell(x), True) for x in op.args[1:])
         return self.select(c.code, a, b, op.type, op.iv)
 
     def o_len(self, op):
@@ -473,7 +366,7 @@ class FunctionTranslator(OpSpeller):
         return V(f"_b_sorted({v.code if v.ty == 'list' else self.range_list(v).code})", ATOM, "list")
 
     def o_setop(self, op):
-        a = self.hoist_always(self.materialize(self.spell(op.args[0])))
+        a = self.hoist(self.materialize(self.spell(op.args[0])), True)
         b = self.materialize(self.spell(op.args[1]))
         return V(f"_b_setop({SETOP_CODES[op.value]}, {a.code}, {b.code})", ATOM, "list")
 
@@ -496,14 +389,3 @@ class FunctionTranslator(OpSpeller):
         return V(f"_b_idx({lst.code}, {idx.code}, {k}, {self.flag(idx)})", ATOM, "int")
 
 
-def _refusal(name, v: V) -> str:
-    """Why a value cannot be assigned to the local ``name`` (beast.ir.ops.store_kind refused it)."""
-    if v.ty == "range":
-        return "a range() kept in a variable"
-    if v.ty == "none":
-        return "a local set to None"
-    if v.ty == "list" and v.const:
-        return "a local bound to a module-level list"
-    if v.ty not in ("int", "float", "num", "bool", "str", "list"):
-        return f"a local of type {v.ty}"
-    return f"local '{name}' holds values of different types"

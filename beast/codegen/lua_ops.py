@@ -1,20 +1,18 @@
-"""Lua spellings of Python's operators on typed values, shared by the Lua printer of the loop nest
+"""Lua spellings of the ops of :mod:`beast.ir.ops`, shared by the Lua printer of the loop nest
 (:mod:`beast.codegen.lua`) and of function bodies (:mod:`beast.codegen.lua_body`): numbers are
 LuaJIT doubles, exact below 2**53; a value of static type 'num' carries an "is a float" flag."""
 from __future__ import annotations
 
 import math
 import re
-from ..ir.record import record, replace as record_replace
 
 from ..errors import BeastError
 from ..ir import ops
-from ..ir.body import Untranslatable as IRUntranslatable
+from ..ir.record import record
 from .exprs import ATOM
 
 LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
 LUA = ops.Target(-(LIMIT - 1), LIMIT - 1, 53, fold=frozenset(("+", "-", "*", "//", "%", "/")), intervals=True)
-LUA_ARITH = ("+", "-", "*", "/", "//", "%", "**")
 LUA_HELPER = {"/": "_b_tdiv", "//": "_b_fdiv", "%": "_b_mod", "**": "_b_pow"}
 
 # Lua operator precedence (higher binds tighter)
@@ -34,10 +32,6 @@ TRUTH = {"bool": ("{}", 0, False), "none": ("false", 0, False), "str": ('{} ~= "
 INLINE = {("+", None): ("{} + {}", ADD, ADD), ("-", None): ("{} - {}", ADD, ADD), ("*", None): ("{} * {}", MUL, MUL),
           ("/", None): ("{} / {}", MUL, MUL), ("%", "ii"): ("{} % {}", MUL, MUL),
           ("//", "ii"): ("_b_floor({} / {})", ATOM, MUL), ("**", "ii"): ("{} ^ {}", POW, POW)}
-
-
-class Untranslatable(Exception):
-    """A user function uses something the translator does not handle: call it in Python."""
 
 
 class LuaCodegenError(BeastError):
@@ -87,6 +81,10 @@ class V:
     def const(self):
         return self.k is not _NOCONST
 
+    def operand(self):
+        """The value as beast.ir.ops describes an operand."""
+        return ops.operand(self.ty, self.const, self.k if self.const else None, self.iv)
+
     def __repr__(self):
         return f"V({self.code!r}, {self.ty})"
 
@@ -110,23 +108,17 @@ def or_flags(*flags) -> str:
     return parts[0] if len(parts) == 1 else "(" + " or ".join(parts) + ")"
 
 
-def _operand(v: V):
-    """A typed value as beast.ir.ops describes an operand."""
-    return ops.operand(v.ty, v.const, v.k if v.const else None, v.iv)
-
-
-def lua_number(x):
-    """(text, precedence) of a Python number as a Lua literal."""
+def number(x) -> V:
+    """A Python number (bool, int, float) as a Lua constant."""
     if isinstance(x, bool):
-        return ("true" if x else "false"), ATOM
+        return V("true" if x else "false", ATOM, "bool", k=x)
     if isinstance(x, int):
-        return (str(x), ATOM) if x >= 0 else (f"({x})", ATOM)
-    if x != x:
-        return "(0/0)", ATOM
-    if x in (math.inf, -math.inf):
-        return ("_b_inf" if x > 0 else "(-_b_inf)"), ATOM
-    text = repr(x)
-    return (text, ATOM) if not text.startswith("-") else (f"({text})", ATOM)
+        return V(str(x) if x >= 0 else f"({x})", ATOM, "int", iv=(x, x), k=x)
+    if x != x or x in (math.inf, -math.inf):
+        text = "(0/0)" if x != x else "_b_inf" if x > 0 else "(-_b_inf)"
+    else:
+        text = repr(x) if not repr(x).startswith("-") else f"({x!r})"
+    return V(text, ATOM, "float", k=x)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,11 +140,14 @@ class ErrorSite:
 
 
 # ---------------------------------------------------------------------------------------------
-# Operations shared by the IR printer and the function translator
+# The spelling of ops
 
-class LuaOps:
-    """Type-directed Lua for Python operators. Subclasses provide ``ctx`` (the program printer,
-    for error sites) and ``where`` (the user location of the operation being translated)."""
+class OpSpeller:
+    """Spell the ops of :mod:`beast.ir.ops` in Lua (``o_<kind>``; ``spell(op)`` returns the
+    :class:`V` of ``op``), for the nest printer and the function-body translator alike. Subclasses
+    provide ``ctx`` (the program printer, for error sites and constant tables), ``location`` (the
+    user position of an operation), ``lua_name`` (a variable's Lua local) and the spellings that
+    differ: ``o_select`` and what only one of them meets."""
 
     ctx = None
 
@@ -161,6 +156,9 @@ class LuaOps:
 
     def location(self, node):
         return None
+
+    def spell(self, op) -> V:
+        return getattr(self, "o_" + op.kind)(op)
 
     # -- conversions
     @staticmethod
@@ -181,14 +179,12 @@ class LuaOps:
         return "false"
 
     def truth(self, v: V) -> str:
-        """Lua boolean text of Python's truth value of ``v``."""
+        """Lua boolean text of Python's truth value of ``v`` (a type beast.ir.bodyops lets through)."""
         if v.const and v.ty in ("int", "float", "bool", "str", "none"):
             return "true" if v.k else "false"
         if v.ty == "range":
             a, b, c = v.parts
             return f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('overflow')}) > 0"
-        if v.ty not in TRUTH:
-            raise self.unsupported(f"truth value of a {v.ty}")
         text, prec, strict = TRUTH[v.ty]
         return text.format(wrap(v, prec, strict))
 
@@ -198,25 +194,10 @@ class LuaOps:
             return V(t, ATOM, "bool", k=(t == "true"))
         return V(t, v.prec if v.ty == "bool" else CMP, "bool")
 
-    def unsupported(self, what):
-        return LuaCodegenError(f"the Lua backend cannot translate {what}")
-
-    # -- arithmetic: the decisions (type, folding, checks, intervals) are beast.ir.ops', for LUA
-    def arith(self, op, a: V, b: V, node=None) -> V:
-        a, b = self.num(a), self.num(b)
-        if a.ty not in NUMERIC or b.ty not in NUMERIC:
-            raise self.unsupported(f"'{op}' on {a.ty} and {b.ty}")
-        if op not in LUA_ARITH:
-            raise self.unsupported(f"operator {op}")
-        k = self.site("op", "**", node) if op == "**" else None
-        d = ops.arith(op, _operand(a), _operand(b), LUA)
-        if d.kind == "const":
-            return self.const_number(d.value)
-        return self.spell_arith(d, a, b, node, k)
-
-    def spell_arith(self, d, a: V, b: V, node=None, k=None) -> V:
+    def spell_arith(self, d, a: V, b: V, node=None) -> V:
         """The Lua of the decided binop ``d`` on the numbers ``a`` and ``b``."""
         op, ty, form, check = d.op, d.type, d.form, d.check
+        k = self.site("op", op, node) if op == "**" else None     # registered even where unused
         inline = INLINE.get((op, form)) or INLINE.get((op, None))
         if inline and (not check or op in ("+", "-", "*")):
             text, prec, inner = inline
@@ -236,32 +217,6 @@ class LuaOps:
         if ty == "num":                         # int ** int is a float when the exponent is negative
             flag = or_flags(fa, fb, *([f"({wrap(b, CMP)} < 0)"] if op == "**" and form == "nn" else ()))
         return V(f"{LUA_HELPER[op]}({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, ty, flag, d.iv)
-
-    def const_number(self, r):
-        if isinstance(r, bool):
-            return V("true" if r else "false", ATOM, "bool", k=r)
-        if isinstance(r, int):
-            if abs(r) >= LIMIT:
-                return None
-            text, prec = lua_number(r)
-            return V(text, prec, "int", iv=(r, r), k=r)
-        if isinstance(r, float):
-            text, prec = lua_number(r)
-            return V(text, prec, "float", k=r)
-        return None
-
-    def neg(self, a: V, node=None) -> V:
-        a = self.num(a)
-        if a.ty not in NUMERIC:
-            raise self.unsupported(f"unary '-' on {a.ty}")
-        if a.const:
-            return self.const_number(-a.k)
-        return self.spell_neg(a, ops.negate(_operand(a), LUA).iv)
-
-    @staticmethod
-    def spell_neg(a: V, iv) -> V:             # never checked: LUA's width is symmetric
-        inner = wrap(a, UNARY)
-        return V(f"-({inner})" if inner.startswith("-") else f"-{inner}", UNARY, a.ty, a.flag, iv)
 
     def boolop(self, op, a: V, b: V) -> V:
         """beast's & and |: short-circuit, bool-valued."""
@@ -283,7 +238,7 @@ class LuaOps:
 
     def spell_minmax(self, fn, d, a: V, b: V) -> V:
         if d.kind == "const":
-            return self.const_number(d.value)
+            return number(d.value)
         flag = f"_b_{fn}f({a.code}, {b.code}, {self.flag(a)}, {self.flag(b)})" if d.type == "num" else None
         return V(f"_b_{fn}({a.code}, {b.code})", ATOM, d.type, flag, d.iv)
 
@@ -301,16 +256,10 @@ class LuaOps:
             flag = f"({c} and {fa} or (not ({c}) and {fb}))" if fa != fb else fa
         return V(f"({c} and {wrap(a, AND)} or {wrap(b, OR, True)})", ATOM, ty, flag, iv)
 
-
-# ---------------------------------------------------------------------------------------------
-# IR expressions
-
-class OpSpeller(LuaOps):
-    """Spell the ops of :mod:`beast.ir.ops` in Lua (``o_<kind>``), for the nest printer and the
-    function-body translator alike; ``spell(op)`` returns the :class:`V` of ``op``."""
-
-    def spell(self, op) -> V:
-        return getattr(self, "o_" + op.kind)(op)
+    # -- the ops
+    def o_var(self, op):
+        lua = self.lua_name(op.value)
+        return V(lua, ATOM, op.type, flag=f"_b_f_{lua}" if op.type == "num" else None, iv=op.iv)
 
     def o_const(self, op):
         for a in op.args:             # what the constant decided away (their sites all the same)
@@ -320,7 +269,7 @@ class OpSpeller(LuaOps):
             return V(lua_string(x), ATOM, "str", k=x)
         if op.type in ("obj", "tuple"):
             return V("nil", ATOM, op.type, k=x)
-        return V("nil", ATOM, "none", k=None) if x is None else self.const_number(x)
+        return V("nil", ATOM, "none", k=None) if x is None else number(x)
 
     def o_huge(self, op):             # an integer constant beyond the exact range of doubles
         return V(f"_b_big({self.site('overflow')})", ATOM, "int")
@@ -346,14 +295,15 @@ class OpSpeller(LuaOps):
 
     def o_binop(self, op):
         a, b = (self.spell(x) for x in op.args)
-        where = op.where
-        return self.spell_arith(op, a, b, where, self.site("op", "**", where) if op.op == "**" else None)
+        return self.spell_arith(op, a, b, op.where)
 
     def o_pos(self, op):
         return self.num(self.spell(op.args[0]))
 
-    def o_neg(self, op):
-        return self.spell_neg(self.num(self.spell(op.args[0])), op.iv)
+    def o_neg(self, op):              # never checked: LUA's width is symmetric
+        a = self.num(self.spell(op.args[0]))
+        inner = wrap(a, UNARY)
+        return V(f"-({inner})" if inner.startswith("-") else f"-{inner}", UNARY, a.ty, a.flag, op.iv)
 
     def o_abs(self, op):
         a = self.spell(op.args[0])
@@ -380,47 +330,3 @@ class OpSpeller(LuaOps):
 
     def o_not(self, op):
         return self.not_(self.spell(op.args[0]))
-
-    def o_error(self, op):
-        raise self.unsupported(op.value.reason)
-
-
-class LuaExpr(OpSpeller):
-    """The IR's expressions (pure: errors are raised by helper calls)."""
-
-    def __init__(self, ctx):
-        self.ctx = ctx
-        types = ctx.program.types
-        target = record_replace(LUA, var_iv=ctx.ivs.get, inline_logic=False, bools_are_ints=False,
-                                     huge_fails=True, strings=True, eval_dead=True)
-        self.lowering = ops.Lowering(lambda name: types.get(name, "num"), target=target)
-
-    def v(self, e) -> V:
-        """The Lua of a nest expression, from its ops (beast.ir.ops, for the nest's 53-bit target)."""
-        try:
-            op = self.lowering(e)
-        except IRUntranslatable as why:
-            raise self.unsupported(why.reason) from None
-        return self.spell(op)
-
-    def o_var(self, op):
-        name = self.ctx.lname(op.value)
-        if op.type == "num":
-            return V(name, ATOM, "num", flag=f"_b_f_{name}")
-        return V(name, ATOM, op.type, iv=op.iv)
-
-    def o_prefix(self, op):
-        # sampling (beast.ir.prefix): a value of the prefix the runtime stores in _b_R.pre
-        return V(f"_b_R.pre[{op.value + 1}]", ATOM, "int")
-
-    def o_select(self, op):
-        c = self.truth(self.spell(op.args[0]))
-        return self.select(c if c in ("true", "false") else f"({c})", *(self.spell(x) for x in op.args[1:]),
-                           op.type, op.iv)
-
-    def o_callfn(self, op):
-        return V(self.ctx.call_function(op.value, [self.spell(a) for a in op.args]), ATOM, "bool")
-
-
-def _has_call(code: str) -> bool:
-    return "(" in code and "_b_" in code
