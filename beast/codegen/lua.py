@@ -67,11 +67,15 @@ class NestSpeller(OpSpeller):
         target = record_replace(LUA, var_iv=ctx.ivs.get, inline_logic=False, bools_are_ints=False,
                                 huge_fails=True, strings=True, eval_dead=True)
         self.lowering = ops.Lowering(lambda name: types.get(name, "num"), target=target)
+        self.lowered = {}       # id(expr) -> (expr, its ops): count and rows print each expression
 
     def v(self, e) -> V:
         """The Lua of a nest expression, from its ops."""
+        hit = self.lowered.get(id(e))
         try:
-            return self.spell(self.lowering(e))
+            if hit is None:
+                hit = self.lowered[id(e)] = (e, self.lowering(e))
+            return self.spell(hit[1])
         except Untranslatable as why:
             raise LuaCodegenError(f"the Lua backend cannot translate {why.reason}") from None
 
