@@ -107,7 +107,7 @@ class LuaPrinter:
     def __init__(self, program: Program, force_python=()):
         self.program = program
         self.force_python = set(force_python)
-        self.sites, self.site_index = [None], {}
+        self.sites = {}             # ErrorSite -> its index k
         self.names = {}
         self.lower = LoopLowering(program, LUA_TARGET)   # beast.ir.loops
         self.ivs = self.lower.ivs.vars                   # beast.ir.intervals
@@ -122,11 +122,8 @@ class LuaPrinter:
 
     # -- bookkeeping
     def site(self, kind, op=None, where=None) -> int:
-        key = ErrorSite(kind, op, where)
-        if key not in self.site_index:
-            self.site_index[key] = len(self.sites)
-            self.sites.append(key)
-        return self.site_index[key]
+        """The index of an error site (1, 2, ... in order of first use: LuaSource.sites)."""
+        return self.sites.setdefault(ErrorSite(kind, op, where), len(self.sites) + 1)
 
     def lname(self, name):
         if name not in self.names:
@@ -134,9 +131,7 @@ class LuaPrinter:
         return self.names[name]
 
     def const_table(self, values: tuple) -> str:
-        if values not in self.tables:
-            self.tables[values] = f"_b_K{len(self.tables) + 1}"
-        return self.tables[values]
+        return self.tables.setdefault(values, f"_b_K{len(self.tables) + 1}")
 
     def emit(self, depth, text, node=None, bound=None):
         """A line of the function being printed; ``node``/``bound``: what the line evaluates and how
@@ -444,7 +439,7 @@ class LuaPrinter:
         for n in p.loop_order:
             self.lname(n)
         funcs = self.funcs.items()
-        return LuaSource("\n".join(out) + "\n", line_nodes, self.sites, dict(self.names),
+        return LuaSource("\n".join(out) + "\n", line_nodes, [None, *self.sites], dict(self.names),
                          {i: f[0] for i, f in funcs if f[3] is None}, [i for i, f in funcs if f[3] is not None],
                          {i: f[2] for i, f in funcs if f[3] is None})
 

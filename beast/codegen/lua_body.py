@@ -230,12 +230,10 @@ class FunctionTranslator(OpSpeller):
         self.emit(f"_b_fail({self.site(st.kind, st.func, st)})")
 
     def s_Break(self, st):
-        self.emit("do break end")
+        self.emit(f"goto {self.loops[-1]}" if type(st).__name__ == "Continue" else "do break end")
         return True
 
-    def s_Continue(self, st):
-        self.emit(f"goto {self.loops[-1]}")
-        return True
+    s_Continue = s_Break
 
     def s_Return(self, st):
         self.emit_return(self.ex(st.value) if st.value is not None else None, st.node)

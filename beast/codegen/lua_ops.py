@@ -48,17 +48,12 @@ def lua_ident(name: str) -> str:
 
 
 def lua_string(s: str) -> str:
-    out = ['"']
-    for b in s.encode("utf-8"):
-        c = chr(b)
-        if c in '"\\':
-            out.append("\\" + c)
-        elif 32 <= b < 127:
-            out.append(c)
-        else:
-            out.append(f"\\{b:03d}")
-    out.append('"')
-    return "".join(out)
+    """A Lua string literal: printable ASCII as it is (quote and backslash escaped), any other byte
+    of the UTF-8 as ``\\ddd``."""
+    return '"' + "".join(_LUA_BYTES[b] for b in s.encode("utf-8")) + '"'
+
+
+_LUA_BYTES = [("\\" + chr(b) if chr(b) in '"\\' else chr(b)) if 32 <= b < 127 else f"\\{b:03d}" for b in range(256)]
 
 
 # ---------------------------------------------------------------------------------------------
