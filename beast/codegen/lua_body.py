@@ -6,7 +6,7 @@ import ast
 import re
 
 from ..ir import ops
-from ..ir.bodyops import known_truth
+from ..ir.bodyops import known_truth, place
 from ..ir.body import Scope, walk_body
 from ..ir.record import replace as record_replace
 from .exprs import ATOM
@@ -16,14 +16,6 @@ from .lua_ops import ADD, LUA, SETOP_CODES, UNARY, OpSpeller, V, lua_ident, wrap
 BODY = record_replace(LUA, inline_logic=False, bools_are_ints=False, strings=True, tables=True, objects=True,
                       member=True, is_none=True, bitwise=False, invert=False, fold_conv=True, index_nums=True)
 KINDS = {"closure": "closure", "iterator": "deferred", "condition": "cond"}
-
-
-def _where(position):
-    """A lowered position as the Lua error sites keep it (no columns for a multi-line node)."""
-    if position is None:
-        return None
-    filename, lineno, col, end = position
-    return (filename, lineno, None, None) if end is None else position
 
 
 class FunctionTranslator(OpSpeller):
@@ -41,20 +33,11 @@ class FunctionTranslator(OpSpeller):
         self.types.update((n, t) for n, t in self.body.locals.items() if n not in self.types)
         self.bound = {}
 
-    # -- errors
     def location(self, node):
-        if node is None:
-            return None
-        if isinstance(node, tuple):         # an op's position
-            return _where(node)
-        if isinstance(node, ast.AST):
-            lineno = getattr(node, "lineno", None)
-            col = getattr(node, "col_offset", None)
-            end = getattr(node, "end_col_offset", None)
-            if getattr(node, "end_lineno", lineno) != lineno:
-                col = end = None
-            return (self.info.filename, lineno, col, end)
-        return _where(self.body.positions.get(id(node)))
+        """Where an error reports: an op's position, a statement's ast node or a lowered node."""
+        if node is not None and not isinstance(node, tuple):
+            node = place(self.info.filename, node) if isinstance(node, ast.AST) else self.body.positions.get(id(node))
+        return place(None, node)
 
     # -- output
     def emit(self, text):

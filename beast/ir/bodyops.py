@@ -74,6 +74,16 @@ def known_truth(op):
     return None
 
 
+def place(filename, where):
+    """The user position an error reports, (filename, line, col, end col), from a lowered position or
+    an ast node of ``filename``: no columns where the node spans several lines (None: none)."""
+    if where is not None and not isinstance(where, tuple):
+        line = getattr(where, "lineno", None)
+        where = (filename, line, getattr(where, "col_offset", None),
+                 getattr(where, "end_col_offset", None) if getattr(where, "end_lineno", line) == line else None)
+    return where if where is None or where[3] is not None else (where[0], where[1], None, None)
+
+
 def refusal(name, type_, const) -> str:
     """Why a value of static ``type_`` cannot be stored in the local ``name`` (store_kind refused it)."""
     if type_ == "range":
