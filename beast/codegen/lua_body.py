@@ -26,12 +26,8 @@ class FunctionTranslator(OpSpeller):
     to it (keeping ``out.n``), and returns ``count, bad``."""
 
     def __init__(self, decided, ctx, param_types):
-        self.body, self.ops, self.ctx, self.param_types = decided.body, decided.ops, ctx, param_types
-        self.info = self.body.info
-        self.kind = KINDS[self.body.kind]
-        self.types = {n: self.body.locals.get(n, param_types[n]) for n in self.body.params}
-        self.types.update((n, t) for n, t in self.body.locals.items() if n not in self.types)
-        self.bound = {}
+        self.body, self.ops, self.types, self.ctx = decided.body, decided.ops, decided.types, ctx
+        self.info, self.kind, self.param_types, self.bound = self.body.info, KINDS[self.body.kind], param_types, {}
 
     def location(self, node):
         """Where an error reports: an op's position, a statement's ast node or a lowered node."""

@@ -25,9 +25,11 @@ STORES = ("list", "number", "str")      # store_kind's kinds a table target keep
 @record
 class Decided:
     """One user function for one target: ``reason`` why it is not translated (None: it is), else
-    its lowered ``body`` and ``ops`` (id(expr) -> Op of every expression the printer spells)."""
+    its lowered ``body``, ``ops`` (id(expr) -> Op of every expression the printer spells) and the
+    static ``types`` of its names (parameters and locals)."""
     body: FuncBody | None = None
     ops: dict | None = None
+    types: dict | None = None
     reason: str | None = None
 
 
@@ -37,7 +39,8 @@ def decide(info, param_types, target, forced=False) -> Decided:
         return Decided(reason="forced")
     try:
         body = lower_function(info, [param_types[a] for a in info.node_args])
-        return Decided(body, _Checker(body, param_types, target).run())
+        check = _Checker(body, param_types, target)
+        return Decided(body, check.run(), check.types)
     except Untranslatable as why:
         return Decided(reason=str(why))
 
