@@ -66,16 +66,13 @@ class NestSpeller(OpSpeller):
         types = ctx.program.types
         target = record_replace(LUA, var_iv=ctx.ivs.get, inline_logic=False, bools_are_ints=False,
                                 huge_fails=True, strings=True, eval_dead=True)
-        self.lowering = ops.Lowering(lambda name: types.get(name, "num"), target=target)
-        self.lowered = {}       # id(expr) -> (expr, its ops): count and rows print each expression
+        # memo: count and rows print each expression, lowered once
+        self.lowering = ops.Lowering(lambda name: types.get(name, "num"), target=target, memo=True)
 
     def v(self, e) -> V:
         """The Lua of a nest expression, from its ops."""
-        hit = self.lowered.get(id(e))
         try:
-            if hit is None:
-                hit = self.lowered[id(e)] = (e, self.lowering(e))
-            return self.spell(hit[1])
+            return self.spell(self.lowering(e))
         except Untranslatable as why:
             raise LuaCodegenError(f"the Lua backend cannot translate {why.reason}") from None
 
