@@ -294,10 +294,10 @@ class LuaPrinter:
             self.emit(depth, "do", first.node, nloops)
             self.emit(depth + 1, f"local {self.lname(first.var)} = {chain[0][1][0]}", first.node, nloops)
         else:
-            combos = fused.combinations
-            self.emit(depth, f"for _b_q{n} = 1, {len(combos)} do", first.node, nloops)
-            for i, (loop, _) in enumerate(chain):
-                table = self.const_table(tuple(int(c[i]) for c in combos))
+            columns = list(zip(*fused.combinations))
+            self.emit(depth, f"for _b_q{n} = 1, {len(columns[0])} do", first.node, nloops)
+            for i, ((loop, _), values) in enumerate(zip(chain, columns)):
+                table = self.const_table(values)
                 self.emit(depth + 1, f"local {self.lname(loop.var)} = {table}[_b_q{n}]", loop.node, nloops + i)
         # leaving a loop of one value goes on with the next combination, as a continue does
         self.block(last.body, depth + 1, mode, (cont, cont if fused.single else brk), nloops + len(chain))
@@ -428,15 +428,14 @@ class LuaPrinter:
         head.append("local _b_P = {}")
         lines = [(text, None) for text in head] + [x for f in self.parts + mains for x in f]
         lines.append(("return _b_count, _b_rows, _b_P", None))
-        out, line_nodes = [], {}
-        for i, (text, entry) in enumerate(lines, 1):
-            out.append(re.sub(r"\b_b_K(\d+)\b", r"_b_KT[\1]", text) if many else text)
-            if entry is not None:
-                line_nodes[i] = entry
+        text = "\n".join(t for t, _ in lines) + "\n"
+        if many:                # more tables than a function's upvalues: one table of them
+            text = re.sub(r"\b_b_K(\d+)\b", r"_b_KT[\1]", text)
+        line_nodes = {i: e for i, (_, e) in enumerate(lines, 1) if e is not None}
         for n in p.loop_order:
             self.lname(n)
         funcs = self.funcs.items()
-        return LuaSource("\n".join(out) + "\n", line_nodes, [None, *self.sites], dict(self.names),
+        return LuaSource(text, line_nodes, [None, *self.sites], dict(self.names),
                          {i: f[0] for i, f in funcs if f[3] is None}, [i for i, f in funcs if f[3] is not None],
                          {i: f[2] for i, f in funcs if f[3] is None})
 
