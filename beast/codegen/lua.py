@@ -188,6 +188,10 @@ class LuaPrinter:
             out.append(v)
         return out
 
+    def range_args(self, form: Counted, n=3) -> str:
+        """The Lua arguments start, stop[, step] of a range() for a prelude helper."""
+        return ", ".join(v.code for v in self.range_parts(form)[:n])
+
     def range_head(self, form: Counted) -> str:
         a, b, c = self.range_parts(form)
         if form.last:           # stop -/+ 1, as beast.ir.ops decides it for the 53-bit target
@@ -200,11 +204,11 @@ class LuaPrinter:
     def seq_list(self, f) -> str:
         """Lua expression of a table holding a fill's values (operands of set operations, values
         built before their loop runs)."""
-        if isinstance(f, (Counted, Divisors)):
-            a, b, c = self.range_parts(f if isinstance(f, Counted) else f.base)
-            if isinstance(f, Divisors):
-                return f"_b_divisors({OpSpeller.num(self.ex.v(f.n)).code}, {a.code}, {b.code})"
-            return f"_b_rlist({a.code}, {b.code}, {c.code}, {self.site('rstep')})"
+        if isinstance(f, Counted):
+            return f"_b_rlist({self.range_args(f)}, {self.site('rstep')})"
+        if isinstance(f, Divisors):
+            args = self.range_args(f.base, 2)
+            return f"_b_divisors({OpSpeller.num(self.ex.v(f.n)).code}, {args})"
         if isinstance(f, Array):
             return self.const_table(tuple(int(v) for v in f.values))
         if isinstance(f, Bind):
@@ -222,11 +226,10 @@ class LuaPrinter:
     def solve_value(self, form: Solved) -> str:
         guard = self.ex.truth(self.ex.v(form.guard))
         value = OpSpeller.num(self.ex.v(form.value))
-        a, b, c = self.range_parts(form.base)
         if form.base.unit_step:
-            member = f"_b_in1({value.code}, {a.code}, {b.code})"
+            member = f"_b_in1({value.code}, {self.range_args(form.base, 2)})"
         else:
-            member = f"_b_inrange({value.code}, {a.code}, {b.code}, {c.code}, {self.site('rstep')})"
+            member = f"_b_inrange({value.code}, {self.range_args(form.base)}, {self.site('rstep')})"
         return member if guard == "true" else f"({guard}) and {member} or nil"
 
     # -- statements
@@ -234,11 +237,7 @@ class LuaPrinter:
         """Lua counting a loop nest that only emits (a product of lengths, beast.ir.loops.Count)."""
         text = None
         for f in count.factors:
-            if isinstance(f, int):
-                part = str(f)
-            else:
-                a, b, c = self.range_parts(f)
-                part = f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('rstep')})"
+            part = str(f) if isinstance(f, int) else f"_b_rlen({self.range_args(f)}, {self.site('rstep')})"
             text = part if text is None else f"_b_chk({part} * {text}, {self.site('overflow')})"
         return text
 
