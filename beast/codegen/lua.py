@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..ir import Check, Emit, Let, Loop, Program, Tally, ops
+from ..ir import Check, Let, Loop, Program, Tally, ops
 from ..ir.body import Untranslatable
 from ..ir.bodyops import decide
 from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved, Target
