@@ -109,7 +109,8 @@ class LuaPrinter:
         self.lower = LoopLowering(program, LUA_TARGET)   # beast.ir.loops
         self.ivs = self.lower.ivs.vars                   # beast.ir.intervals
         self.tables = {}            # tuple of ints -> Lua name
-        self.fn = None              # the Lua function being printed (_FnOut)
+        self.lines = []             # the Lua function being printed: (text, (node, bound) or None)
+        self.out_tables = []        # its closure iterators' tables (beast.ir.loops.Scratch of a closure)
         self.parts = []             # line lists of the functions split off deep loop nests
         self.split = {}             # id(loop) -> beast.ir.split.Part, for the function being printed
         self.nlabel = 0
@@ -133,7 +134,26 @@ class LuaPrinter:
     def emit(self, depth, text, node=None, bound=None):
         """A line of the function being printed; ``node``/``bound``: what the line evaluates and how
         many loops are bound there (the error handler reads the current line)."""
-        self.fn.lines.append(("  " * depth + text, (node, bound) if node is not None else None))
+        self.lines.append(("  " * depth + text, (node, bound) if node is not None else None))
+
+    def function(self, head, first, body, last) -> list:
+        """The lines of a Lua function: ``head``, ``first`` (None: none), a line declaring the tables of
+        its closure iterators (one per call site, reused), the lines ``body()`` prints, ``last``."""
+        saved = self.lines, self.out_tables
+        self.lines, self.out_tables = [], []
+        self.emit(0, head)
+        if first:
+            self.emit(1, first)
+        slot = len(self.lines)
+        self.emit(0, "")
+        body()
+        self.emit(1, last)
+        self.emit(0, "end")
+        if self.out_tables:
+            self.lines[slot] = (f"  local {', '.join(self.out_tables)} = {', '.join('{}' for _ in self.out_tables)}",
+                                None)
+        lines, (self.lines, self.out_tables) = self.lines, saved
+        return lines
 
     # -- user functions (which are translated: beast.ir.bodyops)
     def prepare_functions(self):
@@ -315,15 +335,11 @@ class LuaPrinter:
             args += [lua, f"_b_f_{lua}"] if self.program.types.get(name) == "num" else [lua]
         extra = [] if mode == "count" else ["_b_buf", "_b_i", "_b_cap"]
         self.parts.append(None)
-        pid, saved, self.fn = len(self.parts), self.fn, _FnOut()
-        self.emit(0, f"_b_P[{pid}] = function({', '.join(extra + args)})")
-        if mode == "count":
-            self.emit(1, "local _b_n = 0")
-        self.fn.reserve_slot()
-        self.loop_code(part.loop, 1, mode, nloops)     # not loop(): this function starts with its parameters
-        self.emit(1, "return _b_n" if mode == "count" else "return _b_buf, _b_i")
-        self.emit(0, "end")
-        self.parts[pid - 1], self.fn = self.fn.finish(), saved
+        pid = len(self.parts)
+        self.parts[pid - 1] = self.function(      # not loop(): this function starts with its parameters
+            f"_b_P[{pid}] = function({', '.join(extra + args)})", "local _b_n = 0" if mode == "count" else None,
+            lambda: self.loop_code(part.loop, 1, mode, nloops),
+            "return _b_n" if mode == "count" else "return _b_buf, _b_i")
         if mode == "count":
             self.emit(depth, f"_b_n = _b_n + _b_P[{pid}]({', '.join(args)})")
         else:
@@ -360,7 +376,7 @@ class LuaPrinter:
             return ([f"local {s0}, {st}, {cnt}, {tb}, {bad} = {ref}({args})"], f"for {j} = 0, {cnt} - 1 do",
                     f"local {var} = {tb} and {tb}[{j} + 1] or {s0} + {j} * {st}", check, [])
         ok, err, out = f"_b_ok{n}", f"_b_e{n}", f"_b_o{n}"
-        self.fn.out_tables.append(out)     # one table per call site, reused (declared on top)
+        self.out_tables.append(out)
         return ([f"local {ok}, {cnt}, {bad} = _b_pcall({ref}, {out}{', ' if args else ''}{args})",
                  f"local {err} = nil", f"if not {ok} then {err} = {cnt}; {cnt} = {out}.n; {bad} = -1 end"],
                 f"for {j} = 0, {cnt} - 1 do", f"local {var} = {out}[{j} + 1]", check,
@@ -403,14 +419,8 @@ class LuaPrinter:
         for head, counter, mode in (("local function _b_count()", "_b_n", "count"),
                                      ("local function _b_rows(_b_buf, _b_cap)", "_b_i", "rows")):
             self.split = parts(self.lower, p.body, mode)     # beast.ir.split
-            self.fn = _FnOut()
-            self.emit(0, head)
-            self.emit(1, f"local {counter} = 0")
-            self.fn.reserve_slot()
-            self.block(p.body, 1, mode, None, 0)
-            self.emit(1, f"return {counter}")
-            self.emit(0, "end")
-            mains.append(self.fn.finish() + [("", None)])
+            mains += self.function(head, f"local {counter} = 0", lambda: self.block(p.body, 1, mode, None, 0),
+                                   f"return {counter}") + [("", None)]
         head = [f"-- beast enumerator for space {p.name!r} (LuaJIT): generated code, do not edit",
                 f"-- loop order: {', '.join(p.loop_order) or '(no loops)'}"]
         head += [f"-- {ident}: {'translated to Lua' if why is None else f'called in Python ({why})'}"
@@ -425,7 +435,7 @@ class LuaPrinter:
         if p.tallies:
             head.append("local _b_T = _b_R.tally")      # beast stats: the runtime's counters
         head.append("local _b_P = {}")
-        lines = [(text, None) for text in head] + [x for f in self.parts + mains for x in f]
+        lines = [(text, None) for text in head] + [x for f in self.parts for x in f] + mains
         lines.append(("return _b_count, _b_rows, _b_P", None))
         text = "\n".join(t for t, _ in lines) + "\n"
         if many:                # more tables than a function's upvalues: one table of them
@@ -437,24 +447,6 @@ class LuaPrinter:
         return LuaSource(text, line_nodes, [None, *self.sites], dict(self.names),
                          {i: f[0] for i, f in funcs if f[3] is None}, [i for i, f in funcs if f[3] is not None],
                          {i: f[2] for i, f in funcs if f[3] is None})
-
-
-class _FnOut:
-    """The lines of one Lua function being printed, with a line kept for the tables of its closure
-    iterators (declared once per call)."""
-
-    def __init__(self):
-        self.lines, self.out_tables, self.slot = [], [], None
-
-    def reserve_slot(self):
-        self.lines.append(("", None))
-        self.slot = len(self.lines) - 1
-
-    def finish(self):
-        if self.out_tables:
-            self.lines[self.slot] = ("  local " + ", ".join(self.out_tables) + " = " +
-                                     ", ".join("{}" for _ in self.out_tables), None)
-        return self.lines
 
 
 def print_lua(program: Program, force_python=()) -> LuaSource:
