@@ -5,7 +5,7 @@ functions on LuaJIT (53-bit exact integers, "is a float" flags, error sites, fun
 in Python), is in ``docs/semantics.md``, "The Lua backend". The decisions come from ``beast.ir``:
 loop forms (:mod:`~beast.ir.loops`), split nests (:mod:`~beast.ir.split`), typed ops
 (:mod:`~beast.ir.ops`, spelled by :mod:`.lua_ops`) and which user functions are translated
-(:mod:`~beast.ir.bodyops`, printed by :mod:`.lua_body`).
+(:mod:`~beast.ir.translate`, printed by :mod:`.lua_body`).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..ir import Check, Let, Loop, Program, Tally, ops
 from ..ir.body import Untranslatable
-from ..ir.bodyops import decide
+from ..ir.translate import decide
 from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved, Target
 from ..ir.lower import function_kind
 from ..ir.record import field, record, replace as record_replace
@@ -155,7 +155,7 @@ class LuaPrinter:
         lines, (self.lines, self.out_tables) = self.lines, saved
         return lines
 
-    # -- user functions (which are translated: beast.ir.bodyops)
+    # -- user functions (which are translated: beast.ir.translate)
     def prepare_functions(self):
         p = self.program
         for ident, info in p.funcs.items():

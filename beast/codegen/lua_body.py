@@ -1,12 +1,12 @@
 """Print a lowered function body (:mod:`beast.ir.lower`) as a Lua function: the body and its ops come
-checked from :func:`beast.ir.bodyops.decide` (what Lua cannot hold was refused there)."""
+checked from :func:`beast.ir.translate.decide` (what Lua cannot hold was refused there)."""
 from __future__ import annotations
 
 import ast
 import re
 
 from ..ir import ops
-from ..ir.bodyops import known_truth, place
+from ..ir.translate import known_truth, place
 from ..ir.body import Scope, walk_body
 from ..ir.record import replace as record_replace
 from .exprs import ATOM
@@ -145,7 +145,7 @@ class FunctionTranslator(OpSpeller):
 
     def s_If(self, st):
         v = self.ex(st.test)
-        live = known_truth(self.ops[id(st.test)])     # beast.ir.bodyops: a dead branch is not printed
+        live = known_truth(self.ops[id(st.test)])     # beast.ir.translate: a dead branch is not printed
         if live is not None:
             return self.block(st.body if live else st.orelse)
         self.emit(f"if {self.truth(v)} then")
@@ -247,7 +247,7 @@ class FunctionTranslator(OpSpeller):
         if v.ty != "int":
             self.emit(f"if {'true' if v.ty == 'float' else v.flag} then return _b_n, _b_n - 1 end")
 
-    # -- expressions: their ops come from beast.ir.bodyops (lowered for BODY), spelled by o_*
+    # -- expressions: their ops come from beast.ir.translate (lowered for BODY), spelled by o_*
     def ex(self, e) -> V:
         self.bound = {}
         return self.spell(self.ops[id(e)])

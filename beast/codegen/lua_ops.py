@@ -174,7 +174,7 @@ class OpSpeller:
         return "false"
 
     def truth(self, v: V) -> str:
-        """Lua boolean text of Python's truth value of ``v`` (a type beast.ir.bodyops lets through)."""
+        """Lua boolean text of Python's truth value of ``v`` (a type beast.ir.translate lets through)."""
         if v.const and v.ty in ("int", "float", "bool", "str", "none"):
             return "true" if v.k else "false"
         if v.ty == "range":

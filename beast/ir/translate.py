@@ -1,34 +1,61 @@
-"""Which user functions a target translates and which it tabulates, decided once before printing.
+"""Which user functions a target translates, decided once before printing.
 
 A function is translated when its lowered body (:func:`beast.ir.lower.lower_function`) and every
 expression in it (:class:`beast.ir.ops.Lowering`, for the target) stay inside what the target
 holds, and the statements agree with the static types of their values (:func:`~beast.ir.ops.
-checked_store`, :func:`~beast.ir.ops.return_kind`, ...). The walk visits what a printer prints, in
-the order it prints it (the branch a constant test decides, not the other), so the first refusal
-is the one the printer would have met. Else the function is tabulated (:mod:`beast.ir.tabulate`),
-else it is an error at the first refusal. The printer then only spells a :class:`Translated` body
-(its expressions already lowered) or a :class:`~beast.ir.tabulate.Table`.
+store_kind`, :func:`~beast.ir.ops.return_kind`, :func:`~beast.ir.ops.element_ok`, ...). The walk
+visits what a printer prints, in the order it prints it (not the branch a known test decides
+away), so the first refusal is the one the printer would have met. Else C tabulates the function
+(:mod:`beast.ir.tabulate`) and Lua calls it back in Python. The printer then only spells a
+:class:`Decided` body (its expressions already lowered) and can no longer fail.
+
+The two targets differ in their lists (``Target.tables``): C's are arrays of integers, copied on
+assignment, every local starts at zero and code after a ``return`` is still printed; Lua's are
+tables (item assignment and ``+=`` hold, locals may be strings or lists), a local read before it is
+assigned is refused (it would be nil), and what a return or a known truth leaves dead is neither
+walked nor printed. :data:`RULES` holds these differences, and each target's refusal wording.
 """
 from __future__ import annotations
 
 from ..errors import SpaceError
 from ..expr import Const
-from .body import Append, Assign, Eval, For, If, Return, Scope, SetItem, Unpack, Untranslatable, While, Yield
+from .body import (Append, Assign, Break, Continue, Eval, For, FuncBody, If, Return, Scope, SetItem, Unpack,
+                   Untranslatable, While, Yield)
 from .lower import NUMERIC, lower_function
-from .ops import C64, Lowering, checked_store, element_ok, list_store, local_init, return_kind, yield_ok
+from .ops import C64, Lowering, checked_store, element_ok, list_store, local_init, return_kind, store_kind, yield_ok
 from .record import record
 from .tabulate import Untabulatable
 
-NONE = Const(None)          # the value of a bare ``return`` (its op is in ``Translated.ops`` too)
-ITERABLE = ("range", "list", "carray")
+NONE = Const(None)          # the value of a bare ``return`` (its op is in ``Decided.ops`` too)
+TRUTHY = ("bool", "none", "str", "list", "int", "float", "num", "range")
+STORES = ("list", "number", "str")      # store_kind's kinds a table target keeps: no widening, no copy
 
 
 @record
-class Translated:
-    """A function body a target translates: ``ops`` maps ``id(expr)`` of every expression a
-    printer asks for to its lowered :class:`~beast.ir.ops.Op`."""
-    body: object                # beast.ir.body.FuncBody
-    ops: dict
+class Decided:
+    """One user function for one target: ``reason`` why it is not translated (None: it is), else
+    its lowered ``body``, ``ops`` (id(expr) -> Op of every expression the printer spells) and the
+    static ``types`` of its names (parameters and locals)."""
+    body: FuncBody | None = None
+    ops: dict | None = None
+    types: dict | None = None
+    reason: str | None = None
+
+
+@record(frozen=True)
+class Rules:
+    """The statements a target's bodies hold beyond their expressions, and how it words a refusal
+    (``says``: format strings, ``{}`` the static type)."""
+    tables: bool            # lists are tables (see the module docstring); else arrays of integers
+    says: dict
+
+
+RULES = {
+    False: Rules(False, dict(unpack="unpacking a {}", iterate="iterating over a {}", yield_="yielding a non-number",
+                             element="appending a {} (lists of integers only)", returns="returning a {}")),
+    True: Rules(True, dict(iterate="iteration over a {}", yield_="yield of a {}", element="a list of non-integers",
+                           returns="an @iterator returning a {}")),
+}
 
 
 def param_types(info, types) -> list:
@@ -38,9 +65,9 @@ def param_types(info, types) -> list:
 
 
 def translate_or_tabulate(info, ptypes, tabulator, target=C64, backend="C", force=False):
-    """A :class:`Translated` body or a :class:`~beast.ir.tabulate.Table` for the user function
-    ``info`` whose node arguments have the static types ``ptypes``; ``force``: tabulate all the
-    same (tests). Neither: a :class:`~beast.errors.SpaceError` at the first refusal."""
+    """A translated :class:`Decided` body or a :class:`~beast.ir.tabulate.Table` for the user
+    function ``info`` whose node arguments have the static types ``ptypes``; ``force``: tabulate
+    all the same (tests). Neither: a :class:`~beast.errors.SpaceError` at the first refusal."""
     try:
         if force:
             raise Untranslatable(info.fdef, "(tabulation forced)")
@@ -58,102 +85,222 @@ def translate_or_tabulate(info, ptypes, tabulator, target=C64, backend="C", forc
                      "lists of integers; or let the function's arguments take few values") from None
 
 
-def translate(info, ptypes, target=C64) -> Translated:
-    """The body of ``info`` with its expressions lowered for ``target`` (lists: arrays of integers);
-    :class:`~beast.ir.body.Untranslatable` at the first thing the target cannot hold."""
+def decide(info, ptypes: dict, target, forced=False) -> Decided:
+    """:func:`translate`, or the reason it refuses (``ptypes``: node argument -> static type;
+    ``forced``: refuse all the same, for tests)."""
+    if forced:
+        return Decided(reason="forced")
+    try:
+        return translate(info, [ptypes[a] for a in info.node_args], target)
+    except Untranslatable as why:
+        return Decided(reason=str(why))
+
+
+def translate(info, ptypes, target=C64) -> Decided:
+    """The body of ``info`` (``ptypes``: per node argument) with its expressions lowered for
+    ``target``; :class:`~beast.ir.body.Untranslatable` at the first thing the target cannot hold."""
     body = lower_function(info, ptypes)
-    return _Walk(body, target).run()
+    walk = _Walk(body, target)
+    return Decided(body, walk.run(), walk.types)
+
+
+def known_truth(op):
+    """Python's truth value of ``op`` where it is known without running it (a constant, or one that
+    a constant test, choice or min/max step gives), else None: an ``if`` on it keeps one branch."""
+    kind, args = op.kind, op.args
+    if kind == "const":
+        return bool(op.value) if op.type in ("int", "float", "bool", "str", "none") else None
+    if kind == "then":
+        return known_truth(args[1])
+    if kind == "pick":
+        return known_truth(args[1 + op.value])
+    if kind == "minmax_call":
+        last = op.value[-1]
+        return bool(last.value) if last.kind == "const" else None
+    if kind in ("truth", "not") or kind == "conv" and op.type == "bool":
+        k = known_truth(args[0])
+        return k if k is None or kind != "not" else not k
+    if kind in ("and", "or"):
+        k = known_truth(args[0])
+        return k if k is None or k != (kind == "and") else known_truth(args[1])
+    if kind in ("select", "eager"):
+        k = known_truth(args[0])
+        return None if k is None else known_truth(args[1 if k else 2])
+    if kind == "member":
+        tests, negate = op.value
+        for t in tests:
+            k = known_truth(t)
+            if k is None or k:
+                return k if k is None else not negate
+        return negate
+    return None
+
+
+def place(filename, where):
+    """The user position an error reports, (filename, line, col, end col), from a lowered position or
+    an ast node of ``filename``: no columns where the node spans several lines (None: none)."""
+    if where is not None and not isinstance(where, tuple):
+        line = getattr(where, "lineno", None)
+        where = (filename, line, getattr(where, "col_offset", None),
+                 getattr(where, "end_col_offset", None) if getattr(where, "end_lineno", line) == line else None)
+    return where if where is None or where[3] is not None else (where[0], where[1], None, None)
+
+
+def refusal(name, type_, const) -> str:
+    """Why a value of static ``type_`` cannot be stored in the local ``name`` (store_kind refused it)."""
+    if type_ == "range":
+        return "a range() kept in a variable"
+    if type_ == "none":
+        return "a local set to None"
+    if type_ == "list" and const:
+        return "a local bound to a module-level list"
+    if type_ not in ("int", "float", "num", "bool", "str", "list"):
+        return f"a local of type {type_}"
+    return f"local '{name}' holds values of different types"
+
+
+def _const(op) -> bool:
+    """Whether a printer spells the value ``op`` as a constant: a constant, or the one that a
+    constant test chooses (a constant list is shared: a local never holds it)."""
+    if op.kind in ("then", "pick"):
+        return _const(op.args[-1 if op.kind == "then" else 1 + op.value])
+    if op.kind in ("select", "eager"):
+        k = known_truth(op.args[0])
+        return k is not None and _const(op.args[1 if k else 2])
+    return op.is_const
 
 
 class _Walk:
+    """Walk a body as the printer will: lower what it spells, refuse what the target cannot hold."""
+
     def __init__(self, body, target):
-        self.body = body
+        self.body, self.ops, self.rules = body, {}, RULES[target.tables]
+        self.says = self.rules.says
         self.types = dict(body.ptypes)
         self.types.update(body.locals)
         self.lowering = Lowering(self.type_of, body.positions, body.origins, target)
-        self.ops = {}
+
+    def run(self) -> dict:
+        if not self.rules.tables:
+            for name, ltype in self.body.locals.items():
+                local_init(name, ltype, self.body.params)
+        elif self.body.untyped:         # C reads it as 0: its locals start at zero
+            raise Untranslatable(None, "a local variable is read before it is assigned")
+        self.block(self.body.body)
+        return self.ops
 
     def type_of(self, name):
         if name not in self.types:
             raise Untranslatable(None, f"the name '{name}'")
         return self.types[name]
 
-    def run(self) -> Translated:
-        for name, ltype in self.body.locals.items():
-            local_init(name, ltype, self.body.params)
-        self.block(self.body.body)
-        return Translated(self.body, self.ops)
-
     def value(self, e):
         op = self.ops[id(e)] = self.lowering(e)
         return op
 
     def test(self, e):
-        """A tested value: a constant decides the branch; anything else must have a truth value."""
+        """A tested value (if, while): it must have a truth value (C: unless it is a constant)."""
         op = self.value(e)
-        return op if op.is_const else self.lowering.truthy(op)
+        return op if op.is_const and not self.rules.tables else self.truth(op)
 
-    def store(self, name, type_):
-        checked_store(name, self.types[name], type_)
+    def truth(self, op):
+        if not self.rules.tables:
+            return self.lowering.truthy(op)
+        if op.type not in TRUTHY:
+            raise Untranslatable(None, f"truth value of a {op.type}")
+        return op
 
-    def block(self, stmts):
+    def store(self, name, type_, const=False):
+        """Store a value of static ``type_`` in ``name`` (``const``: one a printer spells as a constant)."""
+        local = self.types.get(name)
+        if local is None:
+            raise Untranslatable(None, f"assignment to '{name}'")
+        if not self.rules.tables:
+            checked_store(name, local, type_)
+        elif store_kind(local, type_, const) not in STORES:
+            raise Untranslatable(None, refusal(name, type_, const))
+
+    def refuse(self, node, what, type_=None):
+        raise Untranslatable(node, self.says[what].format(type_))
+
+    def block(self, stmts) -> bool:
+        """Walk statements; True when a table target's block ends in return/break/continue (the
+        rest is dead: not printed)."""
         for st in stmts:
-            self.statement(st)
+            if self.statement(st) and self.rules.tables:
+                return True
+        return False
 
-    def statement(self, st):
-        kind = self.body.kind
+    def statement(self, st) -> bool:
+        """Walk one statement; True when it leaves its block."""
+        tables = self.rules.tables
         if isinstance(st, Unpack):
-            types = []
+            values = []
             for v in st.values:         # every value first, then the assignments
-                t = self.value(v).type
-                if t not in NUMERIC:
-                    raise Untranslatable(st.node, f"unpacking a {t}")
-                types.append(t)
-            for n, t in zip(st.names, types):
-                self.store(n, t)
+                op = self.value(v)
+                if not tables and op.type not in NUMERIC:
+                    self.refuse(st.node, "unpack", op.type)
+                values.append(op)
+            for name, op in zip(st.names, values):
+                self.store(name, op.type, _const(op))
         elif isinstance(st, Assign):
-            if self.types[st.names[0]] == "list" and list_store(st) == "clear":
-                return
-            t = self.value(st.value).type
-            for n in st.names:
-                self.store(n, t)
+            is_list = self.types.get(st.names[0]) == "list"
+            if is_list and tables and st.aug:       # l += m extends l
+                rhs = self.value(st.value.right)
+                if rhs.type != "list" or st.value.op != "+":
+                    raise Untranslatable(None, f"operator + on list and {rhs.type}")
+            elif not (is_list and not tables and list_store(st) == "clear"):
+                op = self.value(st.value)
+                for name in st.names:
+                    self.store(name, op.type, _const(op))
         elif isinstance(st, SetItem):
-            raise Untranslatable(st.target, "this assignment target")
+            if not tables:
+                raise Untranslatable(st.target, "this assignment target")
+            v, lst = self.value(st.value), self.value(st.container)
+            if lst.type != "list" or _const(lst):
+                raise Untranslatable(None, "item assignment to something that is not a local list")
+            self.value(st.index)
+            if not element_ok(v.type):
+                self.refuse(None, "element", v.type)
         elif isinstance(st, If):
             op = self.test(st.test)
-            if op.is_const:
-                self.block(st.body if op.value else st.orelse)
-            else:
-                self.block(st.body)
-                self.block(st.orelse)
+            live = known_truth(op) if tables else bool(op.value) if op.is_const else None
+            if live is not None:
+                return self.block(st.body if live else st.orelse)
+            return self.block(st.body) & self.block(st.orelse)
         elif isinstance(st, While):
             self.test(st.test)
             self.block(st.body)
         elif isinstance(st, For):
             op = self.value(st.iterable)
-            if op.type not in ITERABLE:
-                raise Untranslatable(st.node, f"iterating over a {op.type}")
+            if op.type not in ("range", "list", "carray"):     # a carray: C's constant integers
+                self.refuse(st.node, "iterate", op.type)
             if not (op.type == "carray" and not op.value):      # no values: nothing is printed
                 self.store(st.name, "int")
                 self.block(st.body)
         elif isinstance(st, Scope):
-            self.block(st.body)
+            return self.block(st.body)
         elif isinstance(st, Yield):
-            if not yield_ok(self.value(st.value).type):
-                raise Untranslatable(st.node.value, "yielding a non-number")
+            op = self.value(st.value)
+            if not yield_ok(op.type):
+                self.refuse(st.node.value, "yield_", op.type)
         elif isinstance(st, Append):
-            t = self.value(st.value).type
-            if not element_ok(t):
-                raise Untranslatable(st.call, f"appending a {t} (lists of integers only)")
+            op = self.value(st.value)
+            if not element_ok(op.type):
+                self.refuse(st.call, "element", op.type)
         elif isinstance(st, Return):
-            if kind == "closure":
-                if st.value is not None:
-                    self.value(st.value)
-                return
-            op = self.value(st.value if st.value is not None else NONE)
-            if kind == "condition":
-                self.lowering.truthy(op)
-            elif return_kind(op.type) is None:
-                raise Untranslatable(st.node, f"returning a {op.type}")
+            self.returns(st)
         elif isinstance(st, Eval):
             self.value(st.value)
+        return isinstance(st, (Break, Continue, Return))
+
+    def returns(self, st):
+        if self.body.kind == "closure":
+            if st.value is not None:
+                self.value(st.value)
+            return
+        op = self.value(st.value if st.value is not None else NONE)
+        if self.body.kind == "condition":
+            self.truth(op)
+        elif return_kind(op.type) is None:
+            self.refuse(st.node, "returns", op.type)
