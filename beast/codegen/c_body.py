@@ -11,7 +11,7 @@ from .c_exprs import CTYPE, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, 
 
 
 class _FuncGen:
-    """Print one translated user function (:class:`beast.ir.translate.Translated`) as C."""
+    """Print one translated user function (:class:`beast.ir.translate.Decided`) as C."""
 
     def __init__(self, unit, translated, fname):
         self.unit, self.fname = unit, fname
@@ -151,10 +151,9 @@ class _FuncGen:
         self.code(self.gen.fail(self.gen.site_of(st), kind))
 
     def s_Break(self, st):
-        self.code("break;")
+        self.code(f"{type(st).__name__.lower()};")      # break; or continue;
 
-    def s_Continue(self, st):
-        self.code("continue;")
+    s_Continue = s_Break
 
     def s_Eval(self, st):
         self.gen.value(st.value)

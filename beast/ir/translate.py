@@ -13,7 +13,7 @@ The two targets differ in their lists (``Target.tables``): C's are arrays of int
 assignment, every local starts at zero and code after a ``return`` is still printed; Lua's are
 tables (item assignment and ``+=`` hold, locals may be strings or lists), a local read before it is
 assigned is refused (it would be nil), and what a return or a known truth leaves dead is neither
-walked nor printed. :data:`RULES` holds these differences, and each target's refusal wording.
+walked nor printed. Each target words its refusals its own way (:data:`SAYS`).
 """
 from __future__ import annotations
 
@@ -42,19 +42,12 @@ class Decided:
     reason: str | None = None
 
 
-@record(frozen=True)
-class Rules:
-    """The statements a target's bodies hold beyond their expressions, and how it words a refusal
-    (``says``: format strings, ``{}`` the static type)."""
-    tables: bool            # lists are tables (see the module docstring); else arrays of integers
-    says: dict
-
-
-RULES = {
-    False: Rules(False, dict(unpack="unpacking a {}", iterate="iterating over a {}", yield_="yielding a non-number",
-                             element="appending a {} (lists of integers only)", returns="returning a {}")),
-    True: Rules(True, dict(iterate="iteration over a {}", yield_="yield of a {}", element="a list of non-integers",
-                           returns="an @iterator returning a {}")),
+# how each target words a refusal, by Target.tables ({} is the static type)
+SAYS = {
+    False: dict(unpack="unpacking a {}", iterate="iterating over a {}", yields="yielding a non-number",
+                element="appending a {} (lists of integers only)", returns="returning a {}"),
+    True: dict(iterate="iteration over a {}", yields="yield of a {}", element="a list of non-integers",
+               returns="an @iterator returning a {}"),
 }
 
 
@@ -174,17 +167,16 @@ class _Walk:
     """Walk a body as the printer will: lower what it spells, refuse what the target cannot hold."""
 
     def __init__(self, body, target):
-        self.body, self.ops, self.rules = body, {}, RULES[target.tables]
-        self.says = self.rules.says
+        self.body, self.ops, self.tables, self.says = body, {}, target.tables, SAYS[target.tables]
         self.types = dict(body.ptypes)
         self.types.update(body.locals)
         self.lowering = Lowering(self.type_of, body.positions, body.origins, target)
 
     def run(self) -> dict:
-        if not self.rules.tables:
+        if not self.tables:
             for name, ltype in self.body.locals.items():
                 local_init(name, ltype, self.body.params)
-        elif self.body.untyped:         # C reads it as 0: its locals start at zero
+        elif self.body.untyped:         # nil in Lua (C starts every local at zero)
             raise Untranslatable(None, "a local variable is read before it is assigned")
         self.block(self.body.body)
         return self.ops
@@ -201,10 +193,10 @@ class _Walk:
     def test(self, e):
         """A tested value (if, while): it must have a truth value (C: unless it is a constant)."""
         op = self.value(e)
-        return op if op.is_const and not self.rules.tables else self.truth(op)
+        return op if op.is_const and not self.tables else self.truth(op)
 
     def truth(self, op):
-        if not self.rules.tables:
+        if not self.tables:
             return self.lowering.truthy(op)
         if op.type not in TRUTHY:
             raise Untranslatable(None, f"truth value of a {op.type}")
@@ -215,7 +207,7 @@ class _Walk:
         local = self.types.get(name)
         if local is None:
             raise Untranslatable(None, f"assignment to '{name}'")
-        if not self.rules.tables:
+        if not self.tables:
             checked_store(name, local, type_)
         elif store_kind(local, type_, const) not in STORES:
             raise Untranslatable(None, refusal(name, type_, const))
@@ -227,13 +219,13 @@ class _Walk:
         """Walk statements; True when a table target's block ends in return/break/continue (the
         rest is dead: not printed)."""
         for st in stmts:
-            if self.statement(st) and self.rules.tables:
+            if self.statement(st) and self.tables:
                 return True
         return False
 
     def statement(self, st) -> bool:
         """Walk one statement; True when it leaves its block."""
-        tables = self.rules.tables
+        tables = self.tables
         if isinstance(st, Unpack):
             values = []
             for v in st.values:         # every value first, then the assignments
@@ -283,7 +275,7 @@ class _Walk:
         elif isinstance(st, Yield):
             op = self.value(st.value)
             if not yield_ok(op.type):
-                self.refuse(st.node.value, "yield_", op.type)
+                self.refuse(st.node.value, "yields", op.type)
         elif isinstance(st, Append):
             op = self.value(st.value)
             if not element_ok(op.type):
