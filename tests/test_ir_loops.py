@@ -3,10 +3,8 @@ counting nests, fused chains, work items) made once, for a target described as d
 import beast
 from beast.ir import Loop, walk_statements
 from beast.ir.loops import (Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved,
-                            Target, claim_chain)
-
-C = Target(lo=-2**63, hi=2**63 - 1, count_safe=False)
-LUA = Target(lo=1 - 2**53, hi=2**53 - 1, limit=2**53, fuse=True)
+                            LoopTarget, claim_chain)
+from beast.ir.targets import C_LOOPS as C, LUA_LOOPS as LUA
 
 
 def loops(path, text):
@@ -53,7 +51,7 @@ def test_bind_checks_follow_the_static_type(tmp_path):
         "b = iterator(a * 2)\n"
         "c = iterator(max(a, a / 2))\n"
         "d = iterator(a > 2)\n"))
-    lower = LoopLowering(program, Target())
+    lower = LoopLowering(program, LoopTarget())
     forms = {v: lower.form(ls[v]) for v in "bcd"}     # int, num (int or float), bool
     assert all(isinstance(f, Bind) and f.single for f in forms.values())
     assert {v: f.check for v, f in forms.items()} == {"b": "none", "c": "flag", "d": "none"}

@@ -4,11 +4,11 @@ it giving the same configurations as the reference."""
 import re
 
 import beast
-from beast.codegen.lua import LUA_TARGET
-from beast.codegen.python import PY_TARGET, print_python
+from beast.codegen.python import PY_LOOPS, print_python
 from beast.ir import Loop, walk_statements
-from beast.ir.loops import LoopLowering, Target
+from beast.ir.loops import LoopLowering, LoopTarget
 from beast.ir.split import Budget, parts
+from beast.ir.targets import LUA_LOOPS
 from conftest import available_backends
 
 
@@ -25,18 +25,18 @@ def deep(path, n, every=1):
 
 def test_python_splits_by_depth_and_passes_every_bound_variable(tmp_path):
     program, ls = deep(tmp_path / "s.py", 40)
-    found = parts(LoopLowering(program, PY_TARGET), program.body, "rows")
+    found = parts(LoopLowering(program, PY_LOOPS), program.body, "rows")
     starts = sorted(int(found[k].loop.var[1:]) for k in found)
     assert starts == [15, 30]          # a0 at depth 1: a15 at depth 16; again 15 deeper
     first = found[id(ls["a15"])]
     assert first.params == ("a0", "e") + tuple(f"a{i}" for i in range(1, 15)) and first.fits
     assert found[id(ls["a30"])].params[-1] == "a29"
-    assert parts(LoopLowering(program, Target()), program.body, "rows") == {}   # no budget
+    assert parts(LoopLowering(program, LoopTarget()), program.body, "rows") == {}   # no budget
 
 
 def test_lua_counts_locals_and_passes_what_the_part_reads(tmp_path):
     program, ls = deep(tmp_path / "s.py", 60)
-    low = LoopLowering(program, LUA_TARGET)
+    low = LoopLowering(program, LUA_LOOPS)
     rows, count = parts(low, program.body, "rows"), parts(low, program.body, "count")
     # 3 locals on top, 2 for the num let e, 4 per counted loop: 3 + 2 + 4 * 27 > 110 at a27
     assert min(int(p.loop.var[1:]) for p in rows.values()) == 27
@@ -45,8 +45,8 @@ def test_lua_counts_locals_and_passes_what_the_part_reads(tmp_path):
     # a part of rows takes the buffer state too: its own budget is spent sooner than count's
     assert sorted(p.loop.var for p in count.values()) == ["a27", "a48"]
     assert sorted(p.loop.var for p in rows.values()) == ["a27", "a47"]
-    tight = Target(split=Budget(limit=110, top=3, part=1, param=1, num_param=2, loop=4,
-                                params="read", max_start=2))
+    tight = LoopTarget(split=Budget(limit=110, top=3, part=1, param=1, num_param=2, loop=4,
+                                    params="read", max_start=2))
     assert not parts(LoopLowering(program, tight), program.body, "count")[id(ls["a27"])].fits
 
 
@@ -69,7 +69,7 @@ def test_lua_part_takes_only_what_it_reads(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     program = beast.load(path).program
     lets = [s.var for s in walk_statements(program.body) if not isinstance(s, Loop) and hasattr(s, "var")]
-    found = parts(LoopLowering(program, LUA_TARGET), program.body, "count")
+    found = parts(LoopLowering(program, LUA_LOOPS), program.body, "count")
     assert found
     for part in found.values():
         assert not set(lets) & set(part.params)

@@ -11,12 +11,13 @@ from ..errors import BeastError
 from ..ir import Check, Emit, Let, Loop, Program, Tally, walk_statements
 from ..ir.body import Untranslatable
 from ..ir.describe import describe
-from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, Target, claim_chain
+from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, claim_chain
 from ..ir.sites import LoopValueSite, NodeSite, UserSite
+from ..ir.targets import C_LOOPS
 from ..ir.tabulate import MAX_VALUES, Table, Tabulator
 from ..ir.translate import param_types, translate_or_tabulate
 from .c_body import _FuncGen, _TablePrinter
-from .c_exprs import CTYPE, INT64_MAX, INT64_MIN, INTISH, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, c_prologue
+from .c_exprs import CTYPE, INTISH, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, c_prologue
 from .python import PyExpr
 
 # ---------------------------------------------------------------------------------------------
@@ -28,9 +29,6 @@ KINDS = ("overflow", "zero_floordiv", "zero_mod", "zero_truediv", "zero_ffloordi
          "no_memory", "list_index", "tuple_index", "empty_min", "empty_max", "float_inf_to_int",
          "float_nan_to_int", "too_many_values", "count_overflow", "negative_shift")
 KIND = {name: i + 1 for i, name in enumerate(KINDS)}
-
-# 64-bit integers; a counting nest evaluates each length in turn, so any sequence may fail
-C_TARGET = Target(lo=INT64_MIN, hi=INT64_MAX, count_safe=False)
 
 SETOP = {"union": 0, "intersection": 1, "difference": 2}
 MAX_CLAIM_DEPTH = 3          # work items are split at most this many loops deep
@@ -152,7 +150,7 @@ class CPrinter:
         self.nloops = 0
         self.claims = claim_chain(program, MAX_CLAIM_DEPTH)     # the loops that are work items
         self.claim_depth = len(self.claims) - 1
-        self.lower = LoopLowering(program, C_TARGET)
+        self.lower = LoopLowering(program, C_LOOPS)
         for st in walk_statements(program.body):
             if isinstance(st, Loop):
                 self.loop_vars[st.var] = f"v_{_mangle(st.var)}"

@@ -15,13 +15,14 @@ from pathlib import Path
 from ..ir import Check, Let, Loop, Program, Tally, ops
 from ..ir.body import Untranslatable
 from ..ir.translate import decide
-from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved, Target
+from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved
 from ..ir.lower import function_kind
 from ..ir.record import field, record, replace as record_replace
-from ..ir.split import Budget, parts
+from ..ir.split import parts
+from ..ir.targets import LUA, LUA_LOOPS
 from .exprs import ATOM
 from .lua_body import BODY, KINDS, FunctionTranslator
-from .lua_ops import LIMIT, LUA, NUMERIC, SETOP_CODES, ErrorSite, LuaCodegenError, OpSpeller, V, lua_ident, number
+from .lua_ops import NUMERIC, SETOP_CODES, ErrorSite, LuaCodegenError, OpSpeller, V, lua_ident, number
 
 
 @record
@@ -42,14 +43,6 @@ class LuaSource:
 
 HELPERS = (Path(__file__).with_name("lua_prelude.lua")).read_text(encoding="utf-8")
 
-# integers exact strictly inside (-2**53, 2**53), with intervals; short constant chains fused.
-# LuaJIT allows 200 locals per function: beyond 110 in scope a loop nest moves into a function of
-# its own (beast.ir.split), counted as the locals each statement below declares.
-LUA_BUDGET = Budget(limit=110, top=3, part=1, part_rows=3, param=1, num_param=2, let=1, num_let=2,
-                    loop=6, loops={"Counted": 4, "Array": 5, "Bind": 2, "Solved": 2, "Call": 10,
-                                   "Closure": 9},
-                    fused_one=1, fused=4, params="read", max_start=190)
-LUA_TARGET = Target(lo=1 - LIMIT, hi=LIMIT - 1, limit=LIMIT, fuse=True, split=LUA_BUDGET)
 
 # what the Python stub of an untranslated function returns, and what its call returned
 FALLBACK = {"cond": ("v", "v"), "deferred": ("s0, st, n, tb, bad", "s0, st, n, tb, bad"),
@@ -106,7 +99,7 @@ class LuaPrinter:
         self.force_python = set(force_python)
         self.sites = {}             # ErrorSite -> its index k
         self.names = {}
-        self.lower = LoopLowering(program, LUA_TARGET)   # beast.ir.loops
+        self.lower = LoopLowering(program, LUA_LOOPS)   # beast.ir.loops
         self.ivs = self.lower.ivs.vars                   # beast.ir.intervals
         self.tables = {}            # tuple of ints -> Lua name
         self.lines = []             # the Lua function being printed: (text, (node, bound) or None)

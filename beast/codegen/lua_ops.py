@@ -9,10 +9,9 @@ import re
 from ..errors import BeastError
 from ..ir import ops
 from ..ir.record import record
+from ..ir.targets import LUA    # noqa: F401 (lua_body imports it from here)
 from .exprs import ATOM
 
-LIMIT = 2 ** 53          # integers must stay strictly inside (-LIMIT, LIMIT)
-LUA = ops.Target(-(LIMIT - 1), LIMIT - 1, 53, fold=frozenset(("+", "-", "*", "//", "%", "/")), intervals=True)
 LUA_HELPER = {"/": "_b_tdiv", "//": "_b_fdiv", "%": "_b_mod", "**": "_b_pow"}
 
 # Lua operator precedence (higher binds tighter)

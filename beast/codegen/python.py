@@ -13,13 +13,13 @@ from ..ir.record import record
 
 from ..expr import static_type
 from ..ir import Check, Emit, Let, Loop, Program, Tally
-from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved, Target
+from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, LoopTarget, Scratch, SetOp, Solved
 from ..ir.split import Budget, parts
 from .exprs import ATOM, ExprPrinter
 
 # Python refuses more than 20 nested blocks: deeper loops move into functions of their own
 # (beast.ir.split; the cost in scope is the indentation depth).
-PY_TARGET = Target(split=Budget(limit=15, top=1, part=1))   # unbounded integers
+PY_LOOPS = LoopTarget(split=Budget(limit=15, top=1, part=1))   # unbounded integers
 HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
            "_b_setop", "_b_overflow", "_b_divisors")
 
@@ -70,7 +70,7 @@ class PythonPrinter:
     def __init__(self, program: Program):
         self.program = program
         self.ex = PyExpr(program.types)
-        self.lower = LoopLowering(program, PY_TARGET)
+        self.lower = LoopLowering(program, PY_LOOPS)
         self.lines = []
         self.line_nodes = {}
 

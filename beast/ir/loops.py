@@ -23,7 +23,7 @@ spells them, in its own text:
   product of the lengths of its Counted/Array/Bind forms.
 
 Which loops are at most one value long (``single``: leaving them is going on with the next
-value of the loop around) is decided here too. What a target can hold is a :class:`Target`.
+value of the loop around) is decided here too. What a target can hold is a :class:`LoopTarget`.
 """
 from __future__ import annotations
 
@@ -39,18 +39,31 @@ from .nest import Check, Let, Loop, Tally
 
 
 @record
-class Target:
-    """What a printer's target holds: integers exact in [lo, hi] (None: unbounded); ``limit``:
-    integers strictly inside (-limit, limit) have known intervals (checks proved away; None: no
-    interval analysis); ``fuse``: run short constant chains as one loop; ``count_safe``: a pure
+class LoopTarget:
+    """How a target runs its loop nest (the backends' records: :mod:`beast.ir.targets`). ``ints``:
+    the :class:`beast.ir.ops.Target` of its integers (exact in [lo, hi]; None: unbounded);
+    ``intervals``: integers strictly inside (-limit, limit), limit = hi + 1, have known intervals
+    (checks proved away); ``fuse``: run short constant chains as one loop; ``count_safe``: a pure
     counting nest is one expression, so its inner sequences must not fail; ``split``: how much one
     of its functions holds (a :class:`beast.ir.split.Budget`; None: no limit)."""
-    lo: int | None = None
-    hi: int | None = None
-    limit: int | None = None
+    ints: object = None         # an ops.Target (not imported: the Python printer does not need ops)
+    intervals: bool = False
     fuse: bool = False
     count_safe: bool = True
     split: object = None        # beast.ir.split imports this module, not the other way
+
+    @property
+    def lo(self):
+        return None if self.ints is None else self.ints.lo
+
+    @property
+    def hi(self):
+        return None if self.ints is None else self.ints.hi
+
+    @property
+    def limit(self):
+        """Where interval analysis stops (None: none)."""
+        return self.ints.hi + 1 if self.intervals else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,9 +207,9 @@ class Count:
 # The lowering
 
 class LoopLowering:
-    """The loop forms of one program for one :class:`Target`."""
+    """The loop forms of one program for one :class:`LoopTarget`."""
 
-    def __init__(self, program, target: Target):
+    def __init__(self, program, target: LoopTarget):
         self.types = program.types
         self.target = target
         self.ivs = NestIntervals(program, target.limit) if target.limit else None

@@ -1,7 +1,7 @@
 """Where a deep loop nest moves into a function of its own, decided once for every target.
 
 A target's functions hold only so much: Python refuses more than 20 nested blocks, LuaJIT allows
-200 locals per function. A :class:`Budget` (``Target.split``) says what each statement costs in
+200 locals per function. A :class:`Budget` (``LoopTarget.split``) says what each statement costs in
 the function being printed (a level of nesting, or the locals its spelling declares) and how much
 the function may hold; :func:`parts` walks one enumerator function (count or rows) as the printer
 will and names the loops that start a function of their own (a *part*), with the variables the
