@@ -17,7 +17,7 @@ from ..ir.body import Untranslatable
 from ..ir.translate import decide
 from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved
 from ..ir.lower import function_kind
-from ..ir.record import field, record, replace as record_replace
+from ..ir.record import field, record
 from ..ir.split import parts
 from ..ir.targets import LUA, LUA_LOOPS
 from .exprs import ATOM
@@ -52,15 +52,12 @@ PARAM_TYPES = ("int", "float", "num", "bool", "str")     # a user function's par
 
 class NestSpeller(OpSpeller):
     """The nest's expressions (pure: errors are raised by helper calls), lowered for the 53-bit
-    target with the nest's intervals."""
+    target with the nest's intervals (:data:`beast.ir.targets.LUA_NEST`)."""
 
     def __init__(self, ctx):
         self.ctx = ctx
-        types = ctx.program.types
-        target = record_replace(LUA, var_iv=ctx.ivs.get, inline_logic=False, bools_are_ints=False,
-                                huge_fails=True, strings=True, eval_dead=True)
-        # memo: count and rows print each expression, lowered once
-        self.lowering = ops.Lowering(lambda name: types.get(name, "num"), target=target, memo=True)
+        # (beast.ir.loops: lowered once, with the intervals; count and rows print each expression)
+        self.lowering = ctx.lower.ops
 
     def v(self, e) -> V:
         """The Lua of a nest expression, from its ops."""
@@ -100,7 +97,6 @@ class LuaPrinter:
         self.sites = {}             # ErrorSite -> its index k
         self.names = {}
         self.lower = LoopLowering(program, LUA_LOOPS)   # beast.ir.loops
-        self.ivs = self.lower.ivs.vars                   # beast.ir.intervals
         self.tables = {}            # tuple of ints -> Lua name
         self.lines = []             # the Lua function being printed: (text, (node, bound) or None)
         self.out_tables = []        # its closure iterators' tables (beast.ir.loops.Scratch of a closure)

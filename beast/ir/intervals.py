@@ -3,14 +3,14 @@ target whose integers are exact only strictly inside (-limit, limit) (LuaJIT's d
 
 A target uses them to leave out a check that cannot fire: an operation whose operands' intervals
 keep its result inside the limit needs no overflow check, a divisor whose interval excludes 0 no
-zero check. The intervals of the loop variables and lets are computed here once, in nest order;
-the interval arithmetic below is shared with the printers, which carry intervals through the
-expressions they spell. Every interval over-approximates: None means unknown.
+zero check. The intervals of the loop variables and lets are computed here once, in nest order,
+from the ops of :mod:`beast.ir.ops` (which carry intervals through every expression with the
+interval arithmetic below). Every interval over-approximates: None means unknown.
 """
 from __future__ import annotations
 
-from ..expr import (BinOp, Call, Const, DivisorSeq, RangeSeq, ScalarSeq, Select, SolveSeq, UnOp, ValuesSeq,
-                    Var, static_type)
+from ..expr import DivisorSeq, RangeSeq, ScalarSeq, SolveSeq, ValuesSeq
+from .body import Untranslatable
 from .nest import Let, Loop
 
 
@@ -91,12 +91,15 @@ def range_values(start, stop, step):
 
 class NestIntervals:
     """The intervals of a program's integer variables (``vars``), for integers exact strictly
-    inside (-limit, limit); ``of(expr)`` gives an expression's, as an integer operand."""
+    inside (-limit, limit), computed in nest order. An expression's interval is its op's
+    (``lowering``: a memoizing :class:`beast.ir.ops.Lowering` whose target reads ``vars``, so the
+    ops the printer spells afterwards are these, with the same intervals)."""
 
-    def __init__(self, program, limit):
+    def __init__(self, program, limit, vars, lowering):
         self.limit = limit
         self.types = program.types
-        self.vars = {}
+        self.vars = vars
+        self.lowering = lowering
         self._walk(program.body)
 
     def inside(self, iv):
@@ -123,33 +126,11 @@ class NestIntervals:
         return None
 
     def of(self, e):
-        """The interval of ``e`` used as an integer (a bool is 0 or 1), or None."""
-        if isinstance(e, Const):
-            v = e.value
-            return self.inside((int(v), int(v))) if isinstance(v, int) else None
-        if e.__class__ is Var:          # (static_type's answer for a name, without the call)
-            ty = self.types.get(e.name, "num")
-            return (0, 1) if ty == "bool" else self.vars.get(e.name) if ty == "int" else None
-        ty = static_type(e, self.types)
-        if ty == "bool":
-            return (0, 1)
-        if ty != "int":
+        """The interval of ``e`` used as an integer (a bool is 0 or 1), or None (also where the
+        expression does not lower: the printer reports that when it spells it)."""
+        try:
+            op = self.lowering(e)
+        except Untranslatable:
             return None
-        if isinstance(e, BinOp) and e.op == "**":      # an int: the exponent is a constant >= 0
-            return self.inside(power(self.of(e.left), e.right.value))
-        if isinstance(e, BinOp):
-            return self.inside(binop(e.op, self.of(e.left), self.of(e.right)))
-        if isinstance(e, UnOp) and e.op == "-":
-            a = self.of(e.operand)
-            return None if a is None else (-a[1], -a[0])
-        if isinstance(e, Call):
-            ivs = [self.of(x) for x in e.args]
-            if e.func == "abs":
-                return absolute(ivs[0])
-            out = ivs[0]
-            for iv in ivs[1:]:
-                out = minmax(e.func, out, iv)
-            return out
-        if isinstance(e, Select):
-            return hull(self.of(e.then), self.of(e.orelse))
-        return None
+        ty = op.type
+        return (0, 1) if ty == "bool" else op.iv if ty == "int" else None

@@ -28,7 +28,7 @@ value of the loop around) is decided here too. What a target can hold is a :clas
 from __future__ import annotations
 
 import itertools
-from beast.ir.record import record
+from beast.ir.record import record, replace as record_replace
 
 from ..expr import (CallSeq, Const, DivisorSeq, Expr, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
                     static_type)
@@ -43,7 +43,8 @@ class LoopTarget:
     """How a target runs its loop nest (the backends' records: :mod:`beast.ir.targets`). ``ints``:
     the :class:`beast.ir.ops.Target` of its integers (exact in [lo, hi]; None: unbounded);
     ``intervals``: integers strictly inside (-limit, limit), limit = hi + 1, have known intervals
-    (checks proved away); ``fuse``: run short constant chains as one loop; ``count_safe``: a pure
+    (checks proved away), and the nest's expressions are lowered once, for ``ints``
+    (:attr:`LoopLowering.ops`: the intervals come from the ops, and the printer spells them); ``fuse``: run short constant chains as one loop; ``count_safe``: a pure
     counting nest is one expression, so its inner sequences must not fail; ``split``: how much one
     of its functions holds (a :class:`beast.ir.split.Budget`; None: no limit)."""
     ints: object = None         # an ops.Target (not imported: the Python printer does not need ops)
@@ -212,7 +213,15 @@ class LoopLowering:
     def __init__(self, program, target: LoopTarget):
         self.types = program.types
         self.target = target
-        self.ivs = NestIntervals(program, target.limit) if target.limit else None
+        self.ivs = self.ops = None
+        if target.intervals:
+            # the nest's expressions lowered once (beast.ir.ops), for the intervals and the printer;
+            # imported here: a target without intervals (the Python printer's) does not need the ops
+            from . import ops
+            types, ivs = program.types, {}
+            self.ops = ops.Lowering(lambda name: types.get(name, "num"),
+                                    target=record_replace(target.ints, var_iv=ivs.get), memo=True)
+            self.ivs = NestIntervals(program, target.limit, ivs, self.ops)
         self._forms = {}            # id(loop) -> (loop, form)
         self._fused = {}            # id(loop) -> (loop, Fused or None): printers ask at every level
         self._counts = {}           # id(loop) -> (loop, Count or None): split and the printer ask

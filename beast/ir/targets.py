@@ -15,6 +15,7 @@ Two records describe a target, at two levels:
 from __future__ import annotations
 
 from . import ops
+from .record import replace as record_replace
 from .loops import LoopTarget
 from .split import Budget
 
@@ -32,5 +33,9 @@ LUA_BUDGET = Budget(limit=110, top=3, part=1, part_rows=3, param=1, num_param=2,
                     loop=6, loops={"Counted": 4, "Array": 5, "Bind": 2, "Solved": 2, "Call": 10,
                                    "Closure": 9},
                     fused_one=1, fused=4, params="read", max_start=190)
+# the nest's expressions: pure (errors are raised by helper calls), a bool in arithmetic converted,
+# an integer literal beyond the width a "huge" op (it fails when reached), strings compared
+LUA_NEST = record_replace(LUA, inline_logic=False, bools_are_ints=False, huge_fails=True, strings=True,
+                          eval_dead=True)
 # intervals prove checks away; short constant chains are fused
-LUA_LOOPS = LoopTarget(LUA, intervals=True, fuse=True, split=LUA_BUDGET)
+LUA_LOOPS = LoopTarget(LUA_NEST, intervals=True, fuse=True, split=LUA_BUDGET)
