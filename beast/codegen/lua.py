@@ -19,7 +19,7 @@ from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scrat
 from ..ir.lower import function_kind
 from ..ir.record import field, record
 from ..ir.split import parts
-from ..ir.targets import LUA, LUA_LOOPS
+from ..ir.targets import LUA_LOOPS
 from .exprs import ATOM
 from .lua_body import BODY, KINDS, FunctionTranslator
 from .lua_ops import NUMERIC, SETOP_CODES, ErrorSite, LuaCodegenError, OpSpeller, V, lua_ident, number
@@ -203,8 +203,8 @@ class LuaPrinter:
 
     def range_head(self, form: Counted) -> str:
         a, b, c = self.range_parts(form)
-        if form.last:           # stop -/+ 1, as beast.ir.ops decides it for the 53-bit target
-            d = ops.arith(form.last, b.operand(), number(1).operand(), LUA)
+        if form.last:           # stop -/+ 1, as beast.ir.loops decided it
+            d = form.limit
             b = number(d.value) if d.kind == "const" else self.ex.spell_arith(d, b, number(1))
         else:
             b = V(f"_b_rlim({b.code}, {c.code}, {self.site('rstep')})", ATOM, "int")

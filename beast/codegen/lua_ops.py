@@ -7,7 +7,6 @@ import math
 import re
 
 from ..errors import BeastError
-from ..ir import ops
 from ..ir.record import record
 from ..ir.targets import LUA    # noqa: F401 (lua_body imports it from here)
 from .exprs import ATOM
@@ -74,10 +73,6 @@ class V:
     @property
     def const(self):
         return self.k is not _NOCONST
-
-    def operand(self):
-        """The value as beast.ir.ops describes an operand."""
-        return ops.operand(self.ty, self.const, self.k if self.const else None, self.iv)
 
     def __repr__(self):
         return f"V({self.code!r}, {self.ty})"

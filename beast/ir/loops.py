@@ -32,6 +32,7 @@ from beast.ir.record import record, replace as record_replace
 
 from ..expr import (CallSeq, Const, DivisorSeq, Expr, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
                     static_type)
+from .body import Untranslatable
 from .counting import pure_nest
 from .fuse import fusable
 from .intervals import NestIntervals
@@ -92,6 +93,7 @@ class Counted:
     step: Bound
     step_sign: int = 0          # +1 / -1 when proved (no step-zero check), else 0
     length: int | None = None   # when every bound is a constant integer and the step is not 0
+    limit: object = None        # where the target lowers its nest: the op of stop -/+ 1 (see last)
     single = False
 
     @property
@@ -102,7 +104,9 @@ class Counted:
     def last(self):
         """How an inclusive for-loop limit comes from ``stop`` where the step's sign is known:
         "-" (stop - 1, counting up), "+" (stop + 1, counting down), else None (decided at run
-        time, with the step-zero check)."""
+        time, with the step-zero check). ``limit`` is that operation, decided (folded, checked)
+        by :func:`beast.ir.ops.arith` for the target: the stop as the target converts it (a
+        "check" bound: an int known at run time only), 1 a constant."""
         return "-" if self.step_sign > 0 else "+" if self.step_sign < 0 else None
 
     @property
@@ -289,7 +293,22 @@ class LoopLowering:
         consts = [int(x.expr.value) for x in (start, stop, step)
                   if isinstance(x.expr, Const) and type(x.expr.value) in (int, bool)]
         length = len(range(*consts)) if len(consts) == 3 and consts[2] != 0 else None
-        return Counted(start, stop, step, sign, length)
+        return Counted(start, stop, step, sign, length, self._limit(stop, sign))
+
+    def _limit(self, stop, sign):
+        """The op of the inclusive limit stop -/+ 1 (:attr:`Counted.last`), where the nest is
+        lowered (None also where the stop does not lower: the printer reports that)."""
+        if self.ops is None or not sign:
+            return None
+        from . import ops           # (imported by __init__ already, where self.ops is set)
+        if stop.kind == "check":
+            b = ops.operand("int")
+        else:
+            try:
+                b = self.ops.num(self.ops(stop.expr))
+            except Untranslatable:
+                return None
+        return ops.arith("-" if sign > 0 else "+", b, ops.operand("int", True, 1, (1, 1)), self.ops.target)
 
     def array(self, values) -> Array:
         lo, hi = self.target.lo, self.target.hi
