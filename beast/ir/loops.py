@@ -293,13 +293,11 @@ class LoopLowering:
         consts = [int(x.expr.value) for x in (start, stop, step)
                   if isinstance(x.expr, Const) and type(x.expr.value) in (int, bool)]
         length = len(range(*consts)) if len(consts) == 3 and consts[2] != 0 else None
-        return Counted(start, stop, step, sign, length, self._limit(stop, sign))
+        return Counted(start, stop, step, sign, length, self._limit(stop, sign) if sign else None)
 
     def _limit(self, stop, sign):
         """The op of the inclusive limit stop -/+ 1 (:attr:`Counted.last`), where the nest is
-        lowered (None also where the stop does not lower: the printer reports that)."""
-        if self.ops is None or not sign:
-            return None
+        lowered, for a proved ``sign`` (None where the stop does not lower: the printer reports that)."""
         from . import ops           # (imported by __init__ already, where self.ops is set)
         if stop.kind == "check":
             b = ops.operand("int")
