@@ -204,7 +204,7 @@ class LuaPrinter:
     def range_head(self, form: Counted) -> str:
         a, b, c = self.range_parts(form)
         if form.last:           # stop -/+ 1, as beast.ir.loops decided it
-            d = form.limit
+            d = self.lower.last_op(form)
             b = number(d.value) if d.kind == "const" else self.ex.spell_arith(d, b, number(1))
         else:
             b = V(f"_b_rlim({b.code}, {c.code}, {self.site('rstep')})", ATOM, "int")

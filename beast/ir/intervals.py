@@ -9,7 +9,7 @@ interval arithmetic below). Every interval over-approximates: None means unknown
 """
 from __future__ import annotations
 
-from ..expr import DivisorSeq, RangeSeq, ScalarSeq, SolveSeq, ValuesSeq
+from ..expr import Const, DivisorSeq, RangeSeq, ScalarSeq, SolveSeq, ValuesSeq
 from .body import Untranslatable
 from .nest import Let, Loop
 
@@ -128,6 +128,9 @@ class NestIntervals:
     def of(self, e):
         """The interval of ``e`` used as an integer (a bool is 0 or 1), or None (also where the
         expression does not lower: the printer reports that when it spells it)."""
+        if e.__class__ is Const:        # the common leaf without an op (a bool constant: itself)
+            v = e.value
+            return self.inside((int(v), int(v))) if isinstance(v, int) else None
         try:
             op = self.lowering(e)
         except Untranslatable:

@@ -45,9 +45,10 @@ class LoopTarget:
     the :class:`beast.ir.ops.Target` of its integers (exact in [lo, hi]; None: unbounded);
     ``intervals``: integers strictly inside (-limit, limit), limit = hi + 1, have known intervals
     (checks proved away), and the nest's expressions are lowered once, for ``ints``
-    (:attr:`LoopLowering.ops`: the intervals come from the ops, and the printer spells them); ``fuse``: run short constant chains as one loop; ``count_safe``: a pure
-    counting nest is one expression, so its inner sequences must not fail; ``split``: how much one
-    of its functions holds (a :class:`beast.ir.split.Budget`; None: no limit)."""
+    (:attr:`LoopLowering.ops`: the intervals come from the ops, and the printer spells them);
+    ``fuse``: run short constant chains as one loop; ``count_safe``: a pure counting nest is one
+    expression, so its inner sequences must not fail; ``split``: how much one of its functions
+    holds (a :class:`beast.ir.split.Budget`; None: no limit)."""
     ints: object = None         # an ops.Target (not imported: the Python printer does not need ops)
     intervals: bool = False
     fuse: bool = False
@@ -93,7 +94,6 @@ class Counted:
     step: Bound
     step_sign: int = 0          # +1 / -1 when proved (no step-zero check), else 0
     length: int | None = None   # when every bound is a constant integer and the step is not 0
-    limit: object = None        # where the target lowers its nest: the op of stop -/+ 1 (see last)
     single = False
 
     @property
@@ -104,9 +104,7 @@ class Counted:
     def last(self):
         """How an inclusive for-loop limit comes from ``stop`` where the step's sign is known:
         "-" (stop - 1, counting up), "+" (stop + 1, counting down), else None (decided at run
-        time, with the step-zero check). ``limit`` is that operation, decided (folded, checked)
-        by :func:`beast.ir.ops.arith` for the target: the stop as the target converts it (a
-        "check" bound: an int known at run time only), 1 a constant."""
+        time, with the step-zero check): :meth:`LoopLowering.last_op` gives that operation."""
         return "-" if self.step_sign > 0 else "+" if self.step_sign < 0 else None
 
     @property
@@ -217,11 +215,13 @@ class LoopLowering:
     def __init__(self, program, target: LoopTarget):
         self.types = program.types
         self.target = target
+        self.lo, self.hi = target.lo, target.hi     # (LoopTarget's properties, read once)
         self.ivs = self.ops = None
         if target.intervals:
             # the nest's expressions lowered once (beast.ir.ops), for the intervals and the printer;
             # imported here: a target without intervals (the Python printer's) does not need the ops
             from . import ops
+            self._ops_module = ops
             types, ivs = program.types, {}
             self.ops = ops.Lowering(lambda name: types.get(name, "num"),
                                     target=record_replace(target.ints, var_iv=ivs.get), memo=True)
@@ -229,13 +229,14 @@ class LoopLowering:
         self._forms = {}            # id(loop) -> (loop, form)
         self._fused = {}            # id(loop) -> (loop, Fused or None): printers ask at every level
         self._counts = {}           # id(loop) -> (loop, Count or None): split and the printer ask
+        self._limits = {}           # id(form) -> (form, op): count and rows print each for-loop
 
     @staticmethod
-    def _memo(table, loop, make):
-        """``make()`` once per loop (the entry keeps the loop alive, so its id stays its own)."""
-        hit = table.get(id(loop))
+    def _memo(table, key, make):
+        """``make()`` once per loop or form (the entry keeps ``key`` alive, so its id stays its own)."""
+        hit = table.get(id(key))
         if hit is None:
-            hit = table[id(loop)] = (loop, make())
+            hit = table[id(key)] = (key, make())
         return hit[1]
 
     def form(self, loop):
@@ -293,12 +294,17 @@ class LoopLowering:
         consts = [int(x.expr.value) for x in (start, stop, step)
                   if isinstance(x.expr, Const) and type(x.expr.value) in (int, bool)]
         length = len(range(*consts)) if len(consts) == 3 and consts[2] != 0 else None
-        return Counted(start, stop, step, sign, length, self._limit(stop, sign) if sign else None)
+        return Counted(start, stop, step, sign, length)
 
-    def _limit(self, stop, sign):
-        """The op of the inclusive limit stop -/+ 1 (:attr:`Counted.last`), where the nest is
-        lowered, for a proved ``sign`` (None where the stop does not lower: the printer reports that)."""
-        from . import ops           # (imported by __init__ already, where self.ops is set)
+    def last_op(self, form: Counted):
+        """The op of a Counted form's inclusive for-loop limit, stop -/+ 1 (:attr:`Counted.last`,
+        where the target lowers its nest), decided by :func:`beast.ir.ops.arith` (folded, checked):
+        the stop as the target converts it (a "check" bound: an int known at run time only), 1 a
+        constant. None where the stop does not lower (the printer reports that)."""
+        return self._memo(self._limits, form, lambda: self._limit(form.stop, form.last))
+
+    def _limit(self, stop, last):
+        ops = self._ops_module
         if stop.kind == "check":
             b = ops.operand("int")
         else:
@@ -306,10 +312,10 @@ class LoopLowering:
                 b = self.ops.num(self.ops(stop.expr))
             except Untranslatable:
                 return None
-        return ops.arith("-" if sign > 0 else "+", b, ops.operand("int", True, 1, (1, 1)), self.ops.target)
+        return ops.arith(last, b, ops.operand("int", True, 1, (1, 1)), self.ops.target)
 
     def array(self, values) -> Array:
-        lo, hi = self.target.lo, self.target.hi
+        lo, hi = self.lo, self.hi
         wide = next((v for v in values if not lo <= v <= hi), None) if lo is not None else None
         return Array(tuple(values), wide)
 
