@@ -6,7 +6,7 @@ import pytest
 
 import beast
 from beast.codegen.lua import print_lua
-from beast.codegen.lua_body import BODY
+from beast.ir.targets import LUA_BODY
 from beast.ir.body import Untranslatable, walk_body
 from beast.ir.translate import NONE, Decided, decide, known_truth, param_types, translate
 from conftest import write_space
@@ -119,7 +119,7 @@ def dead(a, b):
 def _decided(tmp_path, force=()):
     program = beast.load(write_space(tmp_path, LUA_SPACE)).program
     ptypes = {f.name: {a: program.types.get(a, "num") for a in f.node_args} for f in program.funcs.values()}
-    return program, {f.name: decide(f, ptypes[f.name], BODY, f.name in force) for f in program.funcs.values()}
+    return program, {f.name: decide(f, ptypes[f.name], LUA_BODY, f.name in force) for f in program.funcs.values()}
 
 
 def test_lua_a_translated_body_has_every_printed_expression_lowered(tmp_path):

@@ -19,9 +19,9 @@ from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scrat
 from ..ir.lower import function_kind
 from ..ir.record import field, record
 from ..ir.split import parts
-from ..ir.targets import LUA_LOOPS
+from ..ir.targets import LUA_BODY, LUA_LOOPS
 from .exprs import ATOM
-from .lua_body import BODY, KINDS, FunctionTranslator
+from .lua_body import KINDS, FunctionTranslator
 from .lua_ops import NUMERIC, SETOP_CODES, ErrorSite, LuaCodegenError, OpSpeller, V, lua_ident, number
 
 
@@ -76,7 +76,7 @@ class NestSpeller(OpSpeller):
     def o_select(self, op):
         c = self.truth(self.spell(op.args[0]))
         return self.select(c if c in ("true", "false") else f"({c})", *(self.spell(x) for x in op.args[1:]),
-                           op.type, op.iv)
+                           op.type)
 
     def o_callfn(self, op):
         return V(f"{self.ctx.func_ref(op.value)}({self.ctx.call_args(op.value, [self.spell(a) for a in op.args])})",
@@ -150,7 +150,7 @@ class LuaPrinter:
         for ident, info in p.funcs.items():
             ptypes = {a: p.types.get(a, "num") for a in info.node_args}
             ptypes = {a: t if t in PARAM_TYPES else "num" for a, t in ptypes.items()}
-            decided = decide(info, ptypes, BODY, ident in self.force_python)
+            decided = decide(info, ptypes, LUA_BODY, ident in self.force_python)
             lines = None if decided.reason else FunctionTranslator(decided, self, ptypes).translate()
             self.funcs[ident] = (KINDS[function_kind(info)], ptypes, decided.reason, lines)
 

@@ -8,13 +8,9 @@ import re
 from ..ir import ops
 from ..ir.translate import known_truth, place
 from ..ir.body import Scope, walk_body
-from ..ir.record import replace as record_replace
 from .exprs import ATOM
-from .lua_ops import ADD, LUA, SETOP_CODES, UNARY, OpSpeller, V, lua_ident, wrap
+from .lua_ops import ADD, SETOP_CODES, UNARY, OpSpeller, V, lua_ident, wrap
 
-# Function bodies on LuaJIT: 53-bit integers, lists as tables, strings, any constant kept for `is None`
-BODY = record_replace(LUA, inline_logic=False, bools_are_ints=False, strings=True, tables=True, objects=True,
-                      member=True, is_none=True, bitwise=False, invert=False, fold_conv=True, index_nums=True)
 KINDS = {"closure": "closure", "iterator": "deferred", "condition": "cond"}
 
 
@@ -247,7 +243,7 @@ class FunctionTranslator(OpSpeller):
         if v.ty != "int":
             self.emit(f"if {'true' if v.ty == 'float' else v.flag} then return _b_n, _b_n - 1 end")
 
-    # -- expressions: their ops come from beast.ir.translate (lowered for BODY), spelled by o_*
+    # -- expressions: their ops come from beast.ir.translate (lowered for LUA_BODY), spelled by o_*
     def ex(self, e) -> V:
         self.bound = {}
         return self.spell(self.ops[id(e)])
@@ -312,7 +308,7 @@ class FunctionTranslator(OpSpeller):
     def o_eager(self, op):
         c = self.hoist(self.truth_v(self.spell(op.args[0])), True)
         a, b = (self.hoist(self.spell(x), True) for x in op.args[1:])
-        return self.select(c.code, a, b, op.type, op.iv)
+        return self.select(c.code, a, b, op.type)
 
     def o_len(self, op):
         v = self.spell(op.args[0])

@@ -8,7 +8,6 @@ import re
 
 from ..errors import BeastError
 from ..ir.record import record
-from ..ir.targets import LUA    # noqa: F401 (lua_body imports it from here)
 from .exprs import ATOM
 
 LUA_HELPER = {"/": "_b_tdiv", "//": "_b_fdiv", "%": "_b_mod", "**": "_b_pow"}
@@ -62,13 +61,12 @@ _NOCONST = object()
 
 class V:
     """A translated expression: Lua text, its precedence, its type, and for type 'num' the Lua
-    text of its "is a float" flag. ``iv`` is a known (lo, hi) range of an integer value; ``k`` the
+    text of its "is a float" flag. ``k`` the
     Python value of a compile-time constant; ``parts`` the (start, stop, step) Vs of a range."""
-    __slots__ = ("code", "prec", "ty", "flag", "iv", "k", "parts")
+    __slots__ = ("code", "prec", "ty", "flag", "k", "parts")
 
-    def __init__(self, code, prec, ty, flag=None, iv=None, k=_NOCONST, parts=None):
-        self.code, self.prec, self.ty, self.flag, self.iv, self.k, self.parts = \
-            code, prec, ty, flag, iv, k, parts
+    def __init__(self, code, prec, ty, flag=None, k=_NOCONST, parts=None):
+        self.code, self.prec, self.ty, self.flag, self.k, self.parts = code, prec, ty, flag, k, parts
 
     @property
     def const(self):
@@ -102,7 +100,7 @@ def number(x) -> V:
     if isinstance(x, bool):
         return V("true" if x else "false", ATOM, "bool", k=x)
     if isinstance(x, int):
-        return V(str(x) if x >= 0 else f"({x})", ATOM, "int", iv=(x, x), k=x)
+        return V(str(x) if x >= 0 else f"({x})", ATOM, "int", k=x)
     if x != x or x in (math.inf, -math.inf):
         text = "(0/0)" if x != x else "_b_inf" if x > 0 else "(-_b_inf)"
     else:
@@ -155,8 +153,8 @@ class OpSpeller:
         """A bool as the int 0/1 (Python's arithmetic on bools)."""
         if v.ty == "bool":
             if v.const:
-                return V(str(int(v.k)), ATOM, "int", iv=(int(v.k),) * 2, k=int(v.k))
-            return V(f"({v.code} and 1 or 0)", ATOM, "int", iv=(0, 1))
+                return V(str(int(v.k)), ATOM, "int", k=int(v.k))
+            return V(f"({v.code} and 1 or 0)", ATOM, "int")
         return v
 
     @staticmethod
@@ -192,7 +190,7 @@ class OpSpeller:
             text, prec, inner = inline
             code = text.format(wrap(a, inner, op == "**"), wrap(b, inner, True))
             if not check:
-                return V(code, prec, ty, iv=d.iv)
+                return V(code, prec, ty)
             site = self.site("overflow", op, node)
             if form == "ii":
                 return V(f"_b_chk({code}, {site})", ATOM, "int")
@@ -200,12 +198,12 @@ class OpSpeller:
             return V(f"_b_chkn({code}, {flag}, {site})", ATOM, "num", flag)
         k = k or self.site("op", op, node)
         if op == "//" and form == "ii":
-            return V(f"_b_idiv({a.code}, {b.code}, {k})", ATOM, "int", iv=d.iv)
+            return V(f"_b_idiv({a.code}, {b.code}, {k})", ATOM, "int")
         fa, fb = ("false", "false") if form == "ii" else (self.flag(a), self.flag(b))
         flag = None
         if ty == "num":                         # int ** int is a float when the exponent is negative
             flag = or_flags(fa, fb, *([f"({wrap(b, CMP)} < 0)"] if op == "**" and form == "nn" else ()))
-        return V(f"{LUA_HELPER[op]}({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, ty, flag, d.iv)
+        return V(f"{LUA_HELPER[op]}({a.code}, {b.code}, {k}, {fa}, {fb})", ATOM, ty, flag)
 
     def boolop(self, op, a: V, b: V) -> V:
         """beast's & and |: short-circuit, bool-valued."""
@@ -229,9 +227,9 @@ class OpSpeller:
         if d.kind == "const":
             return number(d.value)
         flag = f"_b_{fn}f({a.code}, {b.code}, {self.flag(a)}, {self.flag(b)})" if d.type == "num" else None
-        return V(f"_b_{fn}({a.code}, {b.code})", ATOM, d.type, flag, d.iv)
+        return V(f"_b_{fn}({a.code}, {b.code})", ATOM, d.type, flag)
 
-    def select(self, c: str, a: V, b: V, ty, iv=None) -> V:
+    def select(self, c: str, a: V, b: V, ty) -> V:
         """``a if c else b`` of the decided type ``ty``, for Lua boolean text ``c``; a and b are
         evaluated lazily."""
         if c in ("true", "false"):
@@ -243,12 +241,12 @@ class OpSpeller:
         if ty == "num":
             fa, fb = self.flag(a), self.flag(b)
             flag = f"({c} and {fa} or (not ({c}) and {fb}))" if fa != fb else fa
-        return V(f"({c} and {wrap(a, AND)} or {wrap(b, OR, True)})", ATOM, ty, flag, iv)
+        return V(f"({c} and {wrap(a, AND)} or {wrap(b, OR, True)})", ATOM, ty, flag)
 
     # -- the ops
     def o_var(self, op):
         lua = self.lua_name(op.value)
-        return V(lua, ATOM, op.type, flag=f"_b_f_{lua}" if op.type == "num" else None, iv=op.iv)
+        return V(lua, ATOM, op.type, flag=f"_b_f_{lua}" if op.type == "num" else None)
 
     def o_const(self, op):
         for a in op.args:             # what the constant decided away (their sites all the same)
@@ -292,11 +290,11 @@ class OpSpeller:
     def o_neg(self, op):              # never checked: LUA's width is symmetric
         a = self.num(self.spell(op.args[0]))
         inner = wrap(a, UNARY)
-        return V(f"-({inner})" if inner.startswith("-") else f"-{inner}", UNARY, a.ty, a.flag, op.iv)
+        return V(f"-({inner})" if inner.startswith("-") else f"-{inner}", UNARY, a.ty, a.flag)
 
     def o_abs(self, op):
         a = self.spell(op.args[0])
-        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag, op.iv)
+        return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag)
 
     def o_minmax_call(self, op):
         values = [self.spell(a) for a in op.args]

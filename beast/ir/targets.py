@@ -5,7 +5,7 @@ Two records describe a target, at two levels:
 - :class:`beast.ir.ops.Target` (the *integers*): the exact integer width every expression op is
   lowered for (checks, folding); C's are 64-bit (:data:`C64`), LuaJIT's doubles hold integers
   exactly strictly inside (-2**53, 2**53) (:data:`LUA`). A printer derives its per-lowering
-  variants from these (``record.replace``: the Lua nest's intervals, the Lua body's tables).
+  variants from these (``record.replace``: :data:`LUA_NEST`, :data:`LUA_BODY`).
 - :class:`beast.ir.loops.LoopTarget` (the *nest*): those integers, whether loop-variable intervals
   prove checks away, fused constant chains, one-expression counting and the split budget
   (:data:`C_LOOPS`, :data:`LUA_LOOPS`). The Python backend's integers are unbounded: its
@@ -37,5 +37,8 @@ LUA_BUDGET = Budget(limit=110, top=3, part=1, part_rows=3, param=1, num_param=2,
 # an integer literal beyond the width a "huge" op (it fails when reached), strings compared
 LUA_NEST = record_replace(LUA, inline_logic=False, bools_are_ints=False, huge_fails=True, strings=True,
                           eval_dead=True)
+# function bodies: lists as tables, strings, any constant kept for `is None`; no bitwise operators
+LUA_BODY = record_replace(LUA, inline_logic=False, bools_are_ints=False, strings=True, tables=True, objects=True,
+                          member=True, is_none=True, bitwise=False, invert=False, fold_conv=True, index_nums=True)
 # intervals prove checks away; short constant chains are fused
 LUA_LOOPS = LoopTarget(LUA_NEST, intervals=True, fuse=True, split=LUA_BUDGET)
