@@ -124,3 +124,20 @@ def test_lets_that_may_leave_64_bits(tmp_path):
     text = print_python(program).text
     for var, let in lets.items():
         assert (f"_b_overflow({var!r})" in text) == let.may_overflow, var
+
+
+def test_a_divisor_loop_has_integer_bounds(tmp_path):
+    # m's stop is an int at run time but a num statically: m stays a range (Counted, whose bound
+    # check is at run time) instead of a divisor loop, which the C backend refused to print
+    src = ("t = range(1, 33)\n"
+           "s = select(t > 0, t + 1, t / 1)\n"
+           "m = range(1, s)\n"
+           "n = range(1, s)\n"
+           "exact = condition(m * n != t)\n")
+    program, ls = loops(tmp_path / "s.py", src)
+    lower = LoopLowering(program, C)
+    assert program.loop_order == ("t", "m", "n")
+    assert isinstance(lower.form(ls["m"]), Counted) and isinstance(lower.form(ls["n"]), Solved)
+    space = beast.load(tmp_path / "s.py")
+    expected = sum(1 for t in range(1, 33) for m in range(1, t + 1) for n in range(1, t + 1) if m * n == t)
+    assert [space.count(backend=b) for b in ("python", "c", "lua")] == [expected] * 3

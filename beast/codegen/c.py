@@ -17,7 +17,7 @@ from ..ir.targets import C_LOOPS
 from ..ir.tabulate import MAX_VALUES, Table, Tabulator
 from ..ir.translate import param_types, translate_or_tabulate
 from .c_body import _FuncGen, _TablePrinter
-from .c_exprs import CTYPE, INTISH, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, c_prologue
+from .c_exprs import CTYPE, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, c_prologue
 from .python import PyExpr
 
 # ---------------------------------------------------------------------------------------------
@@ -352,18 +352,11 @@ class CPrinter:
             if reset:
                 code(reset)
             code.open(f"if ({gen.truth(form.guard)}) {{")
-            v = gen.value(form.value)
-            if v.type not in INTISH:
-                raise Untranslatable(None, f"a solved loop over a {v.type} value")
-            v = gen.stable(v)
+            v = gen.stable(gen.value(form.value))     # an integer (beast.ir.tighten solves integers only)
             a, b, c = self.range(form.base, site)
             return v, f"if (bn_range_has({a}, {b}, {c}, {v})"
         it = self.unit.tmp()        # the divisor iteration: n, then start and stop, as Python
-        vals = [gen.stable(gen.value(x)) for x in (form.n, form.base.start.expr, form.base.stop.expr)]
-        for v in vals:
-            if v.type not in INTISH:
-                raise Untranslatable(None, f"a divisor loop over a {v.type} value")
-        n, a, b = vals
+        n, a, b = (gen.stable(gen.value(x)) for x in (form.n, form.base.start.expr, form.base.stop.expr))
         gen.guard(f"{n} != 0 && bn_divs_direct({a}, {b}) && {a} <= 0 && {b} > 0", site, "BN_K_ZERO_MOD")
         code(f"bn_divs {it};")
         code(f"bn_divs_init(&{it}, {n}, {a}, {b});")

@@ -247,10 +247,12 @@ def tighten(program: Program) -> Program:
 
 
 def _divisors(loop, facts):
-    """Loop only over divisors when the loop's whole body is a loop solved by dividing by it."""
+    """Loop only over divisors when the loop's whole body is a loop solved by dividing by it (its
+    bounds integers: a divisor loop, like a solved one, holds integers only, in every target)."""
     seq = loop.seq
     if not (isinstance(seq, RangeSeq) and isinstance(seq.step, Const) and seq.step.value == 1
-            and facts.lb(seq.start) >= 1 and len(loop.body) == 1 and isinstance(loop.body[0], Loop)):
+            and facts.lb(seq.start) >= 1 and len(loop.body) == 1 and isinstance(loop.body[0], Loop)
+            and all(static_type(b, facts.types) in ("int", "bool") for b in (seq.start, seq.stop))):
         return
     inner = loop.body[0].seq
     divides = getattr(inner, "divides", None) if isinstance(inner, SolveSeq) else None
