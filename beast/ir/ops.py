@@ -49,8 +49,9 @@ class Target:
     integer variable, when the target drops the checks that cannot fire (None: every variable may
     take any value of the width); ``fold``: the operators whose constant operands fold (None: all);
     ``inline_logic``: comparisons, and/or/not and choices of integer names and constants, which cannot
-    fail, are one ``logic`` op (its ``node`` the expression: a printer writes it as it stands). C is
-    :data:`C64`; LuaJIT's doubles hold 53 bits and the Lua printer sets the other fields."""
+    fail, are one ``logic`` op (its ``node`` the expression: a printer writes it as it stands). Each
+    backend's records are in :mod:`beast.ir.targets` (C: :data:`C64`; LuaJIT's 53 bits: ``LUA``, with
+    ``LUA_NEST`` and ``LUA_BODY`` for its nest and its function bodies)."""
     lo: int
     hi: int
     bits: int
