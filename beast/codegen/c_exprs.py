@@ -8,15 +8,13 @@ import re
 from contextlib import contextmanager
 
 from ..errors import BeastError
-from ..ir.ops import Lowering, range_arg_checks
+from ..ir.ops import INTISH, Lowering, range_arg_checks
 from ..ir.translate import param_types
 from .exprs import ATOM, ExprPrinter
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 CTYPE = {"int": "int64_t", "bool": "int64_t", "float": "double", "num": "bn_num"}
 ZERO = {"int": "0", "bool": "0", "float": "0.0", "num": "BN_NUM0"}
-INTISH = ("int", "bool")
-NUMERIC = ("int", "bool", "float", "num")
 CMP_CODE = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5}
 
 # ---------------------------------------------------------------------------------------------

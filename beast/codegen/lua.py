@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..ir import Check, Let, Loop, Program, Tally, ops
 from ..ir.body import Untranslatable
-from ..ir.translate import decide
+from ..ir.translate import decide, param_types
 from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved
 from ..ir.lower import function_kind
 from ..ir.record import field, record
@@ -148,10 +148,9 @@ class LuaPrinter:
     def prepare_functions(self):
         p = self.program
         for ident, info in p.funcs.items():
-            ptypes = {a: p.types.get(a, "num") for a in info.node_args}
-            ptypes = {a: t if t in PARAM_TYPES else "num" for a, t in ptypes.items()}
+            ptypes = dict(zip(info.node_args, param_types(info, p.types, PARAM_TYPES)))
             decided = decide(info, ptypes, LUA_BODY, ident in self.force_python)
-            lines = None if decided.reason else FunctionTranslator(decided, self, ptypes).translate()
+            lines = None if decided.reason else FunctionTranslator(decided, self).translate()
             self.funcs[ident] = (KINDS[function_kind(info)], ptypes, decided.reason, lines)
 
     def func_ref(self, ident):

@@ -21,9 +21,9 @@ class FunctionTranslator(OpSpeller):
     ``start, step, count, table, bad``; 'closure' takes a table first, appends the yielded values
     to it (keeping ``out.n``), and returns ``count, bad``."""
 
-    def __init__(self, decided, ctx, param_types):
+    def __init__(self, decided, ctx):
         self.body, self.ops, self.types, self.ctx = decided.body, decided.ops, decided.types, ctx
-        self.info, self.kind, self.param_types, self.bound = self.body.info, KINDS[self.body.kind], param_types, {}
+        self.info, self.kind, self.bound = self.body.info, KINDS[self.body.kind], {}
 
     def location(self, node):
         """Where an error reports: an op's position, a statement's ast node or a lowered node."""
@@ -66,7 +66,7 @@ class FunctionTranslator(OpSpeller):
         self.loops = []          # continue labels of the enclosing Python loops
         params = ["_b_out"] if self.kind == "closure" else []
         for name in body.params:
-            lua, pty = lua_ident(name), self.param_types[name]
+            lua, pty = lua_ident(name), body.ptypes[name]
             params += [lua, f"_b_f_{lua}"] if pty == "num" else [lua]
             as_int, flag = ops.param_entry(self.types[name], pty)
             if as_int:

@@ -221,7 +221,6 @@ class LoopLowering:
             # the nest's expressions lowered once (beast.ir.ops), for the intervals and the printer;
             # imported here: a target without intervals (the Python printer's) does not need the ops
             from . import ops
-            self._ops_module = ops
             types, ivs = program.types, {}
             self.ops = ops.Lowering(lambda name: types.get(name, "num"),
                                     target=record_replace(target.ints, var_iv=ivs.get), memo=True)
@@ -304,7 +303,7 @@ class LoopLowering:
         return self._memo(self._limits, form, lambda: self._limit(form.stop, form.last))
 
     def _limit(self, stop, last):
-        ops = self._ops_module
+        from . import ops           # (as in __init__: only a target that lowers its nest gets here)
         if stop.kind == "check":
             b = ops.operand("int")
         else:

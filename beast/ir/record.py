@@ -195,8 +195,7 @@ def _build(cls, frozen):
     # __record_tails__[n]: the entries __init__ must check after n positional arguments.
     cls.__record_tails__ = tuple(cls.__record_defaults__[n:] for n in range(len(init) + 1))
     cls.__record_repr__ = tuple(f.name for f in ordered if f.repr)
-    cls.__record_compare__ = tuple(f.name for f in ordered if f.compare)
-    cls.__record_key__ = staticmethod(_key_of(cls.__record_compare__))
+    cls.__record_key__ = staticmethod(_key_of(tuple(f.name for f in ordered if f.compare)))
     cls.__record_post_init__ = getattr(cls, "__post_init__", None)
     cls.__record_frozen__ = frozen
     for base in cls.__mro__[1:]:

@@ -51,10 +51,10 @@ SAYS = {
 }
 
 
-def param_types(info, types) -> list:
+def param_types(info, types, held=NUMERIC) -> list:
     """The static type of each node argument of ``info`` (``types``: the program's), as a body
-    receives it: int, bool, float, else num."""
-    return [t if t in NUMERIC else "num" for t in (types.get(a, "num") for a in info.node_args)]
+    receives it: a type the target passes as it is (``held``; C: int, bool, float), else num."""
+    return [t if t in held else "num" for t in (types.get(a, "num") for a in info.node_args)]
 
 
 def translate_or_tabulate(info, ptypes, tabulator, target=C64, backend="C", force=False):
