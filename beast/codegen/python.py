@@ -69,10 +69,22 @@ class PythonPrinter:
 
     def __init__(self, program: Program):
         self.program = program
-        self.ex = PyExpr(program.types)
+        self.printer = PyExpr(program.types)
         self.lower = LoopLowering(program, PY_LOOPS)
         self.lines = []
         self.line_nodes = {}
+        self.texts = {}             # id(expr or form) -> (it, its text): count and rows print the same
+
+    def memo(self, key, make):
+        """``make(key)``, once per expression or loop form (the entry keeps ``key`` alive)."""
+        hit = self.texts.get(id(key))
+        if hit is None:
+            hit = self.texts[id(key)] = (key, make(key))
+        return hit[1]
+
+    def ex(self, e):
+        """The Python text of an expression."""
+        return self.memo(e, self.printer)
 
     def emit(self, depth, text, node=None, bound=0):
         self.lines.append("    " * depth + text)
@@ -105,7 +117,7 @@ class PythonPrinter:
 
     def pure_count(self, count):
         """Text counting a loop nest that only emits (a product of lengths)."""
-        return " * ".join("1" if isinstance(form, Bind) else f"_b_len({self.seq(form)})"
+        return " * ".join("1" if isinstance(form, Bind) else f"_b_len({self.memo(form, self.seq)})"
                           for _, form in count.parts)
 
     def block(self, stmts, depth, mode, outer_loop, nloops=0):
@@ -132,7 +144,7 @@ class PythonPrinter:
                     self.split(part, depth, mode, nloops)
                     continue
                 form = self.lower.form(s)
-                self.emit(depth, f"for {s.var} in {self.seq(form)}:", s.node, nloops)
+                self.emit(depth, f"for {s.var} in {self.memo(form, self.seq)}:", s.node, nloops)
                 # Python's values keep their class: check (and turn a bool into an int) at run time
                 if isinstance(form, Scratch) or isinstance(form, Bind) and form.type != "int":
                     self.emit(depth + 1, f"if {s.var}.__class__ is not int:", s.node, nloops + 1)
