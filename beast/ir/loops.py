@@ -240,7 +240,10 @@ class LoopLowering:
 
     def form(self, loop):
         """The form of ``loop``'s sequence (never Fused: see :meth:`fused`)."""
-        return self._memo(self._forms, loop, lambda: self.seq(loop.seq))
+        hit = self._forms.get(id(loop))         # (_memo's, inline: printers ask for every loop)
+        if hit is None:
+            hit = self._forms[id(loop)] = (loop, self.seq(loop.seq))
+        return hit[1]
 
     def fused(self, loop):
         """A :class:`Fused` chain starting at ``loop`` where the target fuses, else None."""
@@ -254,7 +257,10 @@ class LoopLowering:
 
     def count(self, loop):
         """A :class:`Count` of the nest at ``loop`` when it only multiplies, else None."""
-        return self._memo(self._counts, loop, lambda: self._count(loop))
+        hit = self._counts.get(id(loop))        # (as in form)
+        if hit is None:
+            hit = self._counts[id(loop)] = (loop, self._count(loop))
+        return hit[1]
 
     def _count(self, loop):
         nest = pure_nest(loop, self.types, inner_safe=self.target.count_safe)
