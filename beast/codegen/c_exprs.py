@@ -53,7 +53,14 @@ def c_prologue(decls, used) -> list:
 
 
 def _mangle(name: str) -> str:
+    if _is_c_name(name):
+        return name                     # the common case, without compiling a pattern on a first run
     return re.sub(r"[^0-9A-Za-z_]", lambda m: f"_{ord(m.group()):x}_", name)
+
+
+def _is_c_name(text: str) -> bool:
+    """``text`` matches ``[A-Za-z_][A-Za-z0-9_]*``."""
+    return text.isascii() and text.isidentifier()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,7 +202,7 @@ class _Gen:
 
     def stable(self, v):
         """``v`` as a name or literal (so that it can be repeated without recomputation)."""
-        if v.is_const or re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v.text or ""):
+        if v.is_const or _is_c_name(v.text or ""):
             return v
         return self.let(v.type, v.text)
 
