@@ -53,23 +53,14 @@ class CSource:
 # ---------------------------------------------------------------------------------------------
 # The C prelude: Python's arithmetic on 64-bit integers and doubles.
 
+# the error kinds and limits are filled in once: the prelude is the same for every program
+_KINDS_ENUM = "enum {\n" + "".join(f"    BN_K_{k.upper()} = {KIND[k]},\n" for k in KINDS) + "};"
 _PRELUDE = (Path(__file__).with_name("c_prelude.h")).read_text(encoding="utf-8")
+_PRELUDE = _PRELUDE.replace("@KINDS@", _KINDS_ENUM).replace("@MAX_VALUES@", str(MAX_VALUES))
 
 
 def _prelude(ncols, nseq, ntally=0):
-    return f"#define BN_NCOLS {ncols}\n#define BN_NSEQ {nseq}\n#define BN_NTALLY {ntally}\n" + _filled_prelude()
-
-
-def _filled_prelude():
-    """The prelude with its error kinds and limits filled in (once: it is the same for every program)."""
-    global _FILLED
-    if _FILLED is None:
-        kinds = "enum {\n" + "".join(f"    BN_K_{k.upper()} = {KIND[k]},\n" for k in KINDS) + "};"
-        _FILLED = _PRELUDE.replace("@KINDS@", kinds).replace("@MAX_VALUES@", str(MAX_VALUES))
-    return _FILLED
-
-
-_FILLED = None
+    return f"#define BN_NCOLS {ncols}\n#define BN_NSEQ {nseq}\n#define BN_NTALLY {ntally}\n" + _PRELUDE
 
 
 # ---------------------------------------------------------------------------------------------
