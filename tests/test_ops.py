@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from beast.expr import BINOPS, BinOp, Call, Compare, Const, Select, UnOp, Var, binop_type
+from beast.expr import BINOPS, BinOp, BoolOp, Call, Compare, Const, Not, Select, UnOp, Var, binop_type
 from beast.ir import ops
 from beast.ir.body import Untranslatable
 
@@ -94,11 +94,18 @@ def test_lowering_of_expressions():
     low = ops.Lowering(lambda name: types[name])
     op = low(BinOp("+", Var("x"), Const(1)))
     assert (op.kind, op.type, op.form, op.check) == ("binop", "int", "ii", "overflow")
-    assert [a.kind for a in op.args] == ["logic", "const"]         # an int name cannot fail
+    assert [(a.kind, a.value, a.iv) for a in op.args] == [("var", "x", None), ("const", 1, (1, 1))]
     ivs = ops.Target(-(2 ** 53 - 1), 2 ** 53 - 1, 53, var_iv={"x": (0, 10)}.get)
     op = ops.Lowering(lambda name: types[name], target=ivs)(BinOp("+", Var("x"), Const(1)))
     assert op.check is None and op.iv == (1, 11)
-    assert low(Compare("<", Var("x"), Var("b"))).kind == "logic"          # cannot fail: one expression
+    op = low(Compare("<", Var("x"), Var("b")))                            # a bool compares as an int
+    assert (op.kind, op.type, op.op, op.form, [(a.kind, a.type) for a in op.args]) == \
+        ("cmp", "bool", "<", "ii", [("var", "int"), ("var", "bool")])
+    op = low(BoolOp("and", Compare("<", Var("x"), Const(3)), Not(Var("b"))))   # integer tests: plain ops
+    assert (op.kind, op.type, [a.kind for a in op.args], op.args[1].args[0].value) == \
+        ("and", "bool", ["cmp", "not"], "b")
+    op = low(Select(Var("b"), Var("x"), Const(3)))
+    assert (op.kind, op.type, [a.kind for a in op.args]) == ("select", "int", ["var", "var", "const"])
     assert low(Compare("<", Var("x"), Var("y"))).form == "id"             # exact int/double comparison
     assert low(Select(Const(True), Var("y"), Var("x"))).kind == "var"     # a constant choice folds
     assert low(UnOp("-", Const(-(2 ** 63)))).check == "overflow"          # -(-2**63) is no int64
@@ -125,7 +132,7 @@ def test_a_53_bit_target_with_intervals():
     """What the Lua printer asks for: bools converted to 0/1 in arithmetic (with their interval), a
     literal beyond the width failing at run time, choices that keep their branches' hull."""
     types = {"x": "int", "b": "bool", "s": "str"}
-    lua = ops.Target(-(2 ** 53 - 1), 2 ** 53 - 1, 53, var_iv={"x": (0, 10)}.get, inline_logic=False,
+    lua = ops.Target(-(2 ** 53 - 1), 2 ** 53 - 1, 53, var_iv={"x": (0, 10)}.get,
                      intervals=True, bools_are_ints=False, huge_fails=True, strings=True, eval_dead=True)
     low = ops.Lowering(lambda name: types[name], target=lua)
     op = low(BinOp("+", Var("b"), Var("x")))
@@ -135,7 +142,8 @@ def test_a_53_bit_target_with_intervals():
     assert pick.kind == "pick" and pick.value == 1 and pick.args[2].check == "zero"
     assert low(Select(Var("b"), Var("x"), Const(20))).iv == (0, 20)
     assert low(Compare("<", Var("s"), Const("a"))).form == "ss"
-    assert ops.Lowering(lambda name: types[name])(BinOp("+", Var("b"), Var("x"))).args[0].kind == "logic"
+    c_bool = ops.Lowering(lambda name: types[name])(BinOp("+", Var("b"), Var("x"))).args[0]
+    assert (c_bool.kind, c_bool.type) == ("var", "bool")                # on C a bool is an int: no conv
 
 
 def test_a_body_target_with_tables():
@@ -145,8 +153,8 @@ def test_a_body_target_with_tables():
     64-bit target keeps refusing all of it."""
     from beast.ir.body import ConstArr, Conv, Fold, Identity, In, Index, ListLit
     types = {"x": "int", "f": "float", "s": "str", "L": "list"}
-    body = ops.Target(-(2 ** 53 - 1), 2 ** 53 - 1, 53, inline_logic=False, bools_are_ints=False, strings=True,
-                      tables=True, objects=True, member=True, is_none=True, bitwise=False, invert=False,
+    body = ops.Target(-(2 ** 53 - 1), 2 ** 53 - 1, 53, bools_are_ints=False, strings=True, tables=True,
+                      objects=True, member=True, is_none=True, bitwise=False, invert=False,
                       fold_conv=True, index_nums=True)
     low, c = ops.Lowering(lambda name: types[name], target=body), ops.Lowering(lambda name: types[name])
     fresh, shared = ConstArr([1, -2], False, literal=True), ConstArr([1, -2], True, literal=False)

@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from ..errors import BeastError
 from ..ir.ops import INTISH, Lowering, range_arg_checks
 from ..ir.translate import param_types
-from .exprs import ATOM, ExprPrinter
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 CTYPE = {"int": "int64_t", "bool": "int64_t", "float": "double", "num": "bn_num"}
@@ -113,33 +112,6 @@ class _Code:
             self.indent -= 1
 
 
-class CExpr(ExprPrinter):
-    """C spelling of pure integer expressions (comparisons, logic, choices of variables and
-    constants): they cannot fail, so they print as one C expression with minimal parentheses."""
-    PREC = {"or": 1, "and": 2, "cmp": 4, "not": 9, "unary": 9}
-    NONASSOC = {"cmp"}
-
-    def __init__(self, resolve):
-        super().__init__()
-        self.resolve = resolve
-
-    def p_Var(self, e):
-        return self.resolve(e.name).text, ATOM
-
-    def fmt_const(self, v):
-        text = c_int(int(v))
-        return text, (self.PREC["unary"] if text.startswith("-") else ATOM)
-
-    def fmt_not(self, operand):
-        return f"!{operand}"
-
-    def fmt_boolop(self, e, left, right):
-        return f"{left} {'&&' if e.op == 'and' else '||'} {right}"
-
-    def fmt_select(self, cond, then, orelse):
-        return f"({cond} ? {then} : {orelse})"
-
-
 # ---------------------------------------------------------------------------------------------
 # The expression printer: the typed, checked ops of beast.ir.ops, flattened into C statements.
 
@@ -181,7 +153,6 @@ class _Gen:
         self.ops = ops or {}    # id(expr) -> its op (function bodies)
         self.positions = positions or {}    # id(expr) -> user position of that operation (function bodies)
         self.lists = []         # list temporaries (function bodies)
-        self.pure_printer = CExpr(self.resolve)
 
     # -- helpers
     def site_at(self, where):
@@ -290,10 +261,6 @@ class _Gen:
     def e_prefix(self, op):
         # sampling (beast.ir.prefix): a value of the prefix the runtime passes in w->pre
         return CVal(f"w->pre[{op.value}]", "int")
-
-    def e_logic(self, op):
-        text, prec = self.pure_printer.p(op.node)
-        return CVal(text if prec >= ATOM else f"({text})", op.type)
 
     def e_then(self, op):
         self.emit(op.args[0])

@@ -47,17 +47,14 @@ _UNARY = {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x}
 class Target:
     """What a target's integers hold: exact within [lo, hi]. ``var_iv(name)``: the interval of an
     integer variable, when the target drops the checks that cannot fire (None: every variable may
-    take any value of the width); ``fold``: the operators whose constant operands fold (None: all);
-    ``inline_logic``: comparisons, and/or/not and choices of integer names and constants, which cannot
-    fail, are one ``logic`` op (its ``node`` the expression: a printer writes it as it stands). Each
-    backend's records are in :mod:`beast.ir.targets` (C: :data:`C64`; LuaJIT's 53 bits: ``LUA``, with
+    take any value of the width); ``fold``: the operators whose constant operands fold (None: all).
+    Each backend's records are in :mod:`beast.ir.targets` (C: :data:`C64`; LuaJIT's 53 bits: ``LUA``, with
     ``LUA_NEST`` and ``LUA_BODY`` for its nest and its function bodies)."""
     lo: int
     hi: int
     bits: int
     var_iv: object = None
     fold: frozenset | None = None
-    inline_logic: bool = True           # integer tests that cannot fail stay one "logic" op
     intervals: bool = False             # choices carry the hull of their branches' intervals
     bools_are_ints: bool = True         # else a bool in arithmetic is converted (a "conv" op)
     huge_fails: bool = False            # an integer literal beyond the width: refused, or a "huge" op
@@ -154,9 +151,6 @@ class Lowering:
         cls = e.__class__
         if cls is Const:
             op = self.const(e.value, e)
-        elif self.target.inline_logic and self.pure(e):
-            var_iv = self.target.var_iv if cls is Var else None
-            op = new_op("logic", self.pure_type(e), node=e, iv=var_iv and var_iv(e.name))
         else:
             method = _METHODS.get(cls)
             if method is None:
@@ -221,31 +215,6 @@ class Lowering:
                 op.type == "str" and self.target.strings:
             return op
         raise Untranslatable(None, f"the truth value of a {op.type}")
-
-    def pure(self, e):
-        """An integer test or choice that cannot fail: printed as one expression."""
-        cls = e.__class__
-        if cls is Const:
-            return type(e.value) in (int, bool) and self.target.fits(e.value)
-        if cls is Var:
-            try:
-                return self.type_of(e.name) in INTISH
-            except Untranslatable:
-                return False
-        if cls is Compare:
-            return self.pure(e.left) and self.pure(e.right)
-        if cls in (BoolOp, Not, Select):
-            return all(self.pure(x) for x in e.children())
-        return False
-
-    def pure_type(self, e):
-        if isinstance(e, (Compare, BoolOp, Not)):
-            return "bool"
-        if isinstance(e, Const):
-            return "bool" if isinstance(e.value, bool) else "int"
-        if isinstance(e, Var):
-            return self.type_of(e.name)
-        return select_type(self.pure_type(e.then), self.pure_type(e.orelse))
 
     def l_Var(self, e):
         t = self.type_of(e.name)

@@ -35,10 +35,9 @@ LUA_BUDGET = Budget(limit=110, top=3, part=1, part_rows=3, param=1, num_param=2,
                     fused_one=1, fused=4, params="read", max_start=190)
 # the nest's expressions: pure (errors are raised by helper calls), a bool in arithmetic converted,
 # an integer literal beyond the width a "huge" op (it fails when reached), strings compared
-LUA_NEST = record_replace(LUA, inline_logic=False, bools_are_ints=False, huge_fails=True, strings=True,
-                          eval_dead=True)
+LUA_NEST = record_replace(LUA, bools_are_ints=False, huge_fails=True, strings=True, eval_dead=True)
 # function bodies: lists as tables, strings, any constant kept for `is None`; no bitwise operators
-LUA_BODY = record_replace(LUA, inline_logic=False, bools_are_ints=False, strings=True, tables=True, objects=True,
+LUA_BODY = record_replace(LUA, bools_are_ints=False, strings=True, tables=True, objects=True,
                           member=True, is_none=True, bitwise=False, invert=False, fold_conv=True, index_nums=True)
 # intervals prove checks away; short constant chains are fused
 LUA_LOOPS = LoopTarget(LUA_NEST, intervals=True, fuse=True, split=LUA_BUDGET)
