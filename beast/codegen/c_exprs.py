@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import re
-from contextlib import contextmanager
 
 from ..errors import BeastError
 from ..ir.ops import INTISH, Lowering, range_arg_checks
@@ -88,6 +87,7 @@ class _Code:
     def __init__(self, indent=1):
         self.lines = []
         self.indent = indent
+        self.saved = []         # the enclosing blocks' lines while a capture collects
 
     def __call__(self, text):
         self.lines.append("    " * self.indent + text)
@@ -100,16 +100,20 @@ class _Code:
         self.indent -= 1
         self(text)
 
-    @contextmanager
     def capture(self):
-        """Collect the lines of a block one level deeper into the list it yields."""
-        saved, self.lines = self.lines, []
+        """``with code.capture() as lines``: collect the lines of a block one level deeper into
+        ``lines`` (a plain context manager: a ``contextlib`` generator costs more per expression)."""
+        self.saved.append(self.lines)
+        self.lines = []
         self.indent += 1
-        try:
-            yield self.lines
-        finally:
-            self.lines = saved
-            self.indent -= 1
+        return self
+
+    def __enter__(self):
+        return self.lines
+
+    def __exit__(self, *exc):
+        self.lines = self.saved.pop()
+        self.indent -= 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,7 +249,8 @@ class _Gen:
 
     # -- leaves
     def e_const(self, op):
-        self.operands(op)
+        if op.args or op.where is not None:     # a folded constant: its operands' sites all the same
+            self.operands(op)
         v, t = op.value, op.type
         text = ("1" if v else "0") if t == "bool" else c_int(v) if t == "int" else c_float(v) if t == "float" \
             else None
@@ -332,6 +337,8 @@ class _Gen:
     # -- comparisons and logic
     def e_cmp(self, op):
         values, _ = self.operands(op)
+        if op.form == "ii":
+            return CVal(f"({values[0]} {op.op} {values[1]})", "bool")
         return CVal(CMP[op.form].format(*self.spell(values, op.form), op.op, CMP_CODE[op.op]), "bool")
 
     def lazy(self, op):
