@@ -137,6 +137,11 @@ class OpSpeller:
     differ: ``o_select`` and what only one of them meets."""
 
     ctx = None
+    SPELL = {}                  # op kind -> the o_<kind> method: one lookup per op, not a getattr
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        cls.SPELL = {name[2:]: getattr(cls, name) for name in dir(cls) if name.startswith("o_")}
 
     def site(self, kind, op=None, node=None):
         return self.ctx.site(kind, op, self.location(node))
@@ -145,7 +150,7 @@ class OpSpeller:
         return None
 
     def spell(self, op) -> V:
-        return getattr(self, "o_" + op.kind)(op)
+        return self.SPELL[op.kind](self, op)
 
     # -- conversions
     @staticmethod
@@ -281,7 +286,7 @@ class OpSpeller:
         return [self.spell(a) for a in op.args][1 + op.value]
 
     def o_binop(self, op):
-        a, b = (self.spell(x) for x in op.args)
+        a, b = map(self.spell, op.args)
         return self.spell_arith(op, a, b, op.where)
 
     def o_pos(self, op):
@@ -304,11 +309,11 @@ class OpSpeller:
         return out
 
     def o_cmp(self, op):
-        a, b = (self.spell(x) for x in op.args)
+        a, b = map(self.spell, op.args)
         return V(f"{wrap(a, CMP, True)} {'~=' if op.op == '!=' else op.op} {wrap(b, CMP, True)}", CMP, "bool")
 
     def o_and(self, op):
-        return self.boolop(op.kind, *(self.spell(x) for x in op.args))
+        return self.boolop(op.kind, *map(self.spell, op.args))
 
     o_or = o_and
 
