@@ -441,6 +441,31 @@ EVAL_ERRORS = {
         def b(a):
             return range(1, a / 2)
         """, 5, 12, "range() bound is not an integer ('float')", "range(1, a / 2)", {"a": 1}),
+    # Python converts start, stop and step before it tests the step for zero
+    "non_integer_range_start_before_a_zero_step_in_a_function": ("""
+        from beast import *
+        a = range(1, 3)
+        @iterator
+        def b(a):
+            x = a / 2
+            return range(x, 5, a - a)
+        """, 6, 12, "range() bound is not an integer ('float')", "range(x, 5, a - a)", {"a": 1}),
+    "non_integer_range_start_before_a_zero_step_in_the_nest": ("""
+        from beast import *
+        a = range(1, 3)
+        x = select(a > 1, a, a / 2)
+        b = range(x, 5, a - a)
+        """, 4, 5, "range() bound is not an integer ('float') in iterator 'b'", "range(x, 5, a - a)",
+        {"a": 1}),
+    # a generator's return value is evaluated (and its error raised) although it is dropped
+    "division_in_the_return_value_of_a_generator": ("""
+        from beast import *
+        a = range(1, 3)
+        @iterator
+        def b(a):
+            yield 1
+            return a // (a - a)
+        """, 6, 12, "division by zero[ in iterator 'b']", "a // (a - a)", {"a": 1}),
 }
 
 

@@ -412,10 +412,11 @@ class _Gen:
         return CVal(None, "range", parts=self.range_args(args, site))
 
     def range_args(self, args, site):
-        """Validate range(start, stop, step) as Python does (step first); C texts of the three."""
+        """Validate range(start, stop, step) as Python does (start, stop, step, then a zero step);
+        C texts of the three."""
         checks, zero = range_arg_checks([v.type for v in args], args[2].const if args[2].is_const else None)
         out = [None] * 3
-        for i in (2, 0, 1):
+        for i in (0, 1, 2):
             v = args[i]
             if checks[i] == "fail":
                 self.code(self.fail(site, "BN_K_RANGE_NOT_INT"))

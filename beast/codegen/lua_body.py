@@ -211,7 +211,12 @@ class FunctionTranslator(OpSpeller):
     s_Continue = s_Break
 
     def s_Return(self, st):
-        self.emit_return(self.ex(st.value) if st.value is not None else None, st.node)
+        if self.kind == "closure":          # a generator's return value is evaluated, then dropped
+            if st.value is not None:
+                self.s_Eval(st)
+            self.emit_return(None, st.node)
+        else:
+            self.emit_return(self.ex(st.value) if st.value is not None else None, st.node)
         return True
 
     def emit_return(self, v, node):
