@@ -652,6 +652,20 @@ class Builder:
         return body
 
     def closure_body(self, pool):
+        body = self.closure_loop(pool)
+        if self.chance(0.25):
+            # a generator's return value is evaluated (its division may fail), then dropped
+            body.append(f"return {self.returned(pool)}")
+        return body
+
+    def returned(self, pool):
+        """A generator's return value: often a division by what may be zero."""
+        d = self.expr("int", 1, True, pool, True)
+        if d is None or self.chance(0.3):
+            return self.int_text(pool)
+        return f"{self.int_text(pool, 0)} // {d.py({}, 'python')}"
+
+    def closure_loop(self, pool):
         kind = self.d(st.sampled_from(["while", "for", "state"]))
         n = self.d(st.integers(1, 5))
         if kind == "while":
@@ -672,7 +686,7 @@ class Builder:
                     f"    if j % {m} == {self.d(st.integers(0, m - 1))}:",
                     "        continue",
                     f"    if j > {cut}:",
-                    "        break",
+                    "        break" if self.chance(0.7) else f"        return {self.returned(pool)}",
                     f"    yield j * {self.d(st.integers(-2, 2))} + {self.int_text(pool, 0)}"]
         return [f"a, b = {self.int_text(pool, 0)}, {self.int_text(pool, 0)}",
                 "seen = []",
