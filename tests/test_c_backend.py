@@ -17,6 +17,7 @@ from beast.codegen import c as cgen
 from beast.codegen.c_exprs import c_float, c_int
 from beast.devices import resolve_device
 from beast.errors import BeastError, EvaluationError, SpaceError
+from beast.ir import targets
 from beast.runtime import c_backend
 from conftest import ROOT, have_cc, rows, write_space
 
@@ -421,7 +422,7 @@ def test_translation_and_tabulation_are_used_where_expected(tmp_path):
 @pytest.mark.parametrize("name", ["closure_translated", "function_bodies", "deferred_translated",
                                   "closures_and_deferred_in_set_operations"])
 def test_forced_tabulation_matches_python(tmp_path, monkeypatch, name):
-    monkeypatch.setattr(cgen, "FORCE_TABULATE", True)
+    monkeypatch.setattr(targets, "FORCE_TABULATE", True)
     path = write_space(tmp_path, _dedent(SPACES[name]))
     space, _ = same_as_python(path, threads=(1, 3))
     assert space.enumerator("c").source.translated == ()

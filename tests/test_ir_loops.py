@@ -1,10 +1,15 @@
 """The loop forms of beast.ir.loops: every per-loop decision (checks, widths, step signs,
 counting nests, fused chains, work items) made once, for a target described as data."""
+import pytest
+
 import beast
-from beast.ir import Loop, walk_statements
+from beast.errors import BeastError
+from beast.ir import Check, Let, Loop, walk_statements
+from beast.ir import ops as ir_ops
 from beast.ir.loops import (Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved,
                             LoopTarget, claim_chain)
-from beast.ir.targets import C_LOOPS as C, LUA_LOOPS as LUA
+from beast.ir.nestplan import Refused, prepare
+from beast.ir.targets import C_FUNCS, C_LOOPS as C, LUA_FUNCS, LUA_LOOPS as LUA, PY_LOOPS
 
 
 def loops(path, text):
@@ -141,3 +146,162 @@ def test_a_divisor_loop_has_integer_bounds(tmp_path):
     space = beast.load(tmp_path / "s.py")
     expected = sum(1 for t in range(1, 33) for m in range(1, t + 1) for n in range(1, t + 1) if m * n == t)
     assert [space.count(backend=b) for b in ("python", "c", "lua")] == [expected] * 3
+
+
+# ---------------------------------------------------------------------------------------------
+# The nest prepared for a target before printing (beast.ir.nestplan): every decision a printer
+# made on its way, made once, in the order the printer prints
+
+PLANS = {"c": (C, C_FUNCS, ("both",)), "lua": (LUA, LUA_FUNCS, ("count", "rows"))}
+
+
+def _plan(program, target):
+    return prepare(program, *PLANS[target])
+
+
+def test_every_printed_nest_expression_is_lowered_once_before_printing(tmp_path):
+    program, ls = loops(tmp_path / "s.py", (
+        "a = range(1, 9)\n"
+        "b = range(a, 20, a)\n"
+        "d = a / 2\n"
+        "e = iterator(max(a, d))\n"
+        "f = union(range(a), [7])\n"
+        "c = condition(d + b > 9)\n"))
+    for target in PLANS:
+        plan = _plan(program, target)
+        exprs = [s.expr for s in walk_statements(program.body) if isinstance(s, (Let, Check))]
+        exprs += [x.expr for v in "bf" for x in (plan.lower.form(ls[v]).bounds if v == "b" else
+                                                 plan.lower.form(ls[v]).fill.left.bounds)]
+        exprs.append(plan.lower.form(ls["e"]).value)
+        for e in exprs:
+            assert plan.ops[id(e)] is plan.lower.ops(e), (target, e)    # one lowering, memoized
+    # C's nest variables are stored as int64_t, double or bn_num; its ops read those types
+    c = _plan(program, "c")
+    assert {v: c.lower.var_type(v) for v in "abdef"} == dict(a="int", b="int", d="float", e="int", f="int")
+
+
+def test_the_printers_only_look_ops_up(tmp_path, monkeypatch):
+    from beast.codegen import c as cgen, lua as luagen
+    path = tmp_path / "s.py"
+    path.write_text("from beast import *\na = range(1, 9)\nb = range(a, 20, a)\nd = a / 2\n"
+                    "e = iterator(max(a, d))\n@condition\ndef f(a, b):\n    s = 0\n"
+                    "    for i in range(a):\n        s += i * b\n    return s % 3 == 0\n")
+    program = beast.load(path).program
+    printing = []
+    real_call, real_prepare = ir_ops.Lowering.__call__, prepare
+
+    def lower(self, e):
+        assert not printing, f"lowered while printing: {e!r}"
+        return real_call(self, e)
+
+    def prepared(*args, **kw):
+        plan = real_prepare(*args, **kw)
+        printing.append(True)
+        return plan
+
+    monkeypatch.setattr(ir_ops.Lowering, "__call__", lower)
+    for module, print_ in ((cgen, cgen.print_c), (luagen, luagen.print_lua)):
+        monkeypatch.setattr(module, "prepare", prepared)
+        printing.clear()
+        print_(program)
+        assert printing
+
+
+def test_a_refusal_is_raised_before_printing_with_the_printers_words(tmp_path):
+    from beast.codegen.c import print_c
+    from beast.codegen.lua import print_lua
+    program, _ = loops(tmp_path / "s.py", "a = range(1, 5)\ns = select(a > 2, 'ab', 'cd')\n"
+                                          "t = condition(s == 'ab')\n")
+    said = "the C backend cannot compile a choice between str and str values in the loop nest"
+    for refuse in (lambda: _plan(program, "c"), lambda: print_c(program)):
+        with pytest.raises(Refused) as err:
+            refuse()
+        assert err.value.message == said
+    assert "local s = ((a > 2) and \"ab\" or \"cd\")" in print_lua(program).text     # Lua compares strings
+    program, _ = loops(tmp_path / "t.py", "a = range(1, 5)\ns = select(a > 2, 'ab', 'cd')\n"
+                                          "t = condition(s < a)\n")
+    for refuse in (lambda: _plan(program, "lua"), lambda: print_lua(program)):
+        with pytest.raises(Refused) as err:
+            refuse()
+        assert err.value.message == "the Lua backend cannot translate '<' between str and int values"
+
+
+def test_a_split_part_too_big_for_a_lua_function_is_refused_before_printing(tmp_path):
+    lets = "".join(f"x{i} = max(a, a / {i + 2})\n" for i in range(100))     # nums: two locals each
+    program, _ = loops(tmp_path / "s.py", "a = range(1, 5)\n" + lets + "b = range(4)\n"
+                       f"c = condition({' + '.join(f'x{i}' for i in range(100))} + b > 5)\n")
+    with pytest.raises(Refused) as err:
+        _plan(program, "lua")
+    assert err.value.message == "the loop over 'b' reads 101 variables: more than a LuaJIT function can take"
+
+
+def test_how_a_let_is_stored_is_decided_once_per_target(tmp_path):
+    program, _ = loops(tmp_path / "s.py", (
+        "a = range(1, 5)\n"
+        "i = a * 2\n"
+        "d = a / 2\n"
+        "n = max(a, d)\n"
+        "b = a > 2\n"
+        "s = select(a > 2, 'ab', 'cd')\n"
+        "t = condition((s == 'ab') & (i + d + n + b > 4))\n"))
+    lets = {s.var: s for s in walk_statements(program.body) if isinstance(s, Let)}
+    lua = _plan(program, "lua")
+    assert {v: lua.store(s) for v, s in lets.items()} == dict(i="number", d="number", n="flagged", b="same",
+                                                                s="same")
+    assert LoopLowering(program, C).var_type("s") == "num" and lua.lower.var_type("s") == "str"
+    program, _ = loops(tmp_path / "c.py", "a = range(1, 5)\ni = a * 2\nd = a / 2\nn = max(a, d)\nb = a > 2\n"
+                                          "t = condition(i + d + n + b > 4)\n")
+    c = _plan(program, "c")
+    assert {v: c.lower.var_type(v) for v in "idnb"} == dict(i="int", d="float", n="num", b="bool")
+    assert {s.var: c.store(s) for s in walk_statements(program.body) if isinstance(s, Let)} == \
+        dict(i="number", d="number", n="flagged", b="same")
+
+
+def test_whether_a_check_can_fire_comes_from_its_op(tmp_path):
+    from beast.codegen.c import print_c
+    from beast.codegen.lua import print_lua
+    program, _ = loops(tmp_path / "s.py", "a = range(1, 5)\nk = 1 > 2\nnever = condition(k)\n"
+                                          "odd = condition(a % 2 == 1)\n")
+    checks = {s.name: s for s in walk_statements(program.body) if isinstance(s, Check)}
+    for target in PLANS:
+        plan = _plan(program, target)
+        assert (plan.truth(checks["never"]), plan.truth(checks["odd"])) == (False, None)
+    c, lua = print_c(program).text, print_lua(program).text
+    assert "/* check never: False */\n    if (BN_UNLIKELY(__atomic_load_n(" in c      # nothing printed for it
+    assert "if false" not in lua and lua.count("if a % 2 == 1 then goto") == 2
+
+
+def test_a_constant_the_target_cannot_hold_is_the_loop_targets_policy(tmp_path):
+    from beast.codegen.c import print_c
+    program, ls = loops(tmp_path / "s.py", "a = range(1, 5)\nb = iterator([1, 2**70])\n")
+    assert (C.wide, LUA.wide) == ("refuse", "check")
+    assert LoopLowering(program, LUA).form(ls["b"]).wide == 2**70       # Lua: "integer overflow" when reached
+    said = "iterator 'b' has the value 1180591620717411303424, which does not fit in 64 bits"
+    with pytest.raises(BeastError) as err:
+        LoopLowering(program, C).form(ls["b"])
+    assert err.value.message == said
+    # a set operation's constants too (the C printer failed on them with an OverflowError)
+    program, ls = loops(tmp_path / "t.py", "a = range(1, 5)\nf = union(range(a), [2**70])\n")
+    with pytest.raises(BeastError) as err:
+        print_c(program)
+    assert err.value.message == said.replace("'b'", "'f'")
+
+
+def test_target_settings_live_in_the_ir(tmp_path):
+    program, ls = loops(tmp_path / "s.py", (
+        "a = range(1, 5)\n"
+        "b = iterator(a * 2)\n"
+        "c = iterator(max(a, a / 2))\n"
+        "d = iterator(a > 2)\n"
+        "e = condition((a > 2) | (a % 2))\n"))
+    assert [l.var for l in LoopLowering(program, C).work_items()] == [l.var for l in claim_chain(program, 3)]
+    assert LoopLowering(program, LUA).work_items() == []                 # one work item
+    py = LoopLowering(program, PY_LOOPS)
+    forms = {v: py.form(ls[v]) for v in "bcd"}       # Python's values keep their class: tested when they run
+    assert {v: f.check for v, f in forms.items()} == {"b": "none", "c": "class", "d": "class"}
+    e = next(s.expr for s in walk_statements(program.body) if isinstance(s, Check))
+    assert (py.to_bool(e.left), py.to_bool(e.right)) == (False, True)   # a % 2: made a bool
+    from beast.codegen.python import print_python
+    text = print_python(program).text
+    assert "_b_bool(a % 2)" in text and "_b_bool(a > 2)" not in text
+    assert text.count("_b_int(") == 2 * 2            # c and d, in count and in rows

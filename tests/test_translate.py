@@ -5,10 +5,18 @@ from __future__ import annotations
 import pytest
 
 import beast
+from beast.codegen.c import print_c
 from beast.codegen.lua import print_lua
-from beast.ir.targets import LUA_BODY
+from beast.errors import BeastError, SpaceError
+from beast.ir import targets
+from beast.ir.nestplan import NestPlan, prepare
+from beast.ir.prefix import truncate
+from beast.ir.record import replace
+from beast.ir.tabulate import Table, Tabulator
+from beast.ir.targets import C_FUNCS, C_LOOPS, LUA_BODY, LUA_FUNCS, LUA_LOOPS
 from beast.ir.body import Untranslatable, walk_body
-from beast.ir.translate import NONE, Decided, decide, known_truth, param_types, translate
+from beast.ir.translate import NONE, Decided, decide, decide_all, known_truth, param_types, translate
+from beast.runtime.python_backend import compile_functions
 from conftest import write_space
 
 SPACE = """
@@ -153,3 +161,96 @@ def test_lua_what_follows_a_return_a_constant_decides_is_not_walked(tmp_path):
 def test_lua_forced_functions_are_not_lowered(tmp_path):
     program, done = _decided(tmp_path, force={"stores"})
     assert done["stores"].reason == "forced" and done["stores"].ops is None
+
+
+# -- every target's functions decided in one place, before printing (decide_all, beast.ir.nestplan)
+
+CALLS = """
+from beast import *
+a = range(4)
+b = range(4)
+h = a / 2
+
+@condition
+def f(a, h):
+    return str(a) == "1" or h > 1
+
+@condition
+def g(a, b):
+    t = 0
+    for i in range(b):
+        t += a * i
+    return t % 2 == 1
+"""
+
+
+def _calls(tmp_path):
+    program = beast.load(write_space(tmp_path, CALLS)).program
+    return program, {f.name: i for i, f in program.funcs.items()}
+
+
+def _c_plan(program):
+    return prepare(program, C_LOOPS, C_FUNCS, ("both",), Tabulator(program, lambda: compile_functions(program)))
+
+
+def test_decide_all_for_each_target(tmp_path):
+    program, ident = _calls(tmp_path)
+    lua = decide_all(program, LUA_FUNCS)
+    assert list(lua) == list(program.funcs)                          # every function, in order
+    assert lua[ident["f"]].ptypes == {"a": "int", "h": "float"}
+    assert lua[ident["f"]].done.reason == "the call str()" and lua[ident["g"]].done.reason is None
+    assert (C_FUNCS.params, LUA_FUNCS.params) == (("int", "bool", "float", "num"),
+                                                  ("int", "float", "num", "bool", "str"))   # else num
+    tabulator = Tabulator(program, lambda: compile_functions(program))
+    c = decide_all(program, C_FUNCS, tabulator, idents=[ident["g"], ident["f"]])
+    assert list(c) == [ident["g"], ident["f"]]                       # those asked for, in that order
+    assert isinstance(c[ident["f"]].done, Table) and isinstance(c[ident["g"]].done, Decided)
+    forced = decide_all(program, C_FUNCS, tabulator, forced={ident["g"]}, idents=[ident["g"]])
+    assert isinstance(forced[ident["g"]].done, Table)
+
+
+def test_c_decides_only_the_functions_its_nest_calls_in_the_order_of_their_calls(tmp_path, monkeypatch):
+    program, ident = _calls(tmp_path)
+    tabulated = []
+    real = Tabulator.tabulate
+    monkeypatch.setattr(Tabulator, "tabulate", lambda self, info, ptypes: tabulated.append(info.name) or
+                        real(self, info, ptypes))
+    assert _c_plan(program).calls == [ident["f"], ident["g"]] and tabulated == ["f"]
+    first = truncate(program, 1)                       # sampling's prefix: g's check is below it
+    tabulated.clear()
+    plan = _c_plan(first)
+    assert plan.calls == [ident["f"]] and list(plan.funcs) == [ident["f"]] and tabulated == ["f"]
+    source = print_c(first, lambda: compile_functions(first))
+    assert (source.tabulated, source.translated) == (("f",), ())
+    monkeypatch.setattr(targets, "FORCE_TABULATE", True)
+    assert print_c(program, lambda: compile_functions(program)).tabulated == ("f", "g")
+
+
+def test_a_call_of_an_undefined_function(tmp_path):
+    program, ident = _calls(tmp_path)
+    gone = replace(program, funcs={ident["f"]: program.funcs[ident["f"]]})
+    with pytest.raises(BeastError) as err:                  # C: an internal error, before printing
+        _c_plan(gone)
+    assert err.value.message == f"internal error: unknown function {ident['g']}"
+    plan = prepare(gone, LUA_LOOPS, LUA_FUNCS, ("count", "rows"))      # Lua: a stub raising NameError
+    assert plan.missing == [ident["g"]]
+    assert f"local function {ident['g']}() _b_fail(" in print_lua(gone).text
+
+
+def test_a_function_called_before_a_refused_expression_is_decided_first(tmp_path):
+    path = write_space(tmp_path, """
+        from beast import *
+        a = range(1000)
+        b = range(1000)
+        e = range(b, b + 2)
+        @condition
+        def c(a, b):
+            return sorted([a, b])[0] == 3
+        s = select(e > 1, "ab", "cd")
+        t = condition(s == "ab")
+        """)
+    program = beast.load(path).program
+    with pytest.raises(SpaceError, match="cannot tabulate 'c' instead"):      # c's check comes first
+        print_c(program, lambda: compile_functions(program))
+    plan = NestPlan(program, C_LOOPS, C_FUNCS, ("both",))
+    assert plan.calls == list(program.funcs) and "a choice between str and str" in plan.error.message

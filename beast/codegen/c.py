@@ -9,33 +9,17 @@ from pathlib import Path
 
 from ..errors import BeastError
 from ..ir import Check, Emit, Let, Loop, Program, Tally, walk_statements
-from ..ir.body import Untranslatable
 from ..ir.describe import describe
-from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, Solved, claim_chain
-from ..ir.sites import LoopValueSite, NodeSite, UserSite
-from ..ir.targets import C_LOOPS
+from ..ir.loops import Array, Bind, Call, Counted, Divisors, Scratch, Solved
+from ..ir.nestplan import prepare
+from ..ir.sites import KIND, KINDS, LoopValueSite, NodeSite, UserSite
+from ..ir.targets import C_FUNCS, C_LOOPS
 from ..ir.tabulate import MAX_VALUES, Table, Tabulator
-from ..ir.translate import param_types, translate_or_tabulate
 from .c_body import _FuncGen, _TablePrinter
 from .c_exprs import CTYPE, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, c_prologue
 from .python import PyExpr
 
-# ---------------------------------------------------------------------------------------------
-# Error kinds shared with the runtime (the C enum is generated from this tuple).
-
-KINDS = ("overflow", "zero_floordiv", "zero_mod", "zero_truediv", "zero_ffloordiv", "zero_fmod",
-         "zero_ftruediv", "zero_pow", "fpow_overflow", "complex_pow", "range_step_zero",
-         "range_not_int", "non_integer", "returned_none", "bad_return", "exception", "table_miss",
-         "no_memory", "list_index", "tuple_index", "empty_min", "empty_max", "float_inf_to_int",
-         "float_nan_to_int", "too_many_values", "count_overflow", "negative_shift")
-KIND = {name: i + 1 for i, name in enumerate(KINDS)}
-
 SETOP = {"union": 0, "intersection": 1, "difference": 2}
-MAX_CLAIM_DEPTH = 3          # work items are split at most this many loops deep
-
-
-# Tests may set this to exercise tabulation on functions that translate.
-FORCE_TABULATE = False
 
 
 @record
@@ -75,6 +59,7 @@ class _Unit:
         self.objects = []
         self.statics = []
         self.functions = {}        # ident -> (C name, text)
+        self.decisions = {}        # ident -> beast.ir.translate.Decision (CPrinter sets it)
         self.tabulated, self.translated = [], []
         self.ntmp = 0
         self.nseq = 0
@@ -115,22 +100,22 @@ class _Unit:
             self.arrays[values] = name
         return self.arrays[values]
 
-    def function(self, info):
-        """The C function for a user function: translated, else tabulated, else an error."""
-        if info.ident in self.functions:
-            return self.functions[info.ident][0]
-        fname = f"bn_fn_{_mangle(info.ident)}"
-        self.functions[info.ident] = (fname, None)
-        done = translate_or_tabulate(info, param_types(info, self.program.types), self.tabulator,
-                                     force=FORCE_TABULATE)
-        if isinstance(done, Table):
-            text = self.tables.emit(done, fname)
-            self.tabulated.append(info.name)
-        else:
-            text = _FuncGen(self, done, fname).translate()
-            self.translated.append(info.name)
-        self.functions[info.ident] = (fname, text)
-        return fname
+    def function(self, ident):
+        """The C name of the user function ``ident`` and its parameters' types, printed at its
+        first call (translated or tabulated: beast.ir.translate.decide_all)."""
+        decision = self.decisions[ident]
+        if ident not in self.functions:
+            fname = f"bn_fn_{_mangle(ident)}"
+            self.functions[ident] = (fname, None)
+            done, name = decision.done, self.program.funcs[ident].name
+            if isinstance(done, Table):
+                text = self.tables.emit(done, fname)
+                self.tabulated.append(name)
+            else:
+                text = _FuncGen(self, done, fname).translate()
+                self.translated.append(name)
+            self.functions[ident] = (fname, text)
+        return self.functions[ident][0], decision.ptypes.values()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -142,22 +127,24 @@ class CPrinter:
     def __init__(self, program: Program, pyfuncs=None):
         self.program = program
         self.unit = _Unit(program, pyfuncs)
+        # every decision first (beast.ir.nestplan): the nest's ops, the user functions it calls
+        self.plan = prepare(program, C_LOOPS, C_FUNCS, ("both",), self.unit.tabulator)
+        self.unit.decisions = self.plan.funcs
+        self.lower = self.plan.lower
         self.code = _Code(1)
-        self.gen = _Gen(self.unit, self.code, self.resolve, self.leave)
-        self.py = PyExpr(program.types)
+        self.gen = _Gen(self.unit, self.code, self.resolve, self.leave, self.plan.ops)
+        self.py = PyExpr(program.types, self.lower.to_bool)
         self.loop_vars = {}        # var -> C name
         self.derived = {}          # var -> (C name, type)
         self.fail_used = set()
         self.nloops = 0
-        self.claims = claim_chain(program, MAX_CLAIM_DEPTH)     # the loops that are work items
+        self.claims = self.lower.work_items()
         self.claim_depth = len(self.claims) - 1
-        self.lower = LoopLowering(program, C_LOOPS)
         for st in walk_statements(program.body):
             if isinstance(st, Loop):
                 self.loop_vars[st.var] = f"v_{_mangle(st.var)}"
             elif isinstance(st, Let):
-                t = program.types.get(st.var, st.type)
-                self.derived[st.var] = (f"d_{_mangle(st.var)}", t if t in CTYPE else "num")
+                self.derived[st.var] = (f"d_{_mangle(st.var)}", self.lower.var_type(st.var))
 
     def resolve(self, name):
         if name in self.loop_vars:
@@ -195,14 +182,14 @@ class CPrinter:
             elif isinstance(s, Check):
                 code(c_comment(f"check {s.name}: {self.py(s.expr)}" + (" (break)" if s.exit == "break" else "")))
                 self.at(self.node_site(s, lets), depth)
-                test = self.gen.truth(s.expr)
+                value, fires = self.gen.value(s.expr), self.plan.truth(s)
                 label = ("bn_b" if s.exit == "break" else "bn_n") + str(loops[-1]) if loops else None
                 self.used_labels.add(label)     # (None: no loop around, nothing to label)
                 target = f"goto {label};" if label else "return 0;"
-                if test == "1":
+                if fires:
                     code(target)
-                elif test != "0":
-                    code(f"if ({test}) {target}")
+                elif fires is None:
+                    code(f"if ({self.gen.truth_of(value)}) {target}")
             elif isinstance(s, Loop):
                 claim = any(s is c for c in self.claims)
                 if claim:
@@ -285,9 +272,6 @@ class CPrinter:
             code.open(f"for (uint64_t {i} = 0; {i} < {n}; {i}++) {{")
             code(f"{var} = bn_range_at({a}, {c}, {i});")
         elif isinstance(form, Array):
-            if form.wide is not None:
-                raise BeastError(f"iterator '{s.var}' has the value {form.wide}, which does not fit in "
-                                 "64 bits")
             i = self.unit.tmp()
             arr = self.unit.int_array(form.values) if form.values else None
             code.open(f"for (int64_t {i} = 0; {i} < {len(form.values)}; {i}++) {{")
@@ -415,10 +399,7 @@ class CPrinter:
     def render(self) -> CSource:
         p = self.program
         self.used_labels = set()
-        try:
-            self.block(p.body, 0, [], [])
-        except Untranslatable as why:
-            raise BeastError(f"the C backend cannot compile {why.reason} in the loop nest") from None
+        self.block(p.body, 0, [], [])
         walk_lines = self.code.lines
         ncols = len(p.columns)
         out = [f"/* beast enumerator for space {p.name!r}: generated code, do not edit */",

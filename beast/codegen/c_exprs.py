@@ -7,8 +7,7 @@ import math
 import re
 
 from ..errors import BeastError
-from ..ir.ops import INTISH, Lowering, range_arg_checks
-from ..ir.translate import param_types
+from ..ir.ops import INTISH, range_arg_checks
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 CTYPE = {"int": "int64_t", "bool": "int64_t", "float": "double", "num": "bn_num"}
@@ -145,16 +144,16 @@ ITERATE = {"range": ("uint64_t {n} = bn_range_len({0}, {1}, {2});", "for (uint64
 
 
 class _Gen:
-    """Print expressions into ``code``: the ops of :class:`beast.ir.ops.Lowering` (in a function
-    body, lowered already: ``ops``). ``resolve(name) -> CVal``; ``leave(bound)``: the C that ends a
-    failure (in the nest: go to the failure label of ``bound`` loops, default ``self.bound``; in a
-    function: return 1)."""
+    """Print expressions into ``code``: the ops of :class:`beast.ir.ops.Lowering`, lowered already
+    (``ops``: a function body's, or the nest's from :mod:`beast.ir.nestplan`). ``resolve(name) ->
+    CVal``; ``leave(bound)``: the C that ends a failure (in the nest: go to the failure label of
+    ``bound`` loops, default ``self.bound``; in a function: return 1)."""
 
     def __init__(self, unit, code, resolve, leave, ops=None, positions=None):
         self.unit, self.code, self.resolve, self.leave = unit, code, resolve, leave
         self.site = 0           # the statement's site (IR) or the function's fallback site
         self.bound = 0          # in the nest: the loops bound at the statement
-        self.ops = ops or {}    # id(expr) -> its op (function bodies)
+        self.ops = ops or {}    # id(expr) -> its op
         self.positions = positions or {}    # id(expr) -> user position of that operation (function bodies)
         self.lists = []         # list temporaries (function bodies)
 
@@ -236,8 +235,7 @@ class _Gen:
 
     # -- entry points
     def value(self, e) -> CVal:
-        op = self.ops.get(id(e))
-        return self.emit(op if op is not None else Lowering(lambda name: self.resolve(name).type)(e))
+        return self.emit(self.ops[id(e)])
 
     def emit(self, op) -> CVal:
         return getattr(self, "e_" + op.kind)(op)
@@ -270,9 +268,6 @@ class _Gen:
     def e_then(self, op):
         self.emit(op.args[0])
         return self.emit(op.args[1])
-
-    def e_error(self, op):
-        raise op.value
 
     # -- arithmetic
     def spell(self, values, form):
@@ -381,13 +376,9 @@ class _Gen:
 
     def user_call(self, func, values):
         """The C name of the user function ``func`` (printed first) and its arguments' texts (each
-        ``, arg``), from ``values()``."""
-        info = self.unit.program.funcs.get(func)
-        if info is None:
-            raise BeastError(f"internal error: unknown function {func}")
-        fname = self.unit.function(info)
-        args = zip(values(), param_types(info, self.unit.program.types))
-        return fname, "".join(f", {self.convert(a, t)}" for a, t in args)
+        ``, arg``, as the parameter's type), from ``values()``."""
+        fname, ptypes = self.unit.function(func)
+        return fname, "".join(f", {self.convert(a, t)}" for a, t in zip(values(), ptypes))
 
     def e_callfn(self, op):
         fname, args = self.user_call(op.value, lambda: self.operands(op)[0])

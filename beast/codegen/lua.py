@@ -12,17 +12,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..ir import Check, Let, Loop, Program, Tally, ops
-from ..ir.body import Untranslatable
-from ..ir.translate import decide, param_types
-from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved
+from ..ir import Check, Let, Loop, Program, Tally
+from ..ir.loops import Array, Bind, Call, Counted, Divisors, Scratch, SetOp, Solved
 from ..ir.lower import function_kind
+from ..ir.nestplan import prepare
 from ..ir.record import field, record
-from ..ir.split import parts
-from ..ir.targets import LUA_BODY, LUA_LOOPS
+from ..ir.targets import LUA_FUNCS, LUA_LOOPS
 from .exprs import ATOM
 from .lua_body import KINDS, FunctionTranslator
-from .lua_ops import NUMERIC, SETOP_CODES, ErrorSite, LuaCodegenError, OpSpeller, V, lua_ident, number
+from .lua_ops import NUMERIC, SETOP_CODES, ErrorSite, OpSpeller, V, lua_ident, number
 
 
 @record
@@ -47,24 +45,19 @@ HELPERS = (Path(__file__).with_name("lua_prelude.lua")).read_text(encoding="utf-
 # what the Python stub of an untranslated function returns, and what its call returned
 FALLBACK = {"cond": ("v", "v"), "deferred": ("s0, st, n, tb, bad", "s0, st, n, tb, bad"),
             "closure": ("n, bad", "n, tb, bad")}
-PARAM_TYPES = ("int", "float", "num", "bool", "str")     # a user function's parameter (else num)
 
 
 class NestSpeller(OpSpeller):
     """The nest's expressions (pure: errors are raised by helper calls), lowered for the 53-bit
-    target with the nest's intervals (:data:`beast.ir.targets.LUA_NEST`)."""
+    target with the nest's intervals (:data:`beast.ir.targets.LUA_NEST`) by beast.ir.nestplan."""
 
     def __init__(self, ctx):
         self.ctx = ctx
-        # (beast.ir.loops: lowered once, with the intervals; count and rows print each expression)
-        self.lowering = ctx.lower.ops
+        self.ops = ctx.plan.ops     # (lowered once; count and rows print each expression)
 
     def v(self, e) -> V:
-        """The Lua of a nest expression, from its ops."""
-        try:
-            return self.spell(self.lowering(e))
-        except Untranslatable as why:
-            raise LuaCodegenError(f"the Lua backend cannot translate {why.reason}") from None
+        """The Lua of a nest expression, from its op."""
+        return self.spell(self.ops[id(e)])
 
     def lua_name(self, name):
         return self.ctx.lname(name)
@@ -82,9 +75,6 @@ class NestSpeller(OpSpeller):
         return V(f"{self.ctx.func_ref(op.value)}({self.ctx.call_args(op.value, [self.spell(a) for a in op.args])})",
                  ATOM, "bool")
 
-    def o_error(self, op):
-        raise Untranslatable(None, op.value.reason)
-
 
 class LuaPrinter:
     """Print a :class:`~beast.ir.Program` as a LuaJIT chunk."""
@@ -93,10 +83,11 @@ class LuaPrinter:
 
     def __init__(self, program: Program, force_python=()):
         self.program = program
-        self.force_python = set(force_python)
         self.sites = {}             # ErrorSite -> its index k
         self.names = {}
-        self.lower = LoopLowering(program, LUA_LOOPS)   # beast.ir.loops
+        # every decision first (beast.ir.nestplan): the nest's ops, the user functions
+        self.plan = prepare(program, LUA_LOOPS, LUA_FUNCS, ("count", "rows"), forced=set(force_python))
+        self.lower = self.plan.lower                    # beast.ir.loops
         self.tables = {}            # tuple of ints -> Lua name
         self.lines = []             # the Lua function being printed: (text, (node, bound) or None)
         self.out_tables = []        # its closure iterators' tables (beast.ir.loops.Scratch of a closure)
@@ -104,7 +95,6 @@ class LuaPrinter:
         self.split = {}             # id(loop) -> beast.ir.split.Part, for the function being printed
         self.nlabel = 0
         self.funcs = {}             # ident -> (kind, parameter types, why untranslated, Lua lines)
-        self.missing = set()
         self.ex = NestSpeller(self)
 
     # -- bookkeeping
@@ -145,17 +135,14 @@ class LuaPrinter:
         return lines
 
     # -- user functions (which are translated: beast.ir.translate)
-    def prepare_functions(self):
-        p = self.program
-        for ident, info in p.funcs.items():
-            ptypes = dict(zip(info.node_args, param_types(info, p.types, PARAM_TYPES)))
-            decided = decide(info, ptypes, LUA_BODY, ident in self.force_python)
+    def print_functions(self):
+        for ident, decision in self.plan.funcs.items():
+            decided = decision.done
             lines = None if decided.reason else FunctionTranslator(decided, self).translate()
-            self.funcs[ident] = (KINDS[function_kind(info)], ptypes, decided.reason, lines)
+            kind = KINDS[function_kind(self.program.funcs[ident])]
+            self.funcs[ident] = (kind, decision.ptypes, decided.reason, lines)
 
     def func_ref(self, ident):
-        if ident not in self.funcs:
-            self.missing.add(ident)     # Python raises NameError when (if ever) the call runs: so does the stub
         return f"_b_F.{ident}" if len(self.funcs) > self.MAX_LOCAL_FUNCS and ident in self.funcs else ident
 
     def call_args(self, ident, args):
@@ -179,7 +166,7 @@ class LuaPrinter:
             if kind == "closure":
                 out += ["  for i = 1, n do out[i] = tb[i] end", "  out.n = n"]
             out += [f"  if e ~= nil then _b_fail({self.site('python')}, e) end", f"  return {returns}", "end"]
-        for ident in sorted(self.missing):
+        for ident in sorted(self.plan.missing):     # Python raises NameError when (if ever) the call runs
             out.append(f"local function {ident}() _b_fail({self.site('missing', ident)}) end")
         if len(self.funcs) > self.MAX_LOCAL_FUNCS:
             out.append("local _b_F = {" + ", ".join(f"{i} = {i}" for i in self.funcs) + "}")
@@ -252,15 +239,14 @@ class LuaPrinter:
     def block(self, stmts, depth, mode, loop, nloops):
         for s in stmts:
             if isinstance(s, Let):
-                v, name = self.ex.v(s.expr), self.lname(s.var)
-                kind = ops.let_kind(self.program.types.get(s.var, "num"), v.ty)
+                v, name, kind = self.ex.v(s.expr), self.lname(s.var), self.plan.store(s)
                 v = v if kind == "same" else OpSpeller.num(v)
                 flag = f", _b_f_{name} = {v.code}, {OpSpeller.flag(v)}" if kind == "flagged" else f" = {v.code}"
                 self.emit(depth, f"local {name}{flag}", s.node, nloops)
             elif isinstance(s, Check):
                 cond = self.ex.truth(self.ex.v(s.expr))
                 exit_ = "return 0" if loop is None else f"goto {loop[0] if s.exit == 'continue' else loop[1]}"
-                if cond != "false":
+                if self.plan.truth(s) is not False:
                     self.emit(depth, f"if {cond} then {exit_} end", s.node, nloops)
             elif isinstance(s, Loop) and mode == "count" and (count := self.lower.count(s)) is not None:
                 product = self.pure_count(count)
@@ -314,13 +300,10 @@ class LuaPrinter:
     def part(self, part, depth, mode, nloops):
         """Print the loop nest ``part.loop`` as a function of its own and call it:
         ``_b_P[i](vars...)`` returns the count, or the buffer state."""
-        if not part.fits:
-            raise LuaCodegenError(f"the loop over '{part.loop.var}' reads {len(part.params)} variables: more "
-                                  "than a LuaJIT function can take")
         args = []
-        for name in part.params:
+        for name, flagged in zip(part.params, part.flagged):
             lua = self.lname(name)
-            args += [lua, f"_b_f_{lua}"] if self.program.types.get(name) == "num" else [lua]
+            args += [lua, f"_b_f_{lua}"] if flagged else [lua]
         extra = [] if mode == "count" else ["_b_buf", "_b_i", "_b_cap"]
         self.parts.append(None)
         pid = len(self.parts)
@@ -358,7 +341,7 @@ class LuaPrinter:
             check = f"if not _b_isint({var}) then _b_nonint({k}, {var}) end" if isinstance(form, Scratch) else None
             return ([f"local {tb} = {self.seq_list(form)}"], f"for {j} = 1, #{tb} do", f"local {var} = {tb}[{j}]",
                     check, [])
-        args = self.call_args(call.func, [self.ex.v(a) for a in call.args])   # may register a missing one
+        args = self.call_args(call.func, [self.ex.v(a) for a in call.args])
         ref, check = self.func_ref(call.func), f"if {j} == {bad} then _b_nonint({k}, {var}, true) end"
         if not call.closure:
             return ([f"local {s0}, {st}, {cnt}, {tb}, {bad} = {ref}({args})"], f"for {j} = 0, {cnt} - 1 do",
@@ -402,11 +385,11 @@ class LuaPrinter:
     # -- whole chunk
     def render(self) -> LuaSource:
         p = self.program
-        self.prepare_functions()
+        self.print_functions()
         mains = []
         for head, counter, mode in (("local function _b_count()", "_b_n", "count"),
                                      ("local function _b_rows(_b_buf, _b_cap)", "_b_i", "rows")):
-            self.split = parts(self.lower, p.body, mode)     # beast.ir.split
+            self.split = self.plan.parts[mode]              # beast.ir.split
             mains += self.function(head, f"local {counter} = 0", lambda: self.block(p.body, 1, mode, None, 0),
                                    f"return {counter}") + [("", None)]
         head = [f"-- beast enumerator for space {p.name!r} (LuaJIT): generated code, do not edit",

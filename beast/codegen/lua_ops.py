@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import re
 
-from ..errors import BeastError
 from ..ir.record import record
 from .exprs import ATOM
 
@@ -29,10 +28,6 @@ TRUTH = {"bool": ("{}", 0, False), "none": ("false", 0, False), "str": ('{} ~= "
 INLINE = {("+", None): ("{} + {}", ADD, ADD), ("-", None): ("{} - {}", ADD, ADD), ("*", None): ("{} * {}", MUL, MUL),
           ("/", None): ("{} / {}", MUL, MUL), ("%", "ii"): ("{} % {}", MUL, MUL),
           ("//", "ii"): ("_b_floor({} / {})", ATOM, MUL), ("**", "ii"): ("{} ^ {}", POW, POW)}
-
-
-class LuaCodegenError(BeastError):
-    """The IR holds a construct the Lua printer cannot express."""
 
 
 def lua_ident(name: str) -> str:

@@ -11,15 +11,12 @@ import copy
 import math
 from ..ir.record import record
 
-from ..expr import static_type
 from ..ir import Check, Emit, Let, Loop, Program, Tally
-from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, LoopTarget, Scratch, SetOp, Solved
-from ..ir.split import Budget, parts
+from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved
+from ..ir.split import parts
+from ..ir.targets import PY_LOOPS
 from .exprs import ATOM, ExprPrinter
 
-# Python refuses more than 20 nested blocks: deeper loops move into functions of their own
-# (beast.ir.split; the cost in scope is the indentation depth).
-PY_LOOPS = LoopTarget(split=Budget(limit=15, top=1, part=1))   # unbounded integers
 HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
            "_b_setop", "_b_overflow", "_b_divisors")
 
@@ -28,6 +25,10 @@ class PyExpr(ExprPrinter):
     PREC = {"or": 1, "and": 2, "not": 3, "cmp": 4, "+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7,
             "unary": 8, "**": 9}
     NONASSOC = {"cmp"}
+
+    def __init__(self, types=None, to_bool=None):
+        super().__init__(types)
+        self.to_bool = to_bool      # (sub) -> whether an operand of & or | is converted (beast.ir.loops)
 
     def fmt_const(self, v):
         if isinstance(v, float) and not math.isfinite(v):
@@ -38,7 +39,7 @@ class PyExpr(ExprPrinter):
     def fmt_boolop(self, e, left, right):
         # The value of & and | is a bool in every backend; Python's own and/or return an operand.
         def as_bool(sub, text):
-            return text if static_type(sub, self.types) == "bool" else f"_b_bool({text})"
+            return f"_b_bool({text})" if self.to_bool(sub) else text
         return f"{as_bool(e.left, left)} {e.op} {as_bool(e.right, right)}"
 
     def fmt_call(self, func, args):
@@ -69,8 +70,8 @@ class PythonPrinter:
 
     def __init__(self, program: Program):
         self.program = program
-        self.printer = PyExpr(program.types)
         self.lower = LoopLowering(program, PY_LOOPS)
+        self.printer = PyExpr(program.types, self.lower.to_bool)
         self.lines = []
         self.line_nodes = {}
         self.texts = {}             # id(expr or form) -> (it, its text): count and rows print the same
@@ -146,7 +147,7 @@ class PythonPrinter:
                 form = self.lower.form(s)
                 self.emit(depth, f"for {s.var} in {self.memo(form, self.seq)}:", s.node, nloops)
                 # Python's values keep their class: check (and turn a bool into an int) at run time
-                if isinstance(form, Scratch) or isinstance(form, Bind) and form.type != "int":
+                if isinstance(form, Scratch) or isinstance(form, Bind) and form.check == "class":
                     self.emit(depth + 1, f"if {s.var}.__class__ is not int:", s.node, nloops + 1)
                     self.emit(depth + 2, f"{s.var} = _b_int({s.var}, {s.var!r})", s.node, nloops + 1)
                 self.block(s.body, depth + 1, mode, True, nloops + 1)

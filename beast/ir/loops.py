@@ -8,7 +8,8 @@ spells them, in its own text:
   as 0/1, a float or a num checked when it runs: Python's range() refuses a float) and the sign of
   the step where the target's intervals prove it (no step-zero check, a known loop direction);
 - :class:`Array`: constant integers; ``wide`` when one is outside the integers the target holds
-  exactly (the C backend refuses it, the Lua backend raises "integer overflow" when it is reached);
+  exactly (``LoopTarget.wide``: C refuses it before printing, Lua raises "integer overflow" when it
+  is reached);
 - :class:`Bind`: one value bound to the loop variable, and its non-integer check;
 - :class:`Solved`: one value when a guard holds and the value is in a range (tightening);
 - :class:`Divisors`: the divisors of n in a step-1 range (all of it when n == 0; when the range
@@ -30,30 +31,42 @@ from __future__ import annotations
 import itertools
 from beast.ir.record import record, replace as record_replace
 
+from ..errors import BeastError
 from ..expr import (CallSeq, Const, DivisorSeq, Expr, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
                     static_type)
 from .body import Untranslatable
 from .counting import pure_nest
 from .fuse import fusable
 from .intervals import NestIntervals
-from .nest import Check, Let, Loop, Tally
+from .nest import Check, Let, Loop, Tally, walk_statements
 
 
 @record
 class LoopTarget:
     """How a target runs its loop nest (the backends' records: :mod:`beast.ir.targets`). ``ints``:
-    the :class:`beast.ir.ops.Target` of its integers (exact in [lo, hi]; None: unbounded);
+    the :class:`beast.ir.targets.Target` of its integers (exact in [lo, hi]; None: unbounded; else
+    the nest's expressions are lowered once, for ``ints``: :attr:`LoopLowering.ops`);
     ``intervals``: integers strictly inside (-limit, limit), limit = hi + 1, have known intervals
-    (checks proved away), and the nest's expressions are lowered once, for ``ints``
-    (:attr:`LoopLowering.ops`: the intervals come from the ops, and the printer spells them);
-    ``fuse``: run short constant chains as one loop; ``count_safe``: a pure counting nest is one
-    expression, so its inner sequences must not fail; ``split``: how much one of its functions
-    holds (a :class:`beast.ir.split.Budget`; None: no limit)."""
-    ints: object = None         # an ops.Target (not imported: the Python printer does not need ops)
+    (checks proved away; the intervals come from the ops); ``fuse``: run short constant chains as
+    one loop; ``count_safe``: a pure counting nest is one expression, so its inner sequences must
+    not fail; ``split``: how much one of its functions holds (a :class:`beast.ir.split.Budget`;
+    None: no limit); ``stores``: the static types a nest variable is stored as (any other: num;
+    None: every type as it is); ``classes``: values keep their class when they run (Python: a
+    bound value that is not statically an int is tested, a bool made an int); ``claims``: work
+    items are split at most this many loops deep (None: one item); ``wide``: a constant of an
+    Array the integers do not hold is "refuse"d before printing, or "check"ed when it is reached;
+    ``says``: how a refusal is worded ("expr": a nest expression the ops refuse, "part": a split
+    part that takes more parameters than a function can)."""
+    ints: object = None         # a targets.Target
     intervals: bool = False
     fuse: bool = False
     count_safe: bool = True
     split: object = None        # beast.ir.split imports this module, not the other way
+    stores: tuple | None = None
+    classes: bool = False
+    claims: int | None = None
+    wide: str = "check"
+    says: dict | None = None
 
     @property
     def lo(self):
@@ -123,15 +136,21 @@ class Array:
 
 @record
 class Bind:
-    """``value`` of static ``type``; ``check``: "none" (an int, or a bool as 0/1), "always" (a
-    float or a str: never an integer), "flag" (a num: an integer unless it is a float)."""
+    """``value`` of static ``type``; ``check`` (:func:`bind_check`): "none" (an int, or a bool as
+    0/1), "always" (a float or a str: never an integer), "flag" (a num: an integer unless it is a
+    float), "class" (a target whose values keep their class: anything but an int is tested when it
+    runs, a bool made an int)."""
     value: Expr
     type: str
+    check: str = "none"
     single = True
 
-    @property
-    def check(self):
-        return "none" if self.type in ("int", "bool") else "flag" if self.type == "num" else "always"
+
+def bind_check(type_, classes=False) -> str:
+    """The check of a value of static ``type_`` bound to a loop variable (:class:`Bind`)."""
+    if classes:
+        return "none" if type_ == "int" else "class"
+    return "none" if type_ in ("int", "bool") else "flag" if type_ == "num" else "always"
 
 
 @record
@@ -213,22 +232,47 @@ class LoopLowering:
     """The loop forms of one program for one :class:`LoopTarget`."""
 
     def __init__(self, program, target: LoopTarget):
-        self.types = program.types
+        self.program, self.types = program, program.types
         self.target = target
         self.lo, self.hi = target.lo, target.hi     # (LoopTarget's properties, read once)
         self.ivs = self.ops = None
-        if target.intervals:
+        self._stored = None if target.stores is None else _stored(program, target.stores)
+        if target.ints is not None:
             # the nest's expressions lowered once (beast.ir.ops), for the intervals and the printer;
-            # imported here: a target without intervals (the Python printer's) does not need the ops
+            # imported here: a target without integers (the Python printer's) does not need the ops
             from . import ops
-            types, ivs = program.types, {}
-            self.ops = ops.Lowering(lambda name: types.get(name, "num"),
-                                    target=record_replace(target.ints, var_iv=ivs.get), memo=True)
-            self.ivs = NestIntervals(program, target.limit, ivs, self.ops)
+            types, ints, ivs = program.types, target.ints, {}
+            if target.intervals:
+                ints = record_replace(ints, var_iv=ivs.get)
+            type_of = self.var_type if self._stored is not None else lambda name: types.get(name, "num")
+            self.ops = ops.Lowering(type_of, target=ints, memo=True)
+            if target.intervals:
+                self.ivs = NestIntervals(program, target.limit, ivs, self.ops)
         self._forms = {}            # id(loop) -> (loop, form)
         self._fused = {}            # id(loop) -> (loop, Fused or None): printers ask at every level
         self._counts = {}           # id(loop) -> (loop, Count or None): split and the printer ask
         self._limits = {}           # id(form) -> (form, op): count and rows print each for-loop
+
+    def var_type(self, name) -> str:
+        """The static type the target stores the nest variable ``name`` as (``LoopTarget.stores``:
+        a loop's is an int; a let's its own type where the target holds it, else num)."""
+        if self._stored is None:
+            return self.types.get(name, "num")
+        t = self._stored.get(name)
+        if t is None:
+            raise BeastError(f"internal error: the loop nest reads '{name}', which it does not define")
+        return t
+
+    def work_items(self) -> list:
+        """The loops whose runs are the work items of a threaded run (:func:`claim_chain`, at most
+        ``LoopTarget.claims`` deep; empty: the whole walk is one item)."""
+        return [] if self.target.claims is None else claim_chain(self.program, self.target.claims)
+
+    def to_bool(self, e) -> bool:
+        """Whether the operand ``e`` of beast's ``&``/``|`` is converted to a bool: its static type
+        is not one (the value of ``&``/``|`` is a bool in every backend; Python's and/or return an
+        operand)."""
+        return static_type(e, self.types) != "bool"
 
     @staticmethod
     def _memo(table, key, make):
@@ -242,7 +286,12 @@ class LoopLowering:
         """The form of ``loop``'s sequence (never Fused: see :meth:`fused`)."""
         hit = self._forms.get(id(loop))         # (_memo's, inline: printers ask for every loop)
         if hit is None:
-            hit = self._forms[id(loop)] = (loop, self.seq(loop.seq))
+            form = self.seq(loop.seq)
+            wide = _wide(form) if self.target.wide == "refuse" else None
+            if wide is not None:
+                raise BeastError(f"iterator '{loop.var}' has the value {wide}, which does not fit in "
+                                 f"{self.target.ints.bits} bits")
+            hit = self._forms[id(loop)] = (loop, form)
         return hit[1]
 
     def fused(self, loop):
@@ -274,7 +323,8 @@ class LoopLowering:
         if isinstance(seq, ValuesSeq):
             return self.array(seq.values)
         if isinstance(seq, ScalarSeq):
-            return Bind(seq.value, static_type(seq.value, self.types))
+            t = static_type(seq.value, self.types)
+            return Bind(seq.value, t, bind_check(t, self.target.classes))
         if isinstance(seq, SolveSeq):
             return Solved(seq.guard, seq.value, self.counted(seq.base))
         if isinstance(seq, DivisorSeq):
@@ -323,6 +373,31 @@ class LoopLowering:
         lo, hi = self.lo, self.hi
         wide = next((v for v in values if not lo <= v <= hi), None) if lo is not None else None
         return Array(tuple(values), wide)
+
+
+def _stored(program, stores) -> dict:
+    """Each nest variable's stored type (:meth:`LoopLowering.var_type`)."""
+    out = {}
+    for st in walk_statements(program.body):
+        if isinstance(st, Loop):
+            out[st.var] = "int"
+        elif isinstance(st, Let):
+            t = program.types.get(st.var, st.type)
+            out[st.var] = t if t in stores else "num"
+    return out
+
+
+def _wide(f):
+    """The first constant of an Array in the form ``f`` (or its fills) that the target does not
+    hold exactly, else None."""
+    if isinstance(f, Array):
+        return f.wide
+    if isinstance(f, Scratch):
+        return _wide(f.fill)
+    if isinstance(f, SetOp):
+        left = _wide(f.left)
+        return left if left is not None else _wide(f.right)
+    return None
 
 
 def claim_chain(program, max_depth) -> list:

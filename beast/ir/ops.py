@@ -30,63 +30,17 @@ of a body are decided by the static types of their values too (:func:`store_kind
 from __future__ import annotations
 
 import builtins
-from beast.ir.record import record
 
 from ..expr import COMPARES, BoolOp, Compare, Const, Not, Select, Var, binop_type, fold_binop
 from . import intervals as iv
 from .body import ConstArr, ListLit, Untranslatable
 from .lower import select_type
 from .tabulate import float_bits
+from .targets import C64, Target      # (defined with the other target records)
 
 INTISH = ("int", "bool")
 NUMERIC = ("int", "bool", "float", "num")
 _UNARY = {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x}
-
-
-@record(frozen=True)
-class Target:
-    """What a target's integers hold: exact within [lo, hi]. ``var_iv(name)``: the interval of an
-    integer variable, when the target drops the checks that cannot fire (None: every variable may
-    take any value of the width); ``fold``: the operators whose constant operands fold (None: all).
-    Each backend's records are in :mod:`beast.ir.targets` (C: :data:`C64`; LuaJIT's 53 bits: ``LUA``, with
-    ``LUA_NEST`` and ``LUA_BODY`` for its nest and its function bodies)."""
-    lo: int
-    hi: int
-    bits: int
-    var_iv: object = None
-    fold: frozenset | None = None
-    intervals: bool = False             # choices carry the hull of their branches' intervals
-    bools_are_ints: bool = True         # else a bool in arithmetic is converted (a "conv" op)
-    huge_fails: bool = False            # an integer literal beyond the width: refused, or a "huge" op
-    strings: bool = False               # strings compared and chosen at run time
-    eval_dead: bool = False             # the operands a constant decides away are printed all the same
-    # function bodies where lists are tables of doubles (Lua): integer constants (ConstArr, constant
-    # list literals) are 'list' values: a module-level one a shared 'carray', a literal a fresh
-    # 'table'; other constant sequences are 'tuple' constants; list + list is 'concat'; sorted() and
-    # union/intersection/difference make lists; a constant index into a constant and len() of one
-    # fold; a choice may be between two lists or two strings
-    tables: bool = False
-    objects: bool = False               # any other constant is an 'obj' constant (kept for `is None`)
-    member: bool = False                # x in (a, b, ...) over a literal: == in order ('member')
-    is_none: bool = False               # `a is None` decided by the static types
-    bitwise: bool = True                # else &, |, ^, <<, >> are refused
-    invert: bool = True                 # else ~x is lowered as -x - 1
-    fold_conv: bool = False             # bool(), float(), int() of constants fold (int() of ints only)
-    index_nums: bool = False            # an index that may be a float is checked at run time
-
-    def fits(self, v) -> bool:
-        return self.lo <= v <= self.hi
-
-    def inside(self, out_iv):
-        """``out_iv`` when it is known and inside the width, else None."""
-        return out_iv if out_iv is not None and self.fits(out_iv[0]) and self.fits(out_iv[1]) else None
-
-    def known(self, a):
-        """An operand's interval; an unknown one is the whole width (for deciding checks only)."""
-        return a.iv if a.iv is not None else (self.lo, self.hi)
-
-
-C64 = Target(-(1 << 63), (1 << 63) - 1, 64)
 
 
 class Op:
@@ -133,7 +87,10 @@ def range_arg_checks(types, step_const=None):
 
 class Lowering:
     """Lower expressions to ops. ``type_of(name)``: a name's static type (raises when unknown);
-    ``positions``: id(expr) -> user position (function bodies); ``origins``: id(expr) -> ast node."""
+    ``positions``: id(expr) -> user position (function bodies); ``origins``: id(expr) -> ast node;
+    ``calls``: how many user-function calls it has lowered (a walk looks for them only then)."""
+
+    calls = 0
 
     def __init__(self, type_of, positions=None, origins=None, target=C64, memo=False):
         self.type_of, self.target = type_of, target
@@ -343,6 +300,7 @@ class Lowering:
         return new_op("minmax_call", out.type, args, e.func, value=steps, where=where, iv=out.iv)
 
     def l_FuncCall(self, e):
+        self.calls += 1
         args = []
         for a in e.args:          # the function is printed before its arguments: errors after it
             try:

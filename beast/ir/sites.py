@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from beast.ir.record import record
 
+# The kinds of error a compiled enumerator reports with a site (the C enum BN_K_<KIND> is generated
+# from this tuple, and the runtime reads it back).
+KINDS = ("overflow", "zero_floordiv", "zero_mod", "zero_truediv", "zero_ffloordiv", "zero_fmod",
+         "zero_ftruediv", "zero_pow", "fpow_overflow", "complex_pow", "range_step_zero",
+         "range_not_int", "non_integer", "returned_none", "bad_return", "exception", "table_miss",
+         "no_memory", "list_index", "tuple_index", "empty_min", "empty_max", "float_inf_to_int",
+         "float_nan_to_int", "too_many_values", "count_overflow", "negative_shift")
+KIND = {name: i + 1 for i, name in enumerate(KINDS)}
+
 
 @record
 class NodeSite:

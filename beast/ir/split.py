@@ -43,10 +43,12 @@ class Budget:
 
 @record
 class Part:
-    """``loop`` runs in a function of its own that takes ``params`` (in order of binding)."""
+    """``loop`` runs in a function of its own that takes ``params`` (in order of binding);
+    ``flagged``: per parameter, whether it is a num (it comes with its "is a float" flag)."""
     loop: Loop
     params: tuple
     fits: bool = True
+    flagged: tuple = ()
 
 
 def parts(lowering: LoopLowering, body, mode) -> dict:
@@ -77,10 +79,11 @@ def parts(lowering: LoopLowering, body, mode) -> dict:
                     continue
                 used = reads(s) if budget.params == "read" else None
                 params = tuple(n for n in scope if used is None or n in used)
+                flagged = tuple(lowering.var_type(n) == "num" for n in params)
                 start = budget.part + (budget.part_rows if mode == "rows" else 0) + sum(
-                    budget.num_param if types.get(n) == "num" else budget.param for n in params)
+                    budget.num_param if f else budget.param for f in flagged)
                 fits = budget.max_start is None or start <= budget.max_start
-                out[id(s)] = Part(s, params, fits)
+                out[id(s)] = Part(s, params, fits, flagged)
                 loop(s, start, scope, False)
 
     def loop(s, cost, scope, fuse):

@@ -296,3 +296,36 @@ class _Walk:
             self.truth(op)
         elif return_kind(op.type) is None:
             self.refuse(st.node, "returns", op.type)
+
+
+@record
+class Decision:
+    """A user function for one target, decided before printing: ``ptypes`` (node argument -> the
+    static type the target passes it as: ``FuncTarget.params``, any other num) and ``done``: its
+    :class:`Decided` body (translated, or why not: ``reason``) or its
+    :class:`~beast.ir.tabulate.Table`."""
+    ptypes: dict
+    done: object
+
+
+def decide_all(program, target, tabulator=None, forced=(), idents=None) -> dict:
+    """ident -> :class:`Decision` of the user functions of ``program`` for ``target`` (a
+    :class:`beast.ir.targets.FuncTarget`): those of ``idents``, in that order (default: all, in
+    the program's order). A tabulating target tabulates what it does not translate with
+    ``tabulator`` (a :class:`~beast.ir.tabulate.Tabulator`; a :class:`~beast.errors.SpaceError`
+    where it cannot either); another keeps the reason (it calls the function back in Python).
+    ``forced``: idents refused all the same (tests; every function of a tabulating target while
+    ``beast.ir.targets.FORCE_TABULATE`` is set)."""
+    from . import targets       # (read when it runs: tests set the flag)
+    if target.tabulate and targets.FORCE_TABULATE:
+        forced = program.funcs
+    out = {}
+    for ident in (program.funcs if idents is None else idents):
+        info = program.funcs[ident]
+        ptypes = param_types(info, program.types, target.params)
+        if target.tabulate:
+            done = translate_or_tabulate(info, ptypes, tabulator, target.ops, target.backend, ident in forced)
+        else:
+            done = decide(info, dict(zip(info.node_args, ptypes)), target.ops, ident in forced)
+        out[ident] = Decision(dict(zip(info.node_args, ptypes)), done)
+    return out

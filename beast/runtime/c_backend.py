@@ -30,8 +30,8 @@ import threading
 import numpy as np
 
 from .. import __version__
-from ..codegen.c import KINDS, print_c
-from ..ir.sites import ExcSite, LoopValueSite, NodeSite, TableSite, UserSite
+from ..codegen.c import print_c
+from ..ir.sites import KINDS, ExcSite, LoopValueSite, NodeSite, TableSite, UserSite
 from ..errors import BeastError, EvaluationError
 from ..expr import evaluate
 from ..ir.literals import check_integer_width
