@@ -6,8 +6,10 @@
 - :mod:`beast.ir.counting`: pure counting nests (a product of lengths instead of a loop);
 - :mod:`beast.ir.loops`: each loop's sequence lowered into a loop form for a target (ranges,
   constants, binds, solved and divisor loops, scratch tables, fused chains, counting nests);
-- :mod:`beast.ir.targets`: what each backend's integers hold (C 64-bit, LuaJIT 53-bit) and how its
-  loop nest runs (its :class:`~beast.ir.loops.LoopTarget`);
+- :mod:`beast.ir.targets`: what each backend's integers hold (C 64-bit, LuaJIT 53-bit), how its
+  loop nest runs (its :class:`~beast.ir.loops.LoopTarget`) and what it does with user functions;
+- :mod:`beast.ir.nestplan`: the nest prepared for one target before printing (its expressions
+  lowered, lets stored, checks decided, functions it calls decided, refusals raised);
 - :mod:`beast.ir.split`: where a deep loop nest moves into a function of its own (a target's Budget);
 - :mod:`beast.ir.body`, :mod:`beast.ir.lower`: function bodies lowered once for every target;
 - :mod:`beast.ir.tabulate`: tables of the functions a target cannot translate;

@@ -90,8 +90,8 @@ class NestPlan:
             return
         if count is not None:                           # each length, then the loop itself
             for _, f in count.parts:
-                self.exprs((f.value,) if isinstance(f, Bind) else
-                           (b.expr for b in f.bounds) if isinstance(f, Counted) else ())
+                if isinstance(f, (Bind, Counted)):
+                    self.form(f)
         part = self.parts.get(mode, {}).get(id(s))
         if part is not None and not part.fits:
             raise Refused(self.says["part"].format(s.var, len(part.params)))
