@@ -51,26 +51,19 @@ def _prelude(ncols, nseq, ntally=0):
 # The unit: global state of one printing
 
 class _Unit:
-    def __init__(self, program, pyfuncs):
+    def __init__(self, program, decisions):
         self.program = program
-        self._pyfuncs = pyfuncs
+        self.decisions = decisions  # ident -> beast.ir.translate.Decision
         self.sites = [None]
         self.site_ids = {}
         self.objects = []
         self.statics = []
         self.functions = {}        # ident -> (C name, text)
-        self.decisions = {}        # ident -> beast.ir.translate.Decision (CPrinter sets it)
         self.tabulated, self.translated = [], []
         self.ntmp = 0
         self.nseq = 0
         self.arrays = {}
-        self.tabulator = Tabulator(program, self.pyfuncs)
         self.tables = _TablePrinter(self)
-
-    def pyfuncs(self):
-        if callable(self._pyfuncs):
-            self._pyfuncs = self._pyfuncs()
-        return self._pyfuncs
 
     def tmp(self):
         self.ntmp += 1
@@ -126,10 +119,10 @@ class CPrinter:
 
     def __init__(self, program: Program, pyfuncs=None):
         self.program = program
-        self.unit = _Unit(program, pyfuncs)
+        self._pyfuncs = pyfuncs
         # every decision first (beast.ir.nestplan): the nest's ops, the user functions it calls
-        self.plan = prepare(program, C_LOOPS, C_FUNCS, ("both",), self.unit.tabulator)
-        self.unit.decisions = self.plan.funcs
+        self.plan = prepare(program, C_LOOPS, C_FUNCS, ("both",), Tabulator(program, self.pyfuncs))
+        self.unit = _Unit(program, self.plan.funcs)
         self.lower = self.plan.lower
         self.code = _Code(1)
         self.gen = _Gen(self.unit, self.code, self.resolve, self.leave, self.plan.ops)
@@ -145,6 +138,11 @@ class CPrinter:
                 self.loop_vars[st.var] = f"v_{_mangle(st.var)}"
             elif isinstance(st, Let):
                 self.derived[st.var] = (f"d_{_mangle(st.var)}", self.lower.var_type(st.var))
+
+    def pyfuncs(self):
+        if callable(self._pyfuncs):
+            self._pyfuncs = self._pyfuncs()
+        return self._pyfuncs
 
     def resolve(self, name):
         if name in self.loop_vars:

@@ -68,17 +68,20 @@ class NestPlan:
 
     # -- the walk, in print order
     def block(self, stmts, mode):
+        stores, truths = self.stores, self.truths
         for s in stmts:
-            if isinstance(s, Let):
+            if isinstance(s, Loop):
+                self.loop(s, mode)
+            elif id(s) in stores or id(s) in truths:    # decided in an earlier walk
+                continue
+            elif isinstance(s, Let):
                 op = self.expr(s.expr)
                 local = self.lower.var_type(s.var)
-                kind = self.stores[id(s)] = let_kind(local, op.type)
+                kind = stores[id(s)] = let_kind(local, op.type)
                 if kind is None:
                     raise BeastError(f"internal error: cannot store a {op.type} value as {local}")
             elif isinstance(s, Check):
-                self.truths[id(s)] = known_truth(self.expr(s.expr))
-            elif isinstance(s, Loop):
-                self.loop(s, mode)
+                truths[id(s)] = known_truth(self.expr(s.expr))
 
     def loop(self, s, mode):
         form = self.lower.form(s)
