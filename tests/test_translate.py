@@ -2,6 +2,8 @@
 in Python), decided before any printing."""
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 import beast
@@ -9,6 +11,7 @@ from beast.codegen.c import print_c
 from beast.codegen.lua import print_lua
 from beast.errors import BeastError, SpaceError
 from beast.ir import targets
+from beast.ir.ops import C64
 from beast.ir.nestplan import NestPlan, prepare
 from beast.ir.prefix import truncate
 from beast.ir.record import replace
@@ -154,8 +157,12 @@ def test_lua_the_first_refusal_in_print_order_decides_and_the_printer_says_so(tm
 def test_lua_what_follows_a_return_a_constant_decides_is_not_walked(tmp_path):
     program, done = _decided(tmp_path)
     assert done["dead"].reason is None      # `x = PRIMES` is dead: 3 in (1, 2, 3) is known true
-    test = next(st.test for st in walk_body(done["dead"].body.body) if type(st).__name__ == "If")
-    assert known_truth(done["dead"].ops[id(test)]) is True
+    stmts = list(walk_body(done["dead"].body.body))
+    known = next(st for st in stmts if type(st).__name__ == "Known")       # the if, pruned to its live branch
+    assert known_truth(done["dead"].ops[id(known.test)]) is True
+    assert not any(type(st).__name__ in ("If", "Assign") and st.node.lineno == known.node.lineno + 2
+                   for st in stmts)     # neither `x = PRIMES` nor the return after it is printed
+    assert type(stmts[-1]).__name__ == "Return" and stmts[-1].node.lineno == known.node.lineno + 1
 
 
 def test_lua_forced_functions_are_not_lowered(tmp_path):
@@ -254,3 +261,146 @@ def test_a_function_called_before_a_refused_expression_is_decided_first(tmp_path
         print_c(program, lambda: compile_functions(program))
     plan = NestPlan(program, C_LOOPS, C_FUNCS, ("both",))
     assert plan.calls == list(program.funcs) and "a choice between str and str" in plan.error.message
+
+
+# -- what each target prints, decided here: the printers only follow Decided
+
+DECIDE_SPACE = """
+from beast import *
+a = range(1, 6)
+b = range(4)
+
+@condition
+def known(a, b):
+    s = 0
+    if 2 > 1:
+        s += a
+    else:
+        s += [b][5]
+    while 0:
+        s += 1
+    while True:
+        s += 1
+        if s > 9:
+            break
+    return s > b
+    s = 3
+
+@condition
+def falls_off(a, b):
+    if a > b:
+        return True
+
+@condition
+def ends(a, b):
+    if a > b:
+        return True
+    else:
+        return False
+
+@iterator
+def gen(a):
+    for i in range(a, 0, -1):
+        yield i
+    return a // 0
+
+@condition
+def order(a, b):
+    x = a
+    x += 1
+    return x + min(a, b // 2, 3) + min(a // b, b, a) + max(a, b ** a, 4) > 3
+"""
+
+LUA_STORES = """
+from beast import *
+a = range(1, 6)
+b = range(4)
+
+@condition
+def stores(a, b):
+    l = [a, b]
+    m = [1, 2]
+    l = []
+    f = 0.5
+    f = a
+    for i in range(b, a, b + 1):
+        f = i
+    return len(l) + len(m) > f
+"""
+
+
+def _decide_all(tmp_path, target):
+    program = beast.load(write_space(tmp_path, DECIDE_SPACE)).program
+    out = {}
+    for f in program.funcs.values():
+        out[f.name] = decide(f, {a: program.types.get(a, "num") for a in f.node_args}, target)
+        assert out[f.name].reason is None, (f.name, out[f.name].reason)
+    return out
+
+
+def _kinds(stmts):
+    return [type(st).__name__ for st in stmts]
+
+
+@pytest.mark.parametrize("target", [C64, LUA_BODY], ids=["c", "lua"])
+def test_a_known_test_keeps_the_branch_that_runs(tmp_path, target):
+    done = _decide_all(tmp_path, target)["known"]
+    stmts = done.body.body
+    known = next(st for st in stmts if type(st).__name__ == "Known")
+    assert _kinds(known.body) == ["Assign"] and known.body[0].node.lineno == known.node.lineno + 1
+    assert id(known.test) in done.ops            # the test is still evaluated (its errors)
+    assert not any(type(st).__name__ == "Assign" and "[5]" in ast.unparse(st.node)
+                   for st in walk_body(stmts))   # the dead branch is neither walked nor printed
+    whiles = [st for st in stmts if type(st).__name__ == "While"]
+    assert [w.known for w in whiles] == [False, True]
+    ret = next(i for i, st in enumerate(stmts) if type(st).__name__ == "Return")
+    # C prints what follows a return (it never runs); Lua does not
+    assert _kinds(stmts[ret + 1:]) == ([] if target.tables else ["Assign", "Return"])
+
+
+@pytest.mark.parametrize("target", [C64, LUA_BODY], ids=["c", "lua"])
+def test_the_lowering_returns_where_the_end_is_reachable(tmp_path, target):
+    done = _decide_all(tmp_path, target)
+    falls = done["falls_off"].body.body
+    assert _kinds(falls) == ["If", "Return"] and falls[-1].node is None and falls[-1].value is None
+    assert _kinds(done["ends"].body.body) == ["If"]       # both branches return
+    # a generator's `return v`: v is evaluated, then a bare return (the printers spell it by kind)
+    gen = done["gen"].body.body
+    assert _kinds(gen) == ["For", "Eval", "Return"] and gen[-1].value is None
+    assert gen[1].node is gen[2].node and id(gen[1].value) in done["gen"].ops
+
+
+def _store_kinds(done):
+    return [done.stores[id(st)] for st in walk_body(done.body.body) if type(st).__name__ in ("Assign", "For")]
+
+
+def test_lua_store_kinds_are_decided_once_per_statement(tmp_path):
+    program = beast.load(write_space(tmp_path, LUA_STORES)).program
+    (info,) = program.funcs.values()
+    done = decide(info, {a: program.types.get(a, "num") for a in info.node_args}, LUA_BODY)
+    # l = [a, b]; m = [1, 2]; l = []; f = 0.5; f = a; for i ...; f = i (Lua's lists are tables: no copy)
+    assert _store_kinds(done) == [("list",), ("list",), ("list",), ("number",), ("number",), ("number",),
+                                  ("number",)]
+    return done
+
+
+def test_c_store_kinds_are_decided_once_per_statement(tmp_path):
+    program = beast.load(write_space(tmp_path, """
+        from beast import *
+        a = range(1, 6)
+        @condition
+        def c(a):
+            l = [a, 2]
+            m = [1, 2]
+            l = []
+            f = 0.5
+            x = y = a
+            for i in range(a):
+                f = i
+            return len(l) + len(m) > f + x + y
+        """)).program
+    (info,) = program.funcs.values()
+    done = translate(info, param_types(info, program.types))
+    # a list from a list, from constants (copied: 'fill'), numbers
+    assert _store_kinds(done) == [("list",), ("fill",), ("fill",), ("number",), ("number", "number"), ("number",),
+                                  ("number",)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..ir.ops import checked_store, list_store, local_init, return_kind, table_values
+from ..ir.ops import local_init, return_kind, table_values
 from ..ir.sites import TableSite
 from ..ir.translate import NONE
 from .c_exprs import CTYPE, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, c_prologue
@@ -15,7 +15,7 @@ class _FuncGen:
 
     def __init__(self, unit, translated, fname):
         self.unit, self.fname = unit, fname
-        self.body = translated.body
+        self.body, self.stores = translated.body, translated.stores
         self.info, self.kind, self.ptypes = self.body.info, self.body.kind, self.body.ptypes
         self.code = _Code(1)
         self.locals = {}          # name -> CVal (C variable)
@@ -47,11 +47,6 @@ class _FuncGen:
             self.locals[name] = CVal(cname, ltype)
         self.gen.site = self.site(self.info.fdef)
         self.statements(self.body.body)
-        # falling off the end
-        if self.kind == "iterator":
-            self.code("out->kind = BN_SEQ_NONE;")
-        elif self.kind == "condition":
-            self.code("*out = 0;")
         out_type = "bn_seq *out" if self.kind != "condition" else "int64_t *out"
         decls += [f"bn_list {name} = BN_LIST0;" for name in self.gen.lists if not name.startswith("l_")]
         used = ["w", "out", "bn_e"] + [f"p_{_mangle(p)}" for p in params] + \
@@ -59,7 +54,7 @@ class _FuncGen:
         lines = [f"static int {self.fname}(bn_w *w, {out_type}"
                  f"{''.join(f', {CTYPE[self.ptypes[p]]} p_{_mangle(p)}' for p in params)})", "{"]
         lines += c_prologue(["int bn_rc = 0, bn_e = 0;"] + decls, used) + self.code.lines
-        lines += ["    goto bn_out;", "bn_out:"]
+        lines += ["bn_out:"]              # (every body ends in a return: beast.ir.lower)
         lines += [f"    free({name}.v);" for name in self.gen.lists]
         lines += ["    return bn_rc;", "}"]
         return "\n".join(lines)
@@ -68,9 +63,9 @@ class _FuncGen:
         for st in body:
             self.statement(st)
 
-    def assign(self, name, value):
+    def assign(self, name, value, kind):
+        """Store ``value`` in the local ``name`` as beast.ir.translate decided (``kind``)."""
         target = self.locals[name]
-        kind = checked_store(name, target.type, value.type)
         if kind == "fill":
             arr, n = value.parts
             self.code(f"{target}.n = 0;")
@@ -85,7 +80,8 @@ class _FuncGen:
         gen = self.gen
         saved = gen.site
         gen.site = self.site(st.node)
-        self.code(c_comment(f"line {st.node.lineno}: {ast.unparse(st.node).splitlines()[0]}"))
+        if st.node is not None:             # (the return the lowering adds at the end has none)
+            self.code(c_comment(f"line {st.node.lineno}: {ast.unparse(st.node).splitlines()[0]}"))
         try:
             getattr(self, "s_" + type(st).__name__)(st)
         finally:
@@ -96,29 +92,24 @@ class _FuncGen:
         for v in st.values:      # every value first, then the assignments (a copy each)
             v = self.gen.value(v)
             values.append(v if v.is_const else self.gen.let(v.type, v.text))
-        for n, v in zip(st.names, values):
-            self.assign(n, v)
+        for n, v, kind in zip(st.names, values, self.stores[id(st)]):
+            self.assign(n, v, kind)
 
     def s_Assign(self, st):
-        gen = self.gen
-        is_list = self.locals[st.names[0]].type == "list"
-        if is_list and list_store(st) == "clear":
+        gen, kinds = self.gen, self.stores[id(st)]
+        if kinds[0] == "clear":
             for n in st.names:
                 self.code(f"{self.locals[n]}.n = 0;")
             return
         value = gen.value(st.value)
-        if len(st.names) > 1 and not is_list:
+        if len(st.names) > 1 and kinds[0] not in ("fill", "list"):     # a number: computed once
             value = gen.stable(value)
-        for n in st.names:
-            self.assign(n, value)
+        for n, kind in zip(st.names, kinds):
+            self.assign(n, value, kind)
 
     def s_If(self, st):
         gen, code = self.gen, self.code
-        v = gen.value(st.test)
-        if v.is_const:
-            self.statements(st.body if v.const else st.orelse)
-            return
-        code.open(f"if ({gen.truth_of(v)}) {{")
+        code.open(f"if ({gen.truth_of(gen.value(st.test))}) {{")
         self.statements(st.body)
         if st.orelse:
             code.close("} else {")
@@ -126,20 +117,24 @@ class _FuncGen:
             self.statements(st.orelse)
         code.close()
 
+    def s_Known(self, st):
+        self.gen.value(st.test)
+        self.statements(st.body)
+
     def s_While(self, st):
         gen, code = self.gen, self.code
         code.open("for (;;) {")
         v = gen.value(st.test)
-        if v.is_const and not v.const:
-            code("break;")
-        elif not v.is_const:
+        if st.known is None:
             code(f"if (!{gen.truth_of(v)}) break;")
+        elif not st.known:
+            code("break;")
         self.statements(st.body)
         code.close()
 
     def s_For(self, st):
         def body(v):
-            self.assign(st.name, v)
+            self.assign(st.name, v, *self.stores[id(st)])
             self.statements(st.body)
         self.gen.iterate(self.gen.value(st.iterable), body)
 
@@ -171,9 +166,7 @@ class _FuncGen:
 
     def s_Return(self, st):
         gen, code = self.gen, self.code
-        if self.kind == "closure":
-            if st.value is not None:
-                gen.value(st.value)
+        if self.kind == "closure":          # the count of values pushed (a generator returns None)
             code("goto bn_out;")
             return
         v = gen.value(st.value if st.value is not None else NONE)

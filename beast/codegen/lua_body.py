@@ -6,8 +6,7 @@ import ast
 import re
 
 from ..ir import ops
-from ..ir.translate import known_truth, place
-from ..ir.body import Scope, walk_body
+from ..ir.translate import place
 from .exprs import ATOM
 from .lua_ops import ADD, SETOP_CODES, UNARY, OpSpeller, V, lua_ident, wrap
 
@@ -23,6 +22,7 @@ class FunctionTranslator(OpSpeller):
 
     def __init__(self, decided, ctx):
         self.body, self.ops, self.types, self.ctx = decided.body, decided.ops, decided.types, ctx
+        self.stores = decided.stores
         self.info, self.kind, self.bound = self.body.info, KINDS[self.body.kind], {}
 
     def location(self, node):
@@ -73,15 +73,13 @@ class FunctionTranslator(OpSpeller):
                 self.emit(f"{lua} = {lua} and 1 or 0")
             if flag is not None:
                 self.emit(f"local _b_f_{lua} = {'true' if flag else 'false'}")
-        scoped = {n for st in walk_body(body.body) if isinstance(st, Scope) for n in st.names}
-        decl = [x for n in sorted(set(body.locals) - set(body.params) - scoped) for x in self.lua_names(n)]
+        decl = [x for n in sorted(set(body.locals) - set(body.params) - body.scoped) for x in self.lua_names(n)]
         for i in range(0, len(decl), 50):
             self.emit("local " + ", ".join(decl[i:i + 50]))
         if self.kind == "closure":
             self.emit("local _b_n = 0")
             self.emit("_b_out.n = 0")
-        if not self.block(body.body):
-            self.emit_return(None, None)
+        self.block(body.body)
         return [f"local function {self.info.ident}({', '.join(params)})"] + self.out + ["end"]
 
     def lua_names(self, name) -> list:
@@ -96,12 +94,9 @@ class FunctionTranslator(OpSpeller):
         return self.o_var(ops.Op("var", self.types[name], value=name))
 
     # -- statements
-    def block(self, stmts) -> bool:
-        """Print statements; True when the block ends in return/break/continue."""
+    def block(self, stmts):
         for st in stmts:
-            if getattr(self, "s_" + type(st).__name__)(st):
-                return True
-        return False
+            getattr(self, "s_" + type(st).__name__)(st)
 
     def s_Eval(self, st):
         v = self.ex(st.value)
@@ -118,7 +113,7 @@ class FunctionTranslator(OpSpeller):
         self.emit(f"{lua}, _b_f_{lua} = {v.code}, {self.flag(v)}" if ty == "num" else f"{lua} = {v.code}")
 
     def s_Assign(self, st):
-        if st.aug and self.types[st.names[0]] == "list":
+        if self.stores[id(st)] == ("extend",):
             self.emit(f"_b_extend({self.local(st.names[0]).code}, {self.ex(st.value.right).code})")
         elif len(st.names) == 1:
             self.assign_name(st.names[0], self.ex(st.value))
@@ -140,34 +135,35 @@ class FunctionTranslator(OpSpeller):
         self.emit(f"_b_setidx({lst.code}, {idx.code}, {self.num(v).code}, {k}, {self.flag(idx)})")
 
     def s_If(self, st):
-        v = self.ex(st.test)
-        live = known_truth(self.ops[id(st.test)])     # beast.ir.translate: a dead branch is not printed
-        if live is not None:
-            return self.block(st.body if live else st.orelse)
-        self.emit(f"if {self.truth(v)} then")
-        done = self.inside(self.block, st.body)
+        self.emit(f"if {self.truth(self.ex(st.test))} then")
+        self.inside(self.block, st.body)
         if st.orelse:
             self.emit("else")
-        done = self.inside(self.block, st.orelse) and done
+            self.inside(self.block, st.orelse)
         self.emit("end")
-        return done
+
+    def s_Known(self, st):
+        self.ex(st.test)
+        self.block(st.body)
 
     def s_While(self, st):
         self.emit("while true do")
-        self.inside(self.loop_body, st.body, None, st.test)
+        self.inside(self.loop_body, st.body, self.exit_test, st)
         self.emit("end")
 
-    def loop_body(self, stmts, assign, test=None):
-        """A Python loop's body: its test or the binding of its variable, then the statements and
-        their continue label."""
+    def exit_test(self, st):
+        v = self.ex(st.test)
+        if st.known is None:
+            self.emit(f"if not ({self.truth(v)}) then break end")
+        elif not st.known:
+            self.emit("do break end")
+
+    def loop_body(self, stmts, head, *args):
+        """A Python loop's body: ``head(*args)`` (its test, or the binding of its variable), then the
+        statements and their continue label."""
         self.nlabel += 1
         cont = f"_b_l{self.nlabel}"
-        if test is not None:
-            test = self.truth(self.ex(test))
-            if test != "true":
-                self.emit(f"if not ({test}) then break end")
-        else:
-            assign()
+        head(*args)
         self.loops.append(cont)
         self.block(stmts)
         self.loops.pop()
@@ -189,7 +185,7 @@ class FunctionTranslator(OpSpeller):
             self.emit("while true do")
         for line in inner:
             self.inside(self.emit, line)
-        self.inside(self.loop_body, st.body, lambda: self.assign_name(st.name, V(v, ATOM, "int")))
+        self.inside(self.loop_body, st.body, self.assign_name, st.name, V(v, ATOM, "int"))
         self.emit("end")
 
     def s_Scope(self, st):
@@ -197,27 +193,19 @@ class FunctionTranslator(OpSpeller):
         self.emit("do")
         if names:
             self.inside(self.emit, "local " + ", ".join(names))
-        done = self.inside(self.block, st.body)
+        self.inside(self.block, st.body)
         self.emit("end")
-        return done
 
     def s_Fail(self, st):
         self.emit(f"_b_fail({self.site(st.kind, st.func, st)})")
 
     def s_Break(self, st):
         self.emit(f"goto {self.loops[-1]}" if type(st).__name__ == "Continue" else "do break end")
-        return True
 
     s_Continue = s_Break
 
     def s_Return(self, st):
-        if self.kind == "closure":          # a generator's return value is evaluated, then dropped
-            if st.value is not None:
-                self.s_Eval(st)
-            self.emit_return(None, st.node)
-        else:
-            self.emit_return(self.ex(st.value) if st.value is not None else None, st.node)
-        return True
+        self.emit_return(self.ex(st.value) if st.value is not None else None, st.node)
 
     def emit_return(self, v, node):
         if self.kind != "deferred":         # a closure returns its count; a condition its truth

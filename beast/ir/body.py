@@ -231,8 +231,11 @@ class If(Stmt):
 
 @record
 class While(Stmt):
+    """``while test``; ``known``: the test's truth where a target knows it (set by
+    :mod:`beast.ir.translate`: True, no exit test; False, the loop leaves at once)."""
     test: Expr
     body: list
+    known: bool | None = None
 
 
 @record
@@ -255,7 +258,9 @@ class Continue(Stmt):
 
 @record
 class Return(Stmt):
-    value: Expr | None                   # None: a bare ``return``
+    """``return value`` (None: a bare ``return``; a generator's always, :mod:`beast.ir.lower` evaluates
+    its value before). The lowering adds one where the end of the body is reachable (``node`` None)."""
+    value: Expr | None
 
 
 @record
@@ -269,6 +274,14 @@ class Append(Stmt):
     name: str
     value: Expr
     call: object = None
+
+
+@record
+class Known(Stmt):
+    """An ``if`` whose test a target knows (:mod:`beast.ir.translate`'s copy of a body): the test is
+    evaluated for its errors, then ``body``, the branch that runs."""
+    test: Expr
+    body: list
 
 
 @record
@@ -310,6 +323,20 @@ class FuncBody:
     keep: list = field(default_factory=list)       # the expressions whose ids key ``positions``
     untyped: set = field(default_factory=set)      # locals no assignment gives a type (read as 0)
     origins: dict = field(default_factory=dict)    # id(expr) -> the ast node it was lowered from
+    scoped: set = field(default_factory=set)       # the locals a Scope declares (the others: the function)
+
+
+def ends(stmts) -> bool:
+    """Whether ``stmts`` leave their block (a return, break or continue last, or an ``if`` or a scope
+    whose every branch does): what follows them never runs."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, If):
+        return ends(last.body) and ends(last.orelse)
+    if isinstance(last, (Scope, Known)):
+        return ends(last.body)
+    return isinstance(last, (Return, Break, Continue))
 
 
 def walk_body(stmts):

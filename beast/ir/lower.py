@@ -17,7 +17,7 @@ from ..frontend.functions import is_vocabulary
 from .desugar import desugar
 from .body import (Append, Assign, Break, Chain, Comp, ConstArr, Continue, Conv, Eager, Eval, Fold,
                    For, FuncBody, Identity, If, In, Index, ListLit, ListOf, PyBool, RangeCall, Return,
-                   SetItem, SetOpCall, Sorted, Unpack, Untranslatable, While, Yield)
+                   Scope, SetItem, SetOpCall, Sorted, Unpack, Untranslatable, While, Yield, ends, walk_body)
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 INTISH = ("int", "bool")
@@ -105,7 +105,10 @@ class _Lowerer:
             for node in ast.walk(ast.Module(body=self.fdef.body, type_ignores=[])):
                 if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
                     raise Untranslatable(node, "yield")
-        body, numeric = desugar(self, self.statements(self.fdef.body))
+        stmts = self.statements(self.fdef.body)
+        if not ends(stmts):             # falling off the end returns None
+            stmts.append(Return(None, None))
+        body, numeric = desugar(self, stmts)
         types = self.infer(self.assigns)
         for name, origin in numeric:
             if types[name] not in NUMERIC + ("str",):
@@ -119,8 +122,9 @@ class _Lowerer:
             if ltype not in LOCAL_TYPES:
                 raise Untranslatable(None, f"the local '{name}' (a {ltype})")
             local_types[name] = ltype
+        scoped = {n for st in walk_body(body) if isinstance(st, Scope) for n in st.names}
         out = FuncBody(self.info, self.kind, self.params, self.ptypes, local_types, body,
-                       self.positions, self.keep, untyped, self.origins)
+                       self.positions, self.keep, untyped, self.origins, scoped)
         _check_lists(out)
         return out
 
@@ -129,7 +133,9 @@ class _Lowerer:
         out = []
         for st in stmts:
             lowered = self.statement(st)
-            if lowered is not None:
+            if isinstance(lowered, list):
+                out.extend(lowered)
+            elif lowered is not None:
                 out.append(lowered)
         return out
 
@@ -186,7 +192,11 @@ class _Lowerer:
         if isinstance(st, ast.Continue):
             return Continue(st)
         if isinstance(st, ast.Return):
-            return Return(st, self.cv(st.value) if st.value is not None else None)
+            if st.value is None:
+                return Return(st, None)
+            if self.kind == "closure":      # a generator's return value is evaluated, then dropped
+                return [Eval(st, self.cv(st.value)), Return(st, None)]
+            return Return(st, self.cv(st.value))
         if isinstance(st, ast.Expr):
             value = st.value
             if isinstance(value, ast.Constant):
@@ -467,7 +477,6 @@ class _Lowerer:
 
 def _check_lists(body: FuncBody):
     """``append`` works on local lists only."""
-    from .body import walk_body
     for st in walk_body(body.body):
         if isinstance(st, Append) and body.locals.get(st.name) != "list":
             raise Untranslatable(st.call, "the method call .append()")

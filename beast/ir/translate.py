@@ -5,22 +5,23 @@ expression in it (:class:`beast.ir.ops.Lowering`, for the target) stay inside wh
 holds, and the statements agree with the static types of their values (:func:`~beast.ir.ops.
 store_kind`, :func:`~beast.ir.ops.return_kind`, :func:`~beast.ir.ops.element_ok`, ...). The walk
 visits what a printer prints, in the order it prints it (not the branch a known test decides
-away), so the first refusal is the one the printer would have met. Else C tabulates the function
-(:mod:`beast.ir.tabulate`) and Lua calls it back in Python. The printer then only spells a
-:class:`Decided` body (its expressions already lowered) and can no longer fail.
+away: :func:`known_truth`), so the first refusal is the one the printer would have met. Else C
+tabulates the function (:mod:`beast.ir.tabulate`) and Lua calls it back in Python. The printer then
+only spells a :class:`Decided` body: the copy the walk made of what it prints, its expressions
+already lowered and how each name is stored; it can no longer fail.
 
 The two targets differ in their lists (``Target.tables``): C's are arrays of integers, copied on
 assignment, every local starts at zero and code after a ``return`` is still printed; Lua's are
-tables (item assignment and ``+=`` hold, locals may be strings or lists), a local read before it is
-assigned is refused (it would be nil), and what a return or a known truth leaves dead is neither
-walked nor printed. Each target words its refusals its own way (:data:`SAYS`).
+tables (item assignment holds, locals may be strings or lists), a local read before it is assigned
+is refused (it would be nil), and what a return, break or continue leaves dead is neither walked
+nor printed. Each target words its refusals its own way (:data:`SAYS`).
 """
 from __future__ import annotations
 
 from ..errors import SpaceError
 from ..expr import Const
-from .body import (Append, Assign, Break, Continue, Eval, For, FuncBody, If, Return, Scope, SetItem, Unpack,
-                   Untranslatable, While, Yield)
+from .body import (Append, Assign, Break, Continue, Eval, For, FuncBody, If, Known, Return, Scope, SetItem,
+                   Unpack, Untranslatable, While, Yield)
 from .lower import NUMERIC, lower_function
 from .ops import C64, Lowering, checked_store, element_ok, list_store, local_init, return_kind, store_kind, yield_ok
 from .record import record
@@ -34,12 +35,18 @@ STORES = ("list", "number", "str")      # store_kind's kinds a table target keep
 @record
 class Decided:
     """One user function for one target: ``reason`` why it is not translated (None: it is), else
-    its lowered ``body``, ``ops`` (id(expr) -> Op of every expression the printer spells) and the
-    static ``types`` of its names (parameters and locals)."""
+    its lowered ``body`` as the target prints it (a branch a known test decides away is gone: the
+    ``if`` is a :class:`~beast.ir.body.Known`; a table target's statements after a return, break or
+    continue too; a ``while`` carries the truth of a known test), ``ops`` (id(expr) -> Op of every
+    expression the printer spells), the static ``types`` of its names (parameters and locals) and
+    ``stores`` (id(statement) -> how each name an Assign, an Unpack or a For binds is stored: the
+    kinds of :func:`~beast.ir.ops.store_kind`, 'clear' for C's ``l = []``, 'extend' for Lua's
+    ``l += m``)."""
     body: FuncBody | None = None
     ops: dict | None = None
     types: dict | None = None
     reason: str | None = None
+    stores: dict | None = None
 
 
 # how each target words a refusal, by Target.tables ({} is the static type)
@@ -94,7 +101,8 @@ def translate(info, ptypes, target=C64) -> Decided:
     ``target``; :class:`~beast.ir.body.Untranslatable` at the first thing the target cannot hold."""
     body = lower_function(info, ptypes)
     walk = _Walk(body, target)
-    return Decided(body, walk.run(), walk.types)
+    body.body = walk.run()          # what the target prints (the body was lowered for it alone)
+    return Decided(body, walk.ops, walk.types, stores=walk.stores)
 
 
 def known_truth(op):
@@ -103,6 +111,8 @@ def known_truth(op):
     kind, args = op.kind, op.args
     if kind == "const":
         return bool(op.value) if op.type in ("int", "float", "bool", "str", "none") else None
+    if kind == "carray":                # constant integers (C: an array; Lua: a module-level table)
+        return bool(op.value)
     if kind == "then":
         return known_truth(args[1])
     if kind == "pick":
@@ -168,6 +178,7 @@ class _Walk:
 
     def __init__(self, body, target):
         self.body, self.ops, self.tables, self.says = body, {}, target.tables, SAYS[target.tables]
+        self.stores = {}
         self.types = dict(body.ptypes)
         self.types.update(body.locals)
         self.lowering = Lowering(self.type_of, body.positions, body.origins, target)
@@ -178,8 +189,7 @@ class _Walk:
                 local_init(name, ltype, self.body.params)
         elif self.body.untyped:         # nil in Lua (C starts every local at zero)
             raise Untranslatable(None, "a local variable is read before it is assigned")
-        self.block(self.body.body)
-        return self.ops
+        return self.block(self.body.body)[0]
 
     def type_of(self, name):
         if name not in self.types:
@@ -202,29 +212,36 @@ class _Walk:
             raise Untranslatable(None, f"truth value of a {op.type}")
         return op
 
-    def store(self, name, type_, const=False):
-        """Store a value of static ``type_`` in ``name`` (``const``: one a printer spells as a constant)."""
+    def store(self, name, type_, const=False) -> str:
+        """How a value of static ``type_`` is stored in ``name`` (``const``: one a printer spells as
+        a constant)."""
         local = self.types.get(name)
         if local is None:
             raise Untranslatable(None, f"assignment to '{name}'")
         if not self.tables:
-            checked_store(name, local, type_)
-        elif store_kind(local, type_, const) not in STORES:
+            return checked_store(name, local, type_)
+        kind = store_kind(local, type_, const)
+        if kind not in STORES:
             raise Untranslatable(None, refusal(name, type_, const))
+        return kind
 
     def refuse(self, node, what, type_=None):
         raise Untranslatable(node, self.says[what].format(type_))
 
-    def block(self, stmts) -> bool:
-        """Walk statements; True when a table target's block ends in return/break/continue (the
-        rest is dead: not printed)."""
+    def block(self, stmts) -> tuple:
+        """Walk statements: the statements printed and whether they leave their block (a table
+        target prints nothing after a return, break or continue: it is dead)."""
+        out = []
         for st in stmts:
-            if self.statement(st) and self.tables:
-                return True
-        return False
+            st, leaves = self.statement(st)
+            out.append(st)
+            if leaves and self.tables:
+                return out, True
+        return out, False
 
-    def statement(self, st) -> bool:
-        """Walk one statement; True when it leaves its block."""
+    def statement(self, st) -> tuple:
+        """Walk one statement: the statement printed (the pruned copy of a compound one) and whether
+        it leaves its block."""
         tables = self.tables
         if isinstance(st, Unpack):
             values = []
@@ -233,18 +250,20 @@ class _Walk:
                 if not tables and op.type not in NUMERIC:
                     self.refuse(st.node, "unpack", op.type)
                 values.append(op)
-            for name, op in zip(st.names, values):
-                self.store(name, op.type, _const(op))
+            self.stores[id(st)] = tuple(self.store(name, op.type, _const(op)) for name, op in zip(st.names, values))
         elif isinstance(st, Assign):
             is_list = self.types.get(st.names[0]) == "list"
             if is_list and tables and st.aug:       # l += m extends l
                 rhs = self.value(st.value.right)
                 if rhs.type != "list" or st.value.op != "+":
                     raise Untranslatable(None, f"operator + on list and {rhs.type}")
-            elif not (is_list and not tables and list_store(st) == "clear"):
+                kinds = ("extend",)
+            elif is_list and not tables and list_store(st) == "clear":
+                kinds = ("clear",) * len(st.names)
+            else:
                 op = self.value(st.value)
-                for name in st.names:
-                    self.store(name, op.type, _const(op))
+                kinds = tuple(self.store(name, op.type, _const(op)) for name in st.names)
+            self.stores[id(st)] = kinds
         elif isinstance(st, SetItem):
             if not tables:
                 raise Untranslatable(st.target, "this assignment target")
@@ -255,23 +274,29 @@ class _Walk:
             if not element_ok(v.type):
                 self.refuse(None, "element", v.type)
         elif isinstance(st, If):
-            op = self.test(st.test)
-            live = known_truth(op) if tables else bool(op.value) if op.is_const else None
-            if live is not None:
-                return self.block(st.body if live else st.orelse)
-            return self.block(st.body) & self.block(st.orelse)
+            live = known_truth(self.test(st.test))
+            if live is not None:            # the other branch is dead: neither walked nor printed
+                body, leaves = self.block(st.body if live else st.orelse)
+                return Known(st.node, st.test, body), leaves
+            (body, left), (orelse, right) = self.block(st.body), self.block(st.orelse)
+            return If(st.node, st.test, body, orelse), left and right
         elif isinstance(st, While):
-            self.test(st.test)
-            self.block(st.body)
+            known = known_truth(self.test(st.test))
+            return While(st.node, st.test, self.block(st.body)[0], known), False
         elif isinstance(st, For):
             op = self.value(st.iterable)
             if op.type not in ("range", "list", "carray"):     # a carray: C's constant integers
                 self.refuse(st.node, "iterate", op.type)
+            body, kinds = [], ()
             if not (op.type == "carray" and not op.value):      # no values: nothing is printed
-                self.store(st.name, "int")
-                self.block(st.body)
+                kinds = (self.store(st.name, "int"),)
+                body = self.block(st.body)[0]
+            st = For(st.node, st.name, st.iterable, body)
+            self.stores[id(st)] = kinds
+            return st, False
         elif isinstance(st, Scope):
-            return self.block(st.body)
+            body, leaves = self.block(st.body)
+            return Scope(st.node, st.names, body), leaves
         elif isinstance(st, Yield):
             op = self.value(st.value)
             if not yield_ok(op.type):
@@ -284,12 +309,10 @@ class _Walk:
             self.returns(st)
         elif isinstance(st, Eval):
             self.value(st.value)
-        return isinstance(st, (Break, Continue, Return))
+        return st, isinstance(st, (Break, Continue, Return))
 
     def returns(self, st):
-        if self.body.kind == "closure":
-            if st.value is not None:
-                self.value(st.value)
+        if self.body.kind == "closure":     # a bare return (beast.ir.lower evaluates a value before)
             return
         op = self.value(st.value if st.value is not None else NONE)
         if self.body.kind == "condition":
