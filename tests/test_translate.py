@@ -11,7 +11,7 @@ from beast.codegen.c import print_c
 from beast.codegen.lua import print_lua
 from beast.errors import BeastError, SpaceError
 from beast.ir import targets
-from beast.ir.ops import C64
+from beast.ir.ops import C64, can_fail, minmax_order
 from beast.ir.nestplan import NestPlan, prepare
 from beast.ir.prefix import truncate
 from beast.ir.record import replace
@@ -404,3 +404,53 @@ def test_c_store_kinds_are_decided_once_per_statement(tmp_path):
     # a list from a list, from constants (copied: 'fill'), numbers
     assert _store_kinds(done) == [("list",), ("fill",), ("fill",), ("number",), ("number", "number"), ("number",),
                                   ("number",)]
+
+
+def test_lua_a_numeric_for_gets_its_limit_from_the_ir(tmp_path):
+    done = _decide_all(tmp_path, LUA_BODY)
+    (counting_down,) = [st for st in walk_body(done["gen"].body.body) if type(st).__name__ == "For"]
+    (last,) = done["gen"].limits[id(counting_down)]
+    assert (last.kind, last.op, last.check) == ("binop", "+", None)      # stop + 1, unchecked
+    (tmp_path / "stores").mkdir()
+    stores = test_lua_store_kinds_are_decided_once_per_statement(tmp_path / "stores")
+    (variable,) = [st for st in walk_body(stores.body.body) if type(st).__name__ == "For"]
+    assert [(d.op, d.check) for d in stores.limits[id(variable)]] == [("-", None), ("+", None)]
+    assert _decide_all(tmp_path, C64)["gen"].limits == {}       # C counts a range by its length
+
+
+def test_lua_the_limit_one_past_the_width_is_exact(tmp_path):
+    space = beast.load(write_space(tmp_path, """
+        from beast import *
+        a = iterator(range(3))
+        @condition
+        def c(a):
+            n = 0
+            for i in range(2**53 - 1, 2**53 - 1 - a, -1):
+                n += 1
+            for i in range(-(2**53 - 1), -(2**53 - 1) + a):
+                n += 1
+            return n != 2 * a
+        """))
+    assert space.enumerate(backend="lua").tolist() == space.enumerate(backend="python").tolist() == [(0,), (1,), (2,)]
+
+
+def test_min_max_hold_an_argument_that_can_fail(tmp_path):
+    done = _decide_all(tmp_path, LUA_BODY)["order"]
+    calls = [op for op in _all_ops(done.ops.values()) if op.kind == "minmax_call"]
+    # min(a, b // 2, 3): nothing can fail (b // 2 neither divides by 0 nor overflows); a // b can
+    # (its value is held before b and a are evaluated); b ** a can overflow
+    assert sorted(minmax_order(op) for op in calls) == [[False, False], [False, True], [True, True]]
+    binops = {(a.op, a.args[1].kind): can_fail(a) for op in calls for a in op.args if a.kind == "binop"}
+    assert binops == {("//", "const"): False, ("//", "var"): True, ("**", "var"): True}
+
+
+def _all_ops(roots):
+    seen, out = set(), []
+    stack = list(roots)
+    while stack:
+        op = stack.pop()
+        if id(op) not in seen:
+            seen.add(id(op))
+            out.append(op)
+            stack.extend(op.args)
+    return out

@@ -8,9 +8,10 @@ import re
 from ..ir import ops
 from ..ir.translate import place
 from .exprs import ATOM
-from .lua_ops import ADD, SETOP_CODES, UNARY, OpSpeller, V, lua_ident, wrap
+from .lua_ops import SETOP_CODES, UNARY, OpSpeller, V, lua_ident, number, wrap
 
 KINDS = {"closure": "closure", "iterator": "deferred", "condition": "cond"}
+ONE = number(1)
 
 
 class FunctionTranslator(OpSpeller):
@@ -22,7 +23,7 @@ class FunctionTranslator(OpSpeller):
 
     def __init__(self, decided, ctx):
         self.body, self.ops, self.types, self.ctx = decided.body, decided.ops, decided.types, ctx
-        self.stores = decided.stores
+        self.stores, self.limits = decided.stores, decided.limits
         self.info, self.kind, self.bound = self.body.info, KINDS[self.body.kind], {}
 
     def location(self, node):
@@ -174,8 +175,8 @@ class FunctionTranslator(OpSpeller):
         if it.ty == "range":                # a numeric for: its limit one short of the stop
             a, b, c = it.parts
             v, inner = self.tmp(), []
-            lim = f"{wrap(b, ADD)} {'-' if c.k > 0 else '+'} 1" if c.const else \
-                f"({c.code} > 0) and ({b.code} - 1) or ({b.code} + 1)"
+            last = [self.spell_arith(d, b, ONE).code for d in self.limits[id(st)]]
+            lim = last[0] if len(last) == 1 else f"({c.code} > 0) and ({last[0]}) or ({last[1]})"
             self.emit(f"for {v} = {a.code}, {lim}, {c.code} do")
         else:                               # a list, up to the first nil: it may grow in the loop
             it = self.hoist(it)
@@ -258,10 +259,10 @@ class FunctionTranslator(OpSpeller):
         a = self.hoist(self.spell(op.args[0]))
         return V(f"_b_concat({a.code}, {self.spell(op.args[1]).code})", ATOM, "list")
 
-    def o_minmax_call(self, op):        # min/max: each argument evaluated after the steps before it
+    def o_minmax_call(self, op):        # min/max: an argument that can fail evaluated before the next
         out = self.spell(op.args[0])
-        for step, a in zip(op.value, op.args[1:]):
-            if "(" in out.code and "_b_" in out.code:     # a helper call: evaluated before the next argument
+        for step, a, first in zip(op.value, op.args[1:], ops.minmax_order(op)):
+            if first:
                 out = self.hoist(out)
             out = self.spell_minmax(op.op, step, out, self.num(self.spell(a)))
         return out

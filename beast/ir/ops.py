@@ -529,6 +529,42 @@ def arith(op, a, b, target, where=None, node=None) -> Op:
     return new_op("binop", t, (a, b), op, form=form, check=check, where=where, node=node, iv=out_iv)
 
 
+# the op kinds that raise nothing themselves when they have no check (huge, callfn, error do: a
+# literal beyond the width, a user function's own errors, a refusal)
+_QUIET = frozenset(("var", "prefix", "carray", "table", "operand", "binop", "conv", "cmp", "minmax", "pos", "neg",
+                    "abs", "invert", "minmax_call", "then", "pick", "select", "eager", "and", "or", "not", "truth",
+                    "member", "list", "in", "len", "sorted", "setop", "list_of", "concat"))
+
+
+def can_fail(op) -> bool:
+    """Whether evaluating ``op`` may raise an error at run time (an operation with a check, one that
+    raises by itself, in it or its operands). A folded constant cannot (its operands are there for
+    their error sites only)."""
+    if op.kind == "const":
+        return False
+    return op.check is not None or op.kind not in _QUIET or any(can_fail(a) for a in op.args)
+
+
+def minmax_order(op) -> list:
+    """For each argument of the min()/max() call ``op`` after the first, whether the value of the
+    ones before it is computed first: where that can fail (Python evaluates the arguments in order;
+    a printer that evaluates an argument's parts before the expression holding the earlier ones
+    would raise a later argument's error first)."""
+    out, failing = [], can_fail(op.args[0])
+    for a in op.args[1:]:
+        out.append(failing)
+        failing = failing or can_fail(a)
+    return out
+
+
+def loop_limit(op) -> Op:
+    """The inclusive limit of a numeric ``for`` over a range: ``stop - 1`` (``op`` "-", counting up)
+    or ``stop + 1`` ("+", counting down), on a stop the printer spells. Never checked: the stop is an
+    integer of a target whose width is that of a double's exact integers (LuaJIT: below 2**53 in
+    magnitude), and one past it is still exact."""
+    return new_op("binop", "int", (operand("int"), operand("int", True, 1, (1, 1))), op, form="ii")
+
+
 def _never_zero(b) -> bool:
     """A divisor that is never 0: a non-zero constant, or an interval without 0."""
     return b.kind == "const" and b.value != 0 or iv.nonzero(b.iv)
@@ -715,6 +751,6 @@ def param_entry(local, param):
     return param == "bool", (param == "float" if local == "num" else None)
 
 
-__all__ = ["C64", "Lowering", "Op", "Target", "arith", "checked_store", "compare", "constant", "element_ok",
-           "let_kind", "list_store", "local_init", "minmax", "negate", "operand", "param_entry",
-           "range_arg_checks", "return_kind", "store_kind", "table_values", "yield_ok"]
+__all__ = ["C64", "Lowering", "Op", "Target", "arith", "can_fail", "checked_store", "compare", "constant",
+           "element_ok", "let_kind", "list_store", "local_init", "loop_limit", "minmax", "minmax_order", "negate",
+           "operand", "param_entry", "range_arg_checks", "return_kind", "store_kind", "table_values", "yield_ok"]

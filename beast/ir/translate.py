@@ -8,7 +8,8 @@ visits what a printer prints, in the order it prints it (not the branch a known 
 away: :func:`known_truth`), so the first refusal is the one the printer would have met. Else C
 tabulates the function (:mod:`beast.ir.tabulate`) and Lua calls it back in Python. The printer then
 only spells a :class:`Decided` body: the copy the walk made of what it prints, its expressions
-already lowered and how each name is stored; it can no longer fail.
+already lowered, how each name is stored and (Lua) each numeric ``for``'s limit; it can no longer
+fail.
 
 The two targets differ in their lists (``Target.tables``): C's are arrays of integers, copied on
 assignment, every local starts at zero and code after a ``return`` is still printed; Lua's are
@@ -23,7 +24,8 @@ from ..expr import Const
 from .body import (Append, Assign, Break, Continue, Eval, For, FuncBody, If, Known, Return, Scope, SetItem,
                    Unpack, Untranslatable, While, Yield)
 from .lower import NUMERIC, lower_function
-from .ops import C64, Lowering, checked_store, element_ok, list_store, local_init, return_kind, store_kind, yield_ok
+from .ops import (C64, Lowering, checked_store, element_ok, list_store, local_init, loop_limit, return_kind, store_kind,
+                  yield_ok)
 from .record import record
 from .tabulate import Untabulatable
 
@@ -41,12 +43,15 @@ class Decided:
     expression the printer spells), the static ``types`` of its names (parameters and locals) and
     ``stores`` (id(statement) -> how each name an Assign, an Unpack or a For binds is stored: the
     kinds of :func:`~beast.ir.ops.store_kind`, 'clear' for C's ``l = []``, 'extend' for Lua's
-    ``l += m``)."""
+    ``l += m``) and, for a table target, ``limits`` (id(For) over a range -> the ops of its inclusive
+    limit, :func:`~beast.ir.ops.loop_limit`: one where the step is a constant, else stop - 1 and
+    stop + 1, chosen by the step's sign at run time)."""
     body: FuncBody | None = None
     ops: dict | None = None
     types: dict | None = None
     reason: str | None = None
     stores: dict | None = None
+    limits: dict | None = None
 
 
 # how each target words a refusal, by Target.tables ({} is the static type)
@@ -102,7 +107,7 @@ def translate(info, ptypes, target=C64) -> Decided:
     body = lower_function(info, ptypes)
     walk = _Walk(body, target)
     body.body = walk.run()          # what the target prints (the body was lowered for it alone)
-    return Decided(body, walk.ops, walk.types, stores=walk.stores)
+    return Decided(body, walk.ops, walk.types, stores=walk.stores, limits=walk.limits)
 
 
 def known_truth(op):
@@ -173,12 +178,20 @@ def _const(op) -> bool:
     return op.is_const
 
 
+def _limits(op) -> tuple:
+    """The ops of the inclusive limit of a numeric ``for`` over the range ``op`` (Decided.limits)."""
+    step = op.args[2] if op.kind == "range" else None
+    if step is not None and step.kind == "const":       # the sign is known (a step of 0 has failed)
+        return (loop_limit("-" if step.value > 0 else "+"),)
+    return loop_limit("-"), loop_limit("+")
+
+
 class _Walk:
     """Walk a body as the printer will: lower what it spells, refuse what the target cannot hold."""
 
     def __init__(self, body, target):
         self.body, self.ops, self.tables, self.says = body, {}, target.tables, SAYS[target.tables]
-        self.stores = {}
+        self.stores, self.limits = {}, {}
         self.types = dict(body.ptypes)
         self.types.update(body.locals)
         self.lowering = Lowering(self.type_of, body.positions, body.origins, target)
@@ -293,6 +306,8 @@ class _Walk:
                 body = self.block(st.body)[0]
             st = For(st.node, st.name, st.iterable, body)
             self.stores[id(st)] = kinds
+            if op.type == "range" and tables:
+                self.limits[id(st)] = _limits(op)
             return st, False
         elif isinstance(st, Scope):
             body, leaves = self.block(st.body)
