@@ -18,7 +18,8 @@ from beast.ir.record import replace
 from beast.ir.tabulate import Table, Tabulator
 from beast.ir.targets import C_FUNCS, C_LOOPS, LUA_BODY, LUA_FUNCS, LUA_LOOPS
 from beast.ir.body import Untranslatable, walk_body
-from beast.ir.translate import NONE, Decided, decide, decide_all, known_truth, param_types, translate
+from beast.ir.sites import user_position
+from beast.ir.translate import NONE, Decided, decide, decide_all, known_truth, param_types, place, translate
 from beast.runtime.python_backend import compile_functions
 from conftest import write_space
 
@@ -454,3 +455,11 @@ def _all_ops(roots):
             out.append(op)
             stack.extend(op.args)
     return out
+
+
+def test_a_statement_is_placed_as_the_lowering_places_its_operations():
+    one, several = ast.parse("x = a // b\ny = (a //\n     b)\n").body
+    assert user_position("f.py", one) == ("f.py", 1, 0, 10)
+    assert user_position("f.py", several) == ("f.py", 2, 0, None)      # C keeps the column
+    assert place("f.py", several) == ("f.py", 2, None, None)           # place drops it: not the same
+    assert user_position("f.py", None) is None

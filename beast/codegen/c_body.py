@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..ir.ops import local_init, return_kind, table_values
-from ..ir.sites import TableSite
+from ..ir.sites import TableSite, user_position
 from ..ir.translate import NONE
 from .c_exprs import CTYPE, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, c_prologue
 
@@ -23,10 +23,9 @@ class _FuncGen:
                         translated.ops, self.body.positions)
 
     def site(self, node):
-        if node is None or getattr(node, "lineno", None) is None:
-            return self.gen.site
-        end = node.end_col_offset if getattr(node, "end_lineno", node.lineno) == node.lineno else None
-        return self.unit.user_site(self.info.filename, node.lineno, node.col_offset, end)
+        """The site of an ast node (where the lowering places its operations); none: the enclosing one."""
+        where = user_position(self.info.filename, node)
+        return self.gen.site if where is None else self.unit.user_site(*where)
 
     # -- statements
     def translate(self):

@@ -15,6 +15,7 @@ import builtins
 from ..expr import BinOp, Call, Compare, Const, Not, Select, UnOp, Var, binop_type
 from ..frontend.functions import is_vocabulary
 from .desugar import desugar
+from .sites import user_position
 from .body import (Append, Assign, Break, Chain, Comp, ConstArr, Continue, Conv, Eager, Eval, Fold,
                    For, FuncBody, Identity, If, In, Index, ListLit, ListOf, PyBool, RangeCall, Return,
                    Scope, SetItem, SetOpCall, Sorted, Unpack, Untranslatable, While, Yield, ends, walk_body)
@@ -92,9 +93,9 @@ class _Lowerer:
 
     def mark(self, expr, node):
         """Record where the user wrote the operation ``expr`` (its errors are reported there)."""
-        if node is not None and getattr(node, "lineno", None) is not None:
-            end = node.end_col_offset if getattr(node, "end_lineno", node.lineno) == node.lineno else None
-            self.positions[id(expr)] = (self.info.filename, node.lineno, node.col_offset, end)
+        where = user_position(self.info.filename, node)
+        if where is not None:
+            self.positions[id(expr)] = where
             self.origins[id(expr)] = node
             self.keep.append(expr)
         return expr

@@ -53,3 +53,12 @@ class ExcSite:
 class TableSite:
     """Arguments outside a tabulated function's computed domain (an internal error)."""
     name: str
+
+
+def user_position(filename, node):
+    """Where an error at the ast ``node`` of ``filename`` is reported: (filename, line, col, end col),
+    no end col where the node spans several lines; None for a node without a line."""
+    line = getattr(node, "lineno", None)
+    if line is None:
+        return None
+    return filename, line, node.col_offset, node.end_col_offset if getattr(node, "end_lineno", line) == line else None
