@@ -375,14 +375,17 @@ def _store_kinds(done):
     return [done.stores[id(st)] for st in walk_body(done.body.body) if type(st).__name__ in ("Assign", "For")]
 
 
-def test_lua_store_kinds_are_decided_once_per_statement(tmp_path):
+def _lua_stores(tmp_path):
     program = beast.load(write_space(tmp_path, LUA_STORES)).program
     (info,) = program.funcs.values()
-    done = decide(info, {a: program.types.get(a, "num") for a in info.node_args}, LUA_BODY)
+    return decide(info, {a: program.types.get(a, "num") for a in info.node_args}, LUA_BODY)
+
+
+def test_lua_store_kinds_are_decided_once_per_statement(tmp_path):
+    done = _lua_stores(tmp_path)
     # l = [a, b]; m = [1, 2]; l = []; f = 0.5; f = a; for i ...; f = i (Lua's lists are tables: no copy)
     assert _store_kinds(done) == [("list",), ("list",), ("list",), ("number",), ("number",), ("number",),
                                   ("number",)]
-    return done
 
 
 def test_c_store_kinds_are_decided_once_per_statement(tmp_path):
@@ -413,7 +416,7 @@ def test_lua_a_numeric_for_gets_its_limit_from_the_ir(tmp_path):
     (last,) = done["gen"].limits[id(counting_down)]
     assert (last.kind, last.op, last.check) == ("binop", "+", None)      # stop + 1, unchecked
     (tmp_path / "stores").mkdir()
-    stores = test_lua_store_kinds_are_decided_once_per_statement(tmp_path / "stores")
+    stores = _lua_stores(tmp_path / "stores")
     (variable,) = [st for st in walk_body(stores.body.body) if type(st).__name__ == "For"]
     assert [(d.op, d.check) for d in stores.limits[id(variable)]] == [("-", None), ("+", None)]
     assert _decide_all(tmp_path, C64)["gen"].limits == {}       # C counts a range by its length

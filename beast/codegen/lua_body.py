@@ -206,9 +206,7 @@ class FunctionTranslator(OpSpeller):
     s_Continue = s_Break
 
     def s_Return(self, st):
-        self.emit_return(self.ex(st.value) if st.value is not None else None, st.node)
-
-    def emit_return(self, v, node):
+        v, node = self.ex(st.value) if st.value is not None else None, st.node
         if self.kind != "deferred":         # a closure returns its count; a condition its truth
             out = "_b_n, -1" if self.kind == "closure" else self.truth(v) if v is not None else "false"
         else:                               # deferred iterator: start, step, count, table, bad
