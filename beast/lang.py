@@ -12,7 +12,7 @@ import sys
 import threading
 
 from .errors import SettingError, SpaceError
-from .expr import Call, Expr, Select, static_type, wrap
+from .expr import Call, Expr, IteratorTruthError, Select, static_type, wrap
 from .spell import spell, user_names
 
 __all__ = ["range", "iterator", "condition", "select", "union", "intersection", "difference",
@@ -107,7 +107,7 @@ class RangeSource(Source):
     def constant_values(self):
         if any(isinstance(x, Expr) for x in self.depends()):
             return None
-        return list(builtins.range(self.start, self.stop, self.step))
+        return builtins.range(self.start, self.stop, self.step)     # a sequence, never materialized
 
 
 class ValuesSource(Source):
@@ -182,15 +182,24 @@ class Iterator(Expr):
     def static_type(self):
         return "int"
 
-    def __iter__(self):
+    def _values(self):
         values = self.source.constant_values()
         if values is None:
             raise SpaceError("cannot list the values of an iterator that depends on other iterators "
                              "at module level", hint="use it in an expression, a range() or a @condition")
-        return iter(values)
+        return values
+
+    def __iter__(self):
+        return iter(self._values())
 
     def __len__(self):
-        return builtins.len(list(self.__iter__()))
+        return builtins.len(self._values())
+
+    def __contains__(self, item):
+        if isinstance(item, Expr):
+            raise IteratorTruthError("`in` on an iterator value at module level",
+                                     hint="test membership in a @condition function: return x in range(...)")
+        return item in self._values()
 
     def __repr__(self):
         return f"<beast iterator {self.name or '?'} at line {self.lineno}>"

@@ -178,6 +178,12 @@ COMPILE_ERRORS = {
         a = range(3)
         condition(0 < a < 2)
         """, 3, 11, "chained comparison on iterator values", "0 < a < 2", None),
+    "membership_of_an_iterator": ("""
+        from beast import *
+        a = range(3)
+        condition(a in range(0, 2**40, 3))
+        """, 3, 11, "`in` on an iterator value at module level", "a in range(0, 2**40, 3)",
+        "test membership in a @condition function"),     # never lists the 2**40 / 3 values
     # -- a non-integer range bound
     "float_expression_range_bound": ("""
         from beast import *

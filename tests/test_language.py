@@ -224,6 +224,20 @@ def test_plain_import_keeps_constant_iterators_listable():
     assert gemm.precision == "double" and gemm.trans_a == 0
 
 
+def test_constant_range_iterators_are_never_listed_to_answer_len_or_in(tmp_path):
+    """len() and `in` on a constant range at module level are Python's, answered without listing
+    its values (2**50 of them here)."""
+    space = beast.load(write_space(tmp_path, """
+        from beast import *
+        big = range(-(2**50), 2**50, 2)
+        a = range(len(big) // 2**48)
+        b = iterator([v for v in range(10) if v in range(0, 2**62, 3) and -5 not in big])
+        """))
+    assert space.count() == 2**50 * 4 * 4
+    big = space.module.namespace["big"]
+    assert len(big) == 2**50 and 2**40 in big and 1 not in big and 2**50 not in big
+
+
 def test_gemm_settings_and_choices():
     space = beast.load(os.path.join(SPACES, "gemm.py"))
     assert space.settings == {"precision": "double", "arithmetic": "real", "trans_a": 0,

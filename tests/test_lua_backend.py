@@ -549,6 +549,48 @@ def test_values_up_to_2_53_are_exact(space_file):
     assert space.enumerate(backend="lua").tolist() == space.enumerate(backend="python").tolist()
 
 
+
+
+def test_ranges_wider_than_2_53_between_exact_ends(space_file):
+    """Ends within +-2**53 whose difference is not (it rounds as a double): range lengths, counting
+    nests and membership stay exact, and only a length of 2**53 or more is an overflow (not a zero step)."""
+    assert assert_same(beast.load(space_file("""
+        from beast import *
+        x = range(2**53 - 5, 2**53 - 1)
+        y = range(-(2**53 - 1), -(2**53 - 5))
+        @condition
+        def c(x, y):
+            return x in range(-(2**53 - 1), 2**53 - 1, 3) or y in range(2**53 - 1, -(2**53 - 1), -3)
+        """)), chunk_sizes=(4096,)) == 9                # x - start rounds: 2**54 - 5 -> 2**54 - 4
+    wide = assert_same(beast.load(space_file("""
+        from beast import *
+        a = range(3)
+        b = range(a - 2**52, 2**52 + 1, 2**51)
+        d = range(a, -(2**53 - 1), -(2**51))
+        x = iterator([2**53 - 4, 2**53 - 3, 2**53 - 2, -(2**53 - 2)])
+        @condition
+        def c(a, b, x):
+            return x in range(-(2**53 - 1), 2**53 - 1, 3) or len(range(-b, 2**52, 3)) > 2**51 + a
+        """)), chunk_sizes=(5, 4096))
+    assert wide > 0
+    counted = beast.load(space_file("""
+        from beast import *
+        a = range(3)
+        b = range(a - 2**52, 2**52 + 1, 2**51)
+        d = range(a, -(2**53 - 1), -(2**51))
+        """))                                   # a pure counting nest: lengths multiplied, no loop
+    assert counted.count(backend="lua") == counted.count(backend="python") == 5 * 4 + 4 * 4 + 4 * 5
+    space = beast.load(space_file("""
+        from beast import *
+        a = range(3)
+        b = range(a - 2**52 - 1, 2**52 + 2)
+        """))
+    assert space.count(backend="python") == 3 * (2**53 + 3) - 3
+    with pytest.raises(beast.EvaluationError) as info:
+        space.count(backend="lua")
+    assert info.value.message == "integer overflow in iterator 'b'" and "2**53" in info.value.hint
+
+
 # ---------------------------------------------------------------------------------------------
 # Odds and ends
 

@@ -232,7 +232,7 @@ class LuaPrinter:
         """Lua counting a loop nest that only emits (a product of lengths, beast.ir.loops.Count)."""
         text = None
         for f in count.factors:
-            part = str(f) if isinstance(f, int) else f"_b_rlen({self.range_args(f)}, {self.site('rstep')})"
+            part = str(f) if isinstance(f, int) else f"_b_rlen({self.range_args(f)}, {self.site('rstep')}, {self.site('overflow')})"
             text = part if text is None else f"_b_chk({part} * {text}, {self.site('overflow')})"
         return text
 

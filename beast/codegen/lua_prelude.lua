@@ -82,20 +82,26 @@ local function _b_rlim(stop, step, k)
   if step > 0 then return stop - 1 elseif step < 0 then return stop + 1 end
   _b_fail(k)
 end
-local function _b_rlen(a, b, c, k)
-  local d
+-- len(range(a, b, c)) for a, b, c exact within +-2**53 (k: the zero-step site, ko: where a length of
+-- 2**53 or more is reported, k if nil). Past 2**53, hi - lo is rounded (then hi > 0 > lo): the length
+-- is summed from hi and -lo - 1, each exact, divided by c with fmod (exact).
+local function _b_rlen(a, b, c, k, ko)
+  local hi, lo
   if c > 0 then
     if b <= a then return 0 end
-    d = b - a
+    hi, lo = b, a
   elseif c < 0 then
     if b >= a then return 0 end
-    d = a - b
-    c = -c
+    hi, lo, c = a, b, -c
   else
     _b_fail(k)
   end
-  if d >= _b_LIM then _b_fail(k, d) end
-  return _b_floor((d - 1) / c) + 1
+  local d = hi - lo
+  if d < _b_LIM then return _b_floor((d - 1) / c) + 1 end
+  if c == 1 then _b_fail(ko or k, d) end
+  local x, y = hi, -lo - 1
+  local rx, ry = _b_fmod(x, c), _b_fmod(y, c)
+  return (x - rx) / c + (y - ry) / c + (rx + ry >= c and 2 or 1)
 end
 local function _b_rlist(a, b, c, k)
   local t, n = {}, 0
@@ -106,11 +112,11 @@ local function _b_inrange(v, a, b, c, k)
   if c == 0 then _b_fail(k) end
   if c > 0 then
     if v < a or v >= b then return nil end
-    if _b_fmod(v - a, c) ~= 0 then return nil end
-  else
-    if v > a or v <= b then return nil end
-    if _b_fmod(a - v, c) ~= 0 then return nil end
+  elseif v > a or v <= b then
+    return nil
   end
+  -- v - a may round past 2**53; the difference of the remainders is exact
+  if _b_fmod(_b_fmod(v, c) - _b_fmod(a, c), c) ~= 0 then return nil end
   return v
 end
 local function _b_in1(v, a, b)

@@ -56,21 +56,24 @@ def _nodes_on_line(tree, lineno, types_):
 
 def _truth_error(err, tree, filename, lineno):
     """Explain which construct asked for the truth value of an iterator expression."""
-    candidates = [
-        (ast.If, "module-level `if` on an iterator value", "use select() or a @condition"),
-        (ast.While, "module-level `while` on an iterator value", "use select() or a @condition"),
-        (ast.IfExp, "conditional expression on an iterator value", "use select(cond, a, b)"),
-        (ast.BoolOp, "`and`/`or` on an iterator value", "use & and | (or a @condition)"),
-        (ast.Compare, "chained comparison on iterator values", "write (a < b) & (b < c)"),
-        (ast.UnaryOp, "`not` on an iterator value", "use ~ (or a @condition)"),
-        (ast.Assert, "`assert` on an iterator value", "use a @condition"),
-        (ast.Call, "an iterator value used where a plain integer is needed", err.hint),
+    def membership(node):
+        return any(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops)
+
+    candidates = [      # (node type, which of them, message, hint): the first that matches names the error
+        (ast.Compare, membership, "`in` on an iterator value at module level",
+         "test membership in a @condition function"),
+        (ast.If, None, "module-level `if` on an iterator value", "use select() or a @condition"),
+        (ast.While, None, "module-level `while` on an iterator value", "use select() or a @condition"),
+        (ast.IfExp, None, "conditional expression on an iterator value", "use select(cond, a, b)"),
+        (ast.BoolOp, None, "`and`/`or` on an iterator value", "use & and | (or a @condition)"),
+        (ast.Compare, lambda n: len(n.ops) > 1, "chained comparison on iterator values", "write (a < b) & (b < c)"),
+        (ast.UnaryOp, lambda n: isinstance(n.op, ast.Not), "`not` on an iterator value", "use ~ (or a @condition)"),
+        (ast.Assert, None, "`assert` on an iterator value", "use a @condition"),
+        (ast.Call, None, "an iterator value used where a plain integer is needed", err.hint),
     ]
-    for type_, message, hint in candidates:
+    for type_, which, message, hint in candidates:
         for node in _nodes_on_line(tree, lineno, type_):
-            if type_ is ast.Compare and len(node.ops) < 2:
-                continue
-            if type_ is ast.UnaryOp and not isinstance(node.op, ast.Not):
+            if which is not None and not which(node):
                 continue
             target = node.test if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)) else node
             return SpaceError.at(target, filename, message, hint=hint)
