@@ -702,3 +702,29 @@ def test_widened_parameters_enter_as_their_locals(space_file):
     head = src.text[src.text.index("local function _b_cond_keep(even, b)"):].split("\n")[1:3]
     assert head == ["    even = even and 1 or 0", "    local _b_f_b = false"]
     assert 0 < assert_same(space) < 18
+
+
+def test_prelude_range_length_and_membership_are_pythons():
+    """The prelude's len(range()) and `in range()` on any ends and steps within +-2**53 (their
+    differences reach 2**54): Python's answers, or an overflow only for a length past 2**53."""
+    from hypothesis import given, settings, strategies as st
+    from beast.codegen.lua import HELPERS
+    from beast.runtime.lua_backend import _new_runtime
+    rlen, inrange = _new_runtime().execute(HELPERS.replace("local _b_R = ...", "local _b_R = nil")
+                                           + "\nreturn _b_rlen, _b_inrange")
+    exact = st.integers(-(2**53 - 1), 2**53 - 1)
+    edge = st.one_of(exact, st.sampled_from([2**53 - 1, -(2**53 - 1), 2**53 - 2, -(2**53 - 2), 0, 1, -1]))
+    step = st.one_of(st.integers(-40, 40), exact).filter(bool)
+
+    @settings(max_examples=3000, deadline=None, derandomize=True)
+    @given(edge, edge, step, edge)
+    def check(a, b, c, v):
+        n = len(range(a, b, c))
+        if n < 2**53:
+            assert rlen(a, b, c, 1) == n
+        inside = inrange(v, a, b, c, 1)
+        assert (inside is not None) == (v in range(a, b, c))
+        if a in range(a, b, c):
+            assert inrange(a, a, b, c, 1) == a
+
+    check()
