@@ -567,6 +567,34 @@ def test_integer_and_float_arithmetic_match_python(tmp_path):
                 if isinstance(got, float) else got == expected, (a, op, b, got, expected)
 
 
+def test_int_true_division_rounds_the_exact_quotient_once(tmp_path):
+    """int / int past 2**53: Python rounds the exact quotient; dividing the operands' doubles
+    rounds twice ((2**55 + 3) / 3 was 12009599006321322.0, Python's is ...324.0)."""
+    import random
+    rnd = random.Random(7)
+    ints = _INTS + [2 ** 53 + 1, -(2 ** 53 + 1), 2 ** 55 + 3, 3 * 2 ** 60 + 5, 2 ** 53, 1 - 2 ** 63]
+    ints += [rnd.randrange(-2 ** 63, 2 ** 63) >> rnd.randrange(0, 63) for _ in range(60)]
+    pairs = [(a, b) for a in ints for b in ints if b != 0]
+    out = _harness(tmp_path, "\n".join(f'printf("%a\\n", bn_truediv_ii({c_int(a)}, {c_int(b)}));'
+                                        for a, b in pairs))
+    for (a, b), line in zip(pairs, out):
+        got, want = float.fromhex(line), a / b
+        assert got == want and math.copysign(1, got) == math.copysign(1, want), (a, b, got, want)
+    space = write_space(tmp_path, """
+        from beast import *
+        a = iterator([2**55 + 3, 2**62 + 1, 3])
+        b = iterator([3, 2**55 + 1])
+        q = a / b
+        c = condition(q == 12009599006321322.0)
+
+        @condition
+        def d(a, b):
+            return a / b == 12009599006321322.0 or a / b == 0.0
+        """)
+    _, expected = same_as_python(space, threads=(1,))
+    assert len(expected[1]) == 6
+
+
 # ---------------------------------------------------------------------------------------------
 # The cache
 

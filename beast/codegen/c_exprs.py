@@ -125,7 +125,7 @@ C_HELPER = ("//", "%", "**", "<<", ">>")
 PREFIX = {"pos": "{0}", "invert": "(~{0})", "truth": "{1}", "not": "(!{1})"}
 UNARY = {("neg", "ii"): "(-{0})", ("neg", "dd"): "(-{0})", ("abs", "ii"): "({0} < 0 ? -{0} : {0})",
          ("abs", "dd"): "fabs({0})"}
-TRUEDIV = {"ii": ("0", "BN_K_ZERO_TRUEDIV", "(double)({0}) / (double)({1})"),
+TRUEDIV = {"ii": ("0", "BN_K_ZERO_TRUEDIV", "bn_truediv_ii({0}, {1})"),
            "dd": ("0.0", "BN_K_ZERO_FTRUEDIV", "({0} / {1})")}
 CMP = {"ii": "({0} {2} {1})", "dd": "({0} {2} {1})", "nn": "bn_cmpres(bn_cmp_nn({0}, {1}), {3})",
        "di": "bn_cmpres(bn_cmp_di({0}, {1}), {3})", "id": "bn_cmpres(bn_cmp_id({0}, {1}), {3})"}

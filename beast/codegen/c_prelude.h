@@ -73,6 +73,21 @@ BN_INLINE int bn_d2i(int64_t *r, double d) {   /* int(d) */
     *r = (int64_t)t; return 0;
 }
 
+/* a / b of integers (b != 0): the exact quotient rounded once, as Python's int / int. Past 2**53
+   an operand would round on its conversion to double (twice in all): the quotient of |a| shifted to
+   bit 126 by |b| keeps 63 bits or more, its remainder a sticky bit, rounded by the one conversion. */
+BN_INLINE double bn_truediv_ii(int64_t a, int64_t b) {
+    const int64_t lim = (int64_t)1 << 53;
+    if (a >= -lim && a <= lim && b >= -lim && b <= lim) return (double)a / (double)b;
+    uint64_t x = a < 0 ? 0u - (uint64_t)a : (uint64_t)a, y = b < 0 ? 0u - (uint64_t)b : (uint64_t)b;
+    if (x == 0) return (b < 0) ? -0.0 : 0.0;
+    int s = 63 + __builtin_clzll(x);
+    unsigned __int128 n = (unsigned __int128)x << s, q = n / y;
+    if (n % y != 0) q |= 1u;
+    double r = ldexp((double)q, -s);
+    return (a < 0) != (b < 0) ? -r : r;
+}
+
 /* ---- floats: CPython's float_floor_div, float_rem and float_pow */
 BN_INLINE int bn_floordiv_dd(double *r, double vx, double wx) {
     if (BN_UNLIKELY(wx == 0.0)) return BN_K_ZERO_FFLOORDIV;
@@ -167,7 +182,7 @@ BN_INLINE int bn_mul_nn(bn_num *r, bn_num a, bn_num b) {
     return 0;
 }
 BN_INLINE int bn_truediv_nn(double *r, bn_num a, bn_num b) {
-    if (!a.f && !b.f) { if (b.i == 0) return BN_K_ZERO_TRUEDIV; *r = (double)a.i / (double)b.i; return 0; }
+    if (!a.f && !b.f) { if (b.i == 0) return BN_K_ZERO_TRUEDIV; *r = bn_truediv_ii(a.i, b.i); return 0; }
     double y = bn_tod(b);
     if (y == 0.0) return BN_K_ZERO_FTRUEDIV;
     *r = bn_tod(a) / y; return 0;
