@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from beast.ir.record import field, record
 
-from ..expr import BinOp, Expr, Seq, UnOp, free_vars, walk
+from ..expr import BinOp, Call, Expr, Seq, UnOp, free_vars, walk
 
 
 @record
@@ -32,8 +32,9 @@ class Loop:
 @record
 class Let:
     """``var = expr`` of static ``type``. ``may_overflow``: an integer let that could leave the
-    64-bit range (it adds, subtracts, multiplies, powers or negates): C and Lua compute in 64 bits
-    and fail there, so a target with unbounded integers checks it to report the same overflow."""
+    64-bit range (it adds, subtracts, multiplies, powers, shifts left, negates, takes abs() or
+    floor-divides: -2**63 // -1): C and Lua compute in 64 bits and fail there, so a target with
+    unbounded integers checks it to report the same overflow."""
     var: str
     expr: Expr
     type: str = "num"
@@ -43,8 +44,8 @@ class Let:
     def may_overflow(self) -> bool:
         # asked by the one printer that checks it (Python), not paid for on every load
         return self.type == "int" and any(
-            isinstance(e, BinOp) and e.op in ("+", "-", "*", "**") or isinstance(e, UnOp)
-            for e in walk(self.expr))
+            isinstance(e, BinOp) and e.op in ("+", "-", "*", "**", "<<", "//") or isinstance(e, UnOp)
+            or isinstance(e, Call) and e.func == "abs" for e in walk(self.expr))
 
 
 @record
