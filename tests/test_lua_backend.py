@@ -728,3 +728,22 @@ def test_prelude_range_length_and_membership_are_pythons():
             assert inrange(a, a, b, c, 1) == a
 
     check()
+
+
+@pytest.mark.parametrize("body", ["q = a ** 0.5\nc = condition(q > 0)\n",
+                                  "@condition\ndef c(a):\n    x = a * 1.5\n    return x ** 0.5 != 0\n"])
+def test_complex_power_is_reported_as_c_reports_it(space_file, body):
+    """(-8) ** 0.5 is complex in Python (an error later, or none); C and Lua both refuse it, with
+    one message at one place (Lua said 'ValueError: ... (a complex number)', at another column)."""
+    from conftest import have_cc
+    space = beast.load(space_file("from beast import *\na = iterator([8, -8])\n" + body))
+    with pytest.raises(beast.EvaluationError) as info:
+        space.count(backend="lua")
+    err = info.value
+    what = "derived variable 'q'" if body.startswith("q") else "condition 'c'"
+    assert err.message == f"a negative number raised to a fractional power (the result is complex) in {what}"
+    assert (err.lineno, err.col, err.config) == (3, None, {"a": -8})
+    if have_cc():
+        with pytest.raises(beast.EvaluationError) as c_info:
+            space.count(backend="c")
+        assert error_key(c_info.value) == error_key(err)

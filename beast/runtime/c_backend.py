@@ -36,7 +36,7 @@ from ..errors import BeastError, EvaluationError
 from ..expr import evaluate
 from ..ir.literals import check_integer_width
 from . import cache
-from .errors import ROLE_NAMES, caret_in_statement, explain, failed_division, node_location
+from .errors import COMPLEX_POW, ROLE_NAMES, caret_in_statement, explain, failed_division, node_location
 from .python_backend import compile_functions
 
 NAME = "c"
@@ -315,7 +315,7 @@ _SAMPLES = {"zero_floordiv": "1 // 0", "zero_mod": "1 % 0", "zero_truediv": "1 /
             "range_not_int": "range(0.5)", "list_index": "[][0]", "tuple_index": "()[0]",
             "empty_min": "min([])", "empty_max": "max([])", "float_inf_to_int": "int(float('inf'))",
             "float_nan_to_int": "int(float('nan'))", "negative_shift": "1 << -1"}
-_OWN_MESSAGES = {"complex_pow": "a negative number raised to a fractional power (the result is complex)",
+_OWN_MESSAGES = {"complex_pow": COMPLEX_POW,
                  "too_many_values": "an iterator function produced more values than the C backend "
                                     "buffers in one call",
                  "no_memory": "out of memory while enumerating",

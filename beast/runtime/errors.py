@@ -9,6 +9,8 @@ from ..errors import BeastError, EvaluationError, frame_position
 
 _DIV_OPS = (ast.Div, ast.FloorDiv, ast.Mod)
 ROLE_NAMES = {"iterator": "iterator", "derived": "derived variable", "condition": "condition"}
+# what C and Lua report where Python makes a complex number (and fails later, or not at all)
+COMPLEX_POW = "a negative number raised to a fractional power (the result is complex)"
 
 
 def explain(exc, op=None):

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..codegen.lua import print_lua
 from ..errors import BeastError, EvaluationError
-from .errors import ROLE_NAMES, explain, map_exception
+from .errors import COMPLEX_POW, ROLE_NAMES, explain, map_exception
 from .prefix_walks import PrefixWalks
 from .python_backend import _b_vals, compile_functions
 
@@ -264,10 +264,13 @@ class LuaEnumerator(PrefixWalks):
             message = f"integer overflow in {what} '{node.name}'" if node is not None else "integer overflow"
             return self._map(EvaluationError(message, hint=hint), node, bound, env)
         if extra == "complex":
-            message = "a negative number raised to a fractional power (a complex number)"
             if site.where is not None:
-                return self._user_error(message, site, bound, env)
-            return self._map(ValueError(message), node, bound, env)
+                return self._user_error(COMPLEX_POW, site, bound, env)
+            if node is None:
+                return self._map(EvaluationError(COMPLEX_POW), node, bound, env)
+            what = ROLE_NAMES.get(node.role, node.role)    # at the node's line, as C says it
+            return self._map(EvaluationError(f"{COMPLEX_POW} in {what} '{node.name}'", node.filename,
+                                             node.lineno), node, bound, env)
         exc = _replay(site, a, b, fa, fb)
         if site.where is not None:
             return self._user_error(explain(exc), site, bound, env)
