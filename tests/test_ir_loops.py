@@ -114,18 +114,20 @@ def test_solved_divisors_count_fused_and_work_items(tmp_path):
 
 
 def test_lets_that_may_leave_64_bits(tmp_path):
-    """Let.may_overflow is decided in the IR: integer lets that add, subtract, multiply, power or
-    negate; the Python printer spells a 64-bit check for exactly those."""
+    """Let.may_overflow is decided in the IR: integer lets that add, subtract, multiply, power,
+    negate, take abs() or floor-divide by what may be -1; the Python printer spells a 64-bit check
+    for exactly those."""
     from beast.codegen.python import print_python
     from beast.ir import Let
     path = tmp_path / "s.py"
     path.write_text("from beast import *\na = range(1, 9)\n"
                     "p = a * 2\nq = a // 2\nr = a / 2\ns = -a\nt = a ** 3\nu = a > 2\nv = min(a, 3)\n"
-                    "c = condition(p + q + r + s + t + u + v > 100)\n")
+                    "w = abs(a)\nx = a // -1\ny = 7 // a\n"
+                    "c = condition(p + q + r + s + t + u + v + w + x + y > 100)\n")
     program = beast.load(path).program
     lets = {s.var: s for s in walk_statements(program.body) if isinstance(s, Let)}
-    assert set(lets) == set("pqrstuv")
-    assert {v for v, s in lets.items() if s.may_overflow} == {"p", "s", "t"}
+    assert set(lets) == set("pqrstuvwxy")
+    assert {v for v, s in lets.items() if s.may_overflow} == {"p", "s", "t", "w", "x", "y"}
     text = print_python(program).text
     for var, let in lets.items():
         assert (f"_b_overflow({var!r})" in text) == let.may_overflow, var

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from beast.ir.record import field, record
 
-from ..expr import BinOp, Call, Expr, Seq, UnOp, free_vars, walk
+from ..expr import BinOp, Call, Const, Expr, Seq, UnOp, free_vars, walk
 
 
 @record
@@ -44,8 +44,9 @@ class Let:
     def may_overflow(self) -> bool:
         # asked by the one printer that checks it (Python), not paid for on every load
         return self.type == "int" and any(
-            isinstance(e, BinOp) and e.op in ("+", "-", "*", "**", "<<", "//") or isinstance(e, UnOp)
-            or isinstance(e, Call) and e.func == "abs" for e in walk(self.expr))
+            isinstance(e, BinOp) and (e.op in ("+", "-", "*", "**", "<<") or e.op == "//" and not (
+                isinstance(e.right, Const) and e.right.value != -1))
+            or isinstance(e, UnOp) or isinstance(e, Call) and e.func == "abs" for e in walk(self.expr))
 
 
 @record
