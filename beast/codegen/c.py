@@ -15,7 +15,7 @@ from ..ir.nestplan import prepare
 from ..ir.sites import KIND, KINDS, LoopValueSite, NodeSite, UserSite
 from ..ir.targets import C_FUNCS, C_LOOPS
 from ..ir.tabulate import MAX_VALUES, Table, Tabulator
-from .c_body import _FuncGen, _TablePrinter
+from .c_body import _FuncGen, print_table
 from .c_exprs import CTYPE, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, c_prologue
 from .python import PyExpr
 
@@ -63,7 +63,6 @@ class _Unit:
         self.ntmp = 0
         self.nseq = 0
         self.arrays = {}
-        self.tables = _TablePrinter(self)
 
     def tmp(self):
         self.ntmp += 1
@@ -84,6 +83,11 @@ class _Unit:
             self.site_ids[k] = self.site(UserSite(*k))
         return self.site_ids[k]
 
+    def object(self, v):
+        """The index of a Python value a table holds that C cannot (``CSource.objects``)."""
+        self.objects.append(v)
+        return len(self.objects) - 1
+
     def int_array(self, values):
         values = tuple(values)
         if values not in self.arrays:
@@ -102,7 +106,7 @@ class _Unit:
             self.functions[ident] = (fname, None)
             done, name = decision.done, self.program.funcs[ident].name
             if isinstance(done, Table):
-                text = self.tables.emit(done, fname)
+                text = print_table(self, done, fname)
                 self.tabulated.append(name)
             else:
                 text = _FuncGen(self, done, fname).translate()
@@ -399,11 +403,10 @@ class CPrinter:
         self.used_labels = set()
         self.block(p.body, 0, [], [])
         walk_lines = self.code.lines
-        ncols = len(p.columns)
         out = [f"/* beast enumerator for space {p.name!r}: generated code, do not edit */",
                c_comment(f"loop order: {', '.join(p.loop_order) or '(no loops)'}"),
                c_comment(f"columns: {', '.join(p.columns) or '(none)'}"),
-               _prelude(ncols, self.unit.nseq, len(p.tallies)),
+               _prelude(len(p.columns), self.unit.nseq, len(p.tallies)),
                f"#define BN_CLAIM_DEPTH {self.claim_depth}", ""]
         out += self.unit.statics
         out += [""] + [line for _, text in self.unit.functions.values() for line in (text, "")]

@@ -197,42 +197,32 @@ TABLE_KEY = {"int": ["p{i}"], "bool": ["p{i}"], "float": ["bn_dbits(p{i})"],
              "num": ["(int64_t)p{i}.f", "p{i}.f ? bn_dbits(p{i}.d) : p{i}.i"]}
 
 
-class _TablePrinter:
+def print_table(unit, table, fname):
     """Print a :class:`~beast.ir.tabulate.Table` as C arrays (:func:`beast.ir.ops.table_values`), a
-    ``bn_tab`` of them and a function that looks its arguments up (the prelude's ``bn_tab_cond`` /
-    ``bn_tab_seq``)."""
+    ``bn_tab`` of them and a function ``fname`` that looks its arguments up (the prelude's
+    ``bn_tab_cond`` / ``bn_tab_seq``)."""
+    info, ptypes, entries = table.info, table.ptypes, table.entries
+    tid = unit.tmp()
+    key = [k.format(i=i) for i, t in enumerate(ptypes) for k in TABLE_KEY[t]]
+    errs = [unit.site(o[2]) if o[2] is not None else 0 for _, o in entries]
+    out = [c_comment(f"'{info.name}' tabulated over {len(entries)} argument tuples")]
 
-    def __init__(self, unit):
-        self.unit = unit
+    def array(ctype, name, values):
+        body = ", ".join(str(v) if ctype != "int64_t" else c_int(v) for v in values) or "0"
+        out.append(f"static const {ctype} {tid}_{name}[] BN_UNUSED = {{{body}}};")
+        return f"{tid}_{name}"
 
-    def intern(self, v):
-        self.unit.objects.append(v)
-        return len(self.unit.objects) - 1
-
-    def emit(self, table, fname):
-        info, ptypes, entries = table.info, table.ptypes, table.entries
-        unit = self.unit
-        tid = unit.tmp()
-        key = [k.format(i=i) for i, t in enumerate(ptypes) for k in TABLE_KEY[t]]
-        errs = [unit.site(o[2]) if o[2] is not None else 0 for _, o in entries]
-        out = [c_comment(f"'{info.name}' tabulated over {len(entries)} argument tuples")]
-
-        def array(ctype, name, values):
-            body = ", ".join(str(v) if ctype != "int64_t" else c_int(v) for v in values) or "0"
-            out.append(f"static const {ctype} {tid}_{name}[] BN_UNUSED = {{{body}}};")
-            return f"{tid}_{name}"
-
-        arrays = [array("int64_t", "k", [k for key, _ in entries for k in key]), array("int32_t", "e", errs)]
-        if info.role == "condition":
-            arrays += [array("unsigned char", "r", [1 if o[1] else 0 for _, o in entries]), "NULL", "NULL", "NULL"]
-            lookup, out_type = "bn_tab_cond", "int64_t *out"
-        else:
-            arrays += [array(ctype, name, values) for ctype, name, values in zip(
-                ("unsigned char", "int64_t", "int64_t", "unsigned char"), "rovt", table_values(table, self.intern))]
-            lookup, out_type = "bn_tab_seq", "bn_seq *out"
-        fields = ", ".join(arrays + [str(len(entries)), str(len(key)), str(unit.site(TableSite(info.name)))])
-        params = "".join(f", {CTYPE[t]} p{i}" for i, t in enumerate(ptypes))
-        out += [f"static const bn_tab {tid} = {{{fields}}};", f"static int {fname}(bn_w *w, {out_type}{params})",
-                "{", f"    int64_t key[{len(key) + 1}] = {{{', '.join(key + ['0'])}}};",
-                f"    return {lookup}(w, &{tid}, key, out);", "}"]
-        return "\n".join(out)
+    arrays = [array("int64_t", "k", [k for key, _ in entries for k in key]), array("int32_t", "e", errs)]
+    if info.role == "condition":
+        arrays += [array("unsigned char", "r", [1 if o[1] else 0 for _, o in entries]), "NULL", "NULL", "NULL"]
+        lookup, out_type = "bn_tab_cond", "int64_t *out"
+    else:
+        arrays += [array(ctype, name, values) for ctype, name, values in zip(
+            ("unsigned char", "int64_t", "int64_t", "unsigned char"), "rovt", table_values(table, unit.object))]
+        lookup, out_type = "bn_tab_seq", "bn_seq *out"
+    fields = ", ".join(arrays + [str(len(entries)), str(len(key)), str(unit.site(TableSite(info.name)))])
+    params = "".join(f", {CTYPE[t]} p{i}" for i, t in enumerate(ptypes))
+    out += [f"static const bn_tab {tid} = {{{fields}}};", f"static int {fname}(bn_w *w, {out_type}{params})",
+            "{", f"    int64_t key[{len(key) + 1}] = {{{', '.join(key + ['0'])}}};",
+            f"    return {lookup}(w, &{tid}, key, out);", "}"]
+    return "\n".join(out)
