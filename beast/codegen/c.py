@@ -369,15 +369,14 @@ class CPrinter:
                 code(f"if (BN_UNLIKELY({q}->kind == BN_SEQ_BADRET)) "
                      f"{self.gen.fail(vsite, 'BN_K_BAD_RETURN', first=f'w->bad.i = {q}->extra; ')}")
         elif isinstance(f, Counted):
-            a, b, c = self.range(f, site)
-            code(f"bn_seq_range({q}, {a}, {b}, {c});")
+            gen.to_seq(q, CVal(None, "range", parts=self.range(f, site)))
         elif isinstance(f, Array):
             arr = self.unit.int_array(f.values) if f.values else "NULL"
             code(f"bn_seq_ints({q}, {arr}, {len(f.values)});")
         elif isinstance(f, Bind):
             v = gen.value(f.value)
             code(f"bn_seq_reset({q});")
-            gen.call(f"bn_seq_push({q}, {gen.to_num(v)})", site)
+            gen.to_seq(q, v)
         elif isinstance(f, (Solved, Divisors)):
             v, head = self.values(f, site, reset=f"bn_seq_reset({q});")
             push = f"BN_UNLIKELY(bn_e = bn_seq_push({q}, bn_ni({v})))) {self.gen.fail(site, 'bn_e')}"

@@ -153,9 +153,7 @@ class _FuncGen:
         self.gen.value(st.value)
 
     def s_Yield(self, st):
-        gen = self.gen
-        v = gen.value(st.value)
-        gen.call(f"bn_seq_push(out, {gen.to_num(v)})", gen.site)
+        self.gen.to_seq("out", self.gen.value(st.value))
 
     def s_Append(self, st):
         gen = self.gen
@@ -173,19 +171,10 @@ class _FuncGen:
             code(f"*out = {gen.truth_of(v)};")
             code("goto bn_out;")
             return
-        kind = return_kind(v.type)
-        if kind == "none":
+        if return_kind(v.type) == "none":
             code("out->kind = BN_SEQ_NONE;")
-        elif kind == "range":
-            a, b, c = v.parts
-            code(f"bn_seq_range(out, {a}, {b}, {c});")
-        elif kind == "list" and v.type == "carray":
-            arr, n = v.parts
-            code(f"bn_seq_ints(out, {arr if n else 'NULL'}, {n});")
-        elif kind == "list":
-            gen.push_each(f"{v}.n", f"bn_seq_push(out, bn_ni({v}.v[{{i}}]))", gen.site)
-        else:   # number
-            gen.call(f"bn_seq_push(out, {gen.to_num(v)})", gen.site)
+        else:
+            gen.to_seq("out", v)
         code("goto bn_out;")
 
 

@@ -202,6 +202,19 @@ class _Gen:
         self.code(f"for (int64_t {i} = 0; {i} < {n}; {i}++)")
         self.code(f"    if (BN_UNLIKELY(bn_e = {call.format(i=i)})) {self.fail(site, 'bn_e')}")
 
+    def to_seq(self, q, v):
+        """Give the sequence ``q`` (fresh or reset) the values of ``v``: a range, a constant array, a
+        list or one number."""
+        if v.type == "range":
+            self.code(f"bn_seq_range({q}, {v.parts[0]}, {v.parts[1]}, {v.parts[2]});")
+        elif v.type == "carray":
+            arr, n = v.parts
+            self.code(f"bn_seq_ints({q}, {arr if n else 'NULL'}, {n});")
+        elif v.type == "list":
+            self.push_each(f"{v}.n", f"bn_seq_push({q}, bn_ni({v}.v[{{i}}]))", self.site)
+        else:
+            self.call(f"bn_seq_push({q}, {self.to_num(v)})", self.site)
+
     def check(self, call, site, ret_type, out_type):
         """``out = helper(&out, ...)``: a helper returning an error kind (0: fine)."""
         t = self.tmp(out_type)
