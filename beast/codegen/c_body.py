@@ -20,7 +20,7 @@ class _FuncGen:
         self.code = _Code(1)
         self.locals = {}          # name -> CVal (C variable)
         self.gen = _Gen(unit, self.code, self.locals.__getitem__, lambda bound: "bn_rc = 1; goto bn_out;",
-                        translated.ops, self.body.positions)
+                        translated.ops)
 
     def site(self, node):
         """The site of an ast node (where the lowering places its operations); none: the enclosing one."""
@@ -142,7 +142,7 @@ class _FuncGen:
 
     def s_Fail(self, st):
         kind = {"min": "BN_K_EMPTY_MIN", "max": "BN_K_EMPTY_MAX"}[st.func]
-        self.code(self.gen.fail(self.gen.site_of(st), kind))
+        self.code(self.gen.fail(self.gen.site_at(self.body.positions.get(id(st))), kind))
 
     def s_Break(self, st):
         self.code(f"{type(st).__name__.lower()};")      # break; or continue;

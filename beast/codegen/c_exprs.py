@@ -86,7 +86,6 @@ class _Code:
     def __init__(self, indent=1):
         self.lines = []
         self.indent = indent
-        self.saved = []         # the enclosing blocks' lines while a capture collects
 
     def __call__(self, text):
         self.lines.append("    " * self.indent + text)
@@ -99,20 +98,15 @@ class _Code:
         self.indent -= 1
         self(text)
 
-    def capture(self):
-        """``with code.capture() as lines``: collect the lines of a block one level deeper into
-        ``lines`` (a plain context manager: a ``contextlib`` generator costs more per expression)."""
-        self.saved.append(self.lines)
-        self.lines = []
+    def capture(self, make):
+        """Run ``make()`` with the lines it prints collected one level deeper: its result and those
+        lines (printing stops at the first error, so nothing is restored on one)."""
+        outer, self.lines = self.lines, []
         self.indent += 1
-        return self
-
-    def __enter__(self):
-        return self.lines
-
-    def __exit__(self, *exc):
-        self.lines = self.saved.pop()
+        result = make()
         self.indent -= 1
+        inner, self.lines = self.lines, outer
+        return result, inner
 
 
 # ---------------------------------------------------------------------------------------------
@@ -149,20 +143,16 @@ class _Gen:
     CVal``; ``leave(bound)``: the C that ends a failure (in the nest: go to the failure label of
     ``bound`` loops, default ``self.bound``; in a function: return 1)."""
 
-    def __init__(self, unit, code, resolve, leave, ops=None, positions=None):
+    def __init__(self, unit, code, resolve, leave, ops=None):
         self.unit, self.code, self.resolve, self.leave = unit, code, resolve, leave
         self.site = 0           # the statement's site (IR) or the function's fallback site
         self.bound = 0          # in the nest: the loops bound at the statement
         self.ops = ops or {}    # id(expr) -> its op
-        self.positions = positions or {}    # id(expr) -> user position of that operation (function bodies)
         self.lists = []         # list temporaries (function bodies)
 
     # -- helpers
     def site_at(self, where):
         return self.site if where is None else self.unit.user_site(*where)
-
-    def site_of(self, e):
-        return self.site_at(self.positions.get(id(e)))
 
     def tmp(self, type_):
         name = self.unit.tmp()
@@ -215,11 +205,11 @@ class _Gen:
         else:
             self.call(f"bn_seq_push({q}, {self.to_num(v)})", self.site)
 
-    def check(self, call, site, ret_type, out_type):
+    def check(self, call, site, type_):
         """``out = helper(&out, ...)``: a helper returning an error kind (0: fine)."""
-        t = self.tmp(out_type)
+        t = self.tmp(type_)
         self.call(call.format(out='&' + t), site)
-        return CVal(t, ret_type)
+        return CVal(t, type_)
 
     # -- conversions
     def to_num(self, v):
@@ -305,7 +295,7 @@ class _Gen:
             return self.let("float", text) if form == "ii" else CVal(text, "float")
         x, y = self.spell((a, b), form)
         if form == "nn" or o in C_HELPER:       # Python's semantics (floor, sign, errors) in the prelude
-            return self.check(f"bn_{HELPER[o]}_{form}({{out}}, {x}, {y})", site, op.type, op.type)
+            return self.check(f"bn_{HELPER[o]}_{form}({{out}}, {x}, {y})", site, op.type)
         return CVal(f"({x} {o} {y})", op.type)
 
     def prefix_op(self, op):
@@ -320,7 +310,7 @@ class _Gen:
         a num goes through the prelude (``bn_neg_n``/``bn_abs_n``)."""
         (v,), site = self.operands(op)
         if op.form == "nn":
-            return self.check(f"bn_{op.kind}_n({{out}}, {v})", site, "num", "num")
+            return self.check(f"bn_{op.kind}_n({{out}}, {v})", site, "num")
         if op.form == "ii":
             v = self.stable(v)
             if op.check:
@@ -353,8 +343,7 @@ class _Gen:
         """``t = first; if (t) t = then()`` (and) or ``if (!t)`` (or), the second part lazily."""
         first = self.truth_of(self.emit(op.args[0]))
         negate = op.kind == "or"
-        with self.code.capture() as cap:
-            rest = self.truth_of(self.emit(op.args[1]))
+        rest, cap = self.code.capture(lambda: self.truth_of(self.emit(op.args[1])))
         if not cap:
             return CVal(f"({first} {'||' if negate else '&&'} {rest})", "bool")
         t = self.unit.tmp()
@@ -369,10 +358,8 @@ class _Gen:
 
     def e_select(self, op):
         c = self.truth_of(self.emit(op.args[0]))
-        with self.code.capture() as cap_then:
-            a = self.convert(self.emit(op.args[1]), op.type)
-        with self.code.capture() as cap_else:
-            b = self.convert(self.emit(op.args[2]), op.type)
+        a, cap_then = self.code.capture(lambda: self.convert(self.emit(op.args[1]), op.type))
+        b, cap_else = self.code.capture(lambda: self.convert(self.emit(op.args[2]), op.type))
         if not cap_then and not cap_else:
             return CVal(f"({c} ? {a} : {b})", op.type)
         t = self.tmp(op.type)
@@ -493,7 +480,7 @@ class _Gen:
         if op.type == "float" or v.type in INTISH:
             return CVal(self.as_type(v, op.type), op.type)
         if v.type == "float":
-            return self.check(f"bn_d2i({{out}}, {v})", site, "int", "int")
+            return self.check(f"bn_d2i({{out}}, {v})", site, "int")
         s = self.stable(v)
         t = self.tmp("int")
         self.code(f"if ({s}.f) {{ if (BN_UNLIKELY(bn_e = bn_d2i(&{t}, {s}.d))) {self.fail(site, 'bn_e')} }}"
