@@ -131,17 +131,17 @@ class CPrinter:
         self.code = _Code(1)
         self.gen = _Gen(self.unit, self.code, self.resolve, self.leave, self.plan.ops)
         self.py = PyExpr(program.types, self.lower.to_bool)
-        self.loop_vars = {}        # var -> C name
-        self.derived = {}          # var -> (C name, type)
+        self.loop_vars = {}        # var -> CVal (its C variable)
+        self.derived = {}          # var -> CVal
         self.fail_used = set()
         self.nloops = 0
         self.claims = self.lower.work_items()
         self.claim_depth = len(self.claims) - 1
         for st in walk_statements(program.body):
             if isinstance(st, Loop):
-                self.loop_vars[st.var] = f"v_{_mangle(st.var)}"
+                self.loop_vars[st.var] = CVal(f"v_{_mangle(st.var)}", "int")
             elif isinstance(st, Let):
-                self.derived[st.var] = (f"d_{_mangle(st.var)}", self.lower.var_type(st.var))
+                self.derived[st.var] = CVal(f"d_{_mangle(st.var)}", self.lower.var_type(st.var))
 
     def pyfuncs(self):
         if callable(self._pyfuncs):
@@ -149,11 +149,9 @@ class CPrinter:
         return self._pyfuncs
 
     def resolve(self, name):
-        if name in self.loop_vars:
-            return CVal(self.loop_vars[name], "int")
-        if name in self.derived:
-            cname, t = self.derived[name]
-            return CVal(cname, t)
+        v = self.loop_vars.get(name) or self.derived.get(name)
+        if v is not None:
+            return v
         raise BeastError(f"internal error: the loop nest reads '{name}', which it does not define")
 
     def leave(self, bound):
@@ -178,8 +176,8 @@ class CPrinter:
             if isinstance(s, Let):
                 code(c_comment(f"let {s.var} = {self.py(s.expr)}"))
                 self.at(self.node_site(s, lets), depth)
-                cname, t = self.derived[s.var]
-                code(f"{cname} = {self.gen.convert(self.gen.value(s.expr), t)};")
+                d = self.derived[s.var]
+                code(f"{d} = {self.gen.convert(self.gen.value(s.expr), d.type)};")
                 lets.append(s)
             elif isinstance(s, Check):
                 code(c_comment(f"check {s.name}: {self.py(s.expr)}" + (" (break)" if s.exit == "break" else "")))
@@ -409,9 +407,9 @@ class CPrinter:
                f"#define BN_CLAIM_DEPTH {self.claim_depth}", ""]
         out += self.unit.statics
         out += [""] + [line for _, text in self.unit.functions.values() for line in (text, "")]
-        decls = ["int bn_e = 0;"] + [f"int64_t {cname} = 0;" for cname in self.loop_vars.values()]
-        decls += [f"{CTYPE[t]} {cname} = {ZERO[t]};" for cname, t in self.derived.values()]
-        used = ["bn_e"] + list(self.loop_vars.values()) + [c for c, _ in self.derived.values()]
+        names = list(self.loop_vars.values()) + list(self.derived.values())
+        decls = ["int bn_e = 0;"] + [f"{CTYPE[v.type]} {v} = {ZERO[v.type]};" for v in names]
+        used = ["bn_e"] + [v.text for v in names]
         out += ["static int bn_walk(bn_w *w)", "{"] + c_prologue(decls, used) + walk_lines + ["    return 0;"]
         # failures: record the bound loop values (loop order), deepest first, falling through
         for b in range(max(self.fail_used, default=-1), -1, -1):

@@ -406,20 +406,19 @@ class _Gen:
         """Validate range(start, stop, step) as Python does (start, stop, step, then a zero step);
         C texts of the three."""
         checks, zero = range_arg_checks([v.type for v in args], args[2].const if args[2].is_const else None)
-        out = [None] * 3
-        for i in (0, 1, 2):
-            v = args[i]
-            if checks[i] == "fail":
+        out = []
+        for v, check in zip(args, checks):
+            if check == "fail":
                 self.code(self.fail(site, "BN_K_RANGE_NOT_INT"))
-                out[i] = "0"
-            elif checks[i] == "nonint":
+                out.append("0")
+            elif check == "nonint":
                 s = self.stable(v)
                 self.guard(f"{s}.f", site, "BN_K_RANGE_NOT_INT")
-                out[i] = f"{s}.i"
+                out.append(f"{s}.i")
             else:
-                out[i] = self.stable(v).text
-            if i == 2 and zero:
-                self.guard(f"{out[2]} == 0", site, "BN_K_RANGE_STEP_ZERO")
+                out.append(self.stable(v).text)
+        if zero:
+            self.guard(f"{out[2]} == 0", site, "BN_K_RANGE_STEP_ZERO")
         return tuple(out)
 
     def e_list(self, op):
