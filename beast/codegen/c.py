@@ -299,16 +299,12 @@ class CPrinter:
         if isinstance(form, Solved):
             code.close()
         if isinstance(form, Scratch) and form.pending:
-            code(f"if (BN_UNLIKELY({q}->pkind)) {self.pending(q, depth)}")
+            code(f"if (BN_UNLIKELY({q}->pkind)) {self.gen.fail(f'{q}->psite', f'{q}->pkind', depth)}")
         code.close()
         if count is not None:
             code.close()
         if f"bn_b{lid}" in self.used_labels:
             code(f"bn_b{lid}:;")
-
-    def pending(self, q, bound):
-        """Raise the error that filling ``q`` left pending."""
-        return self.gen.fail(f"{q}->psite", f"{q}->pkind", bound)
 
     def range(self, form, site):
         return self.gen.range_args([self.gen.value(b.expr) for b in form.bounds], site)
@@ -336,7 +332,7 @@ class CPrinter:
         if isinstance(form, Solved):
             if reset:
                 code(reset)
-            code.open(f"if ({gen.truth(form.guard)}) {{")
+            code.open(f"if ({gen.truth_of(gen.value(form.guard))}) {{")
             v = gen.stable(gen.value(form.value))     # an integer (beast.ir.tighten solves integers only)
             a, b, c = self.range(form.base, site)
             return v, f"if (bn_range_has({a}, {b}, {c}, {v})"
@@ -390,8 +386,8 @@ class CPrinter:
             code(f"bn_seq *{qr} = &w->seqs[{self.unit.seq_slot()}];")
             self.fill(f.left, ql, site, loop)
             self.fill(f.right, qr, site, loop)
-            for side in (ql, qr):
-                code(f"if (BN_UNLIKELY({side}->pkind)) {self.pending(side, self.gen.bound)}")
+            for side in (ql, qr):       # the error a side's fill left pending
+                code(f"if (BN_UNLIKELY({side}->pkind)) {gen.fail(f'{side}->psite', f'{side}->pkind')}")
             gen.call(f"bn_setop({q}, {SETOP[f.op]}, {ql}, {qr})", site)
 
     # -- the file

@@ -233,9 +233,6 @@ class _Gen:
             return "1" if v.const else "0"
         return TRUTH[v.type].format(v.text, *(v.parts or ()))
 
-    def truth(self, e):
-        return self.truth_of(self.value(e))
-
     # -- entry points
     def value(self, e) -> CVal:
         return self.emit(self.ops[id(e)])
