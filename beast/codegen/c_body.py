@@ -24,8 +24,7 @@ class _FuncGen:
 
     def site(self, node):
         """The site of an ast node (where the lowering places its operations); none: the enclosing one."""
-        where = user_position(self.info.filename, node)
-        return self.gen.site if where is None else self.unit.user_site(*where)
+        return self.gen.site_at(user_position(self.info.filename, node))
 
     # -- statements
     def translate(self):
