@@ -28,29 +28,28 @@ class _FuncGen:
 
     # -- statements
     def translate(self):
-        decls, params = [], self.body.params
-        for p in params:
+        params = {p: f"p_{_mangle(p)}" for p in self.body.params}      # name -> C parameter
+        for p, cname in params.items():
             if p not in self.body.locals:
-                self.locals[p] = CVal(f"p_{_mangle(p)}", self.ptypes[p])
+                self.locals[p] = CVal(cname, self.ptypes[p])
+        decls = []
         for name, ltype in self.body.locals.items():
             cname = f"l_{_mangle(name)}"
             init = local_init(name, ltype, params)
+            value = ZERO[ltype]
             if init == "list":
-                decls.append(f"bn_list {cname} = BN_LIST0;")
                 self.gen.lists.append(cname)
-            else:
-                value = self.gen.convert(CVal(f"p_{_mangle(name)}", self.ptypes[name]), ltype) \
-                    if init == "param" else ZERO[ltype]
-                decls.append(f"{CTYPE[ltype]} {cname} = {value};")
+            elif init == "param":
+                value = self.gen.convert(CVal(params[name], self.ptypes[name]), ltype)
+            decls.append(f"{CTYPE[ltype]} {cname} = {value};")
             self.locals[name] = CVal(cname, ltype)
         self.gen.site = self.site(self.info.fdef)
         self.statements(self.body.body)
         out_type = "bn_seq *out" if self.kind != "condition" else "int64_t *out"
         decls += [f"bn_list {name} = BN_LIST0;" for name in self.gen.lists if not name.startswith("l_")]
-        used = ["w", "out", "bn_e"] + [f"p_{_mangle(p)}" for p in params] + \
-            [self.locals[n].text for n in self.body.locals]
-        lines = [f"static int {self.fname}(bn_w *w, {out_type}"
-                 f"{''.join(f', {CTYPE[self.ptypes[p]]} p_{_mangle(p)}' for p in params)})", "{"]
+        used = ["w", "out", "bn_e", *params.values()] + [self.locals[n].text for n in self.body.locals]
+        signature = "".join(f", {CTYPE[self.ptypes[p]]} {cname}" for p, cname in params.items())
+        lines = [f"static int {self.fname}(bn_w *w, {out_type}{signature})", "{"]
         lines += c_prologue(["int bn_rc = 0, bn_e = 0;"] + decls, used) + self.code.lines
         lines += ["bn_out:"]              # (every body ends in a return: beast.ir.lower)
         lines += [f"    free({name}.v);" for name in self.gen.lists]

@@ -10,8 +10,8 @@ from ..errors import BeastError
 from ..ir.ops import INTISH, range_arg_checks
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
-CTYPE = {"int": "int64_t", "bool": "int64_t", "float": "double", "num": "bn_num"}
-ZERO = {"int": "0", "bool": "0", "float": "0.0", "num": "BN_NUM0"}
+CTYPE = {"int": "int64_t", "bool": "int64_t", "float": "double", "num": "bn_num", "list": "bn_list"}
+ZERO = {"int": "0", "bool": "0", "float": "0.0", "num": "BN_NUM0", "list": "BN_LIST0"}
 CMP_CODE = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5}
 
 # ---------------------------------------------------------------------------------------------
