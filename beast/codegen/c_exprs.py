@@ -332,8 +332,6 @@ class _Gen:
     # -- comparisons and logic
     def e_cmp(self, op):
         values, _ = self.operands(op)
-        if op.form == "ii":
-            return CVal(f"({values[0]} {op.op} {values[1]})", "bool")
         return CVal(CMP[op.form].format(*self.spell(values, op.form), op.op, CMP_CODE[op.op]), "bool")
 
     def lazy(self, op):
@@ -391,8 +389,8 @@ class _Gen:
         if cont.type == "carray" and cont.parts[1] == 0:
             test = "0"
         else:
-            parts = cont.parts or (None, None, None)
-            test = IN_FN[cont.type, op.form].format(x if op.form == "ii" else self.to_double(x), cont, *parts)
+            x = x if op.form == "ii" else self.to_double(x)
+            test = IN_FN[cont.type, op.form].format(x, cont, *(cont.parts or ()))
         return CVal(f"(!{test})" if op.value else test, "bool")
 
     def e_range(self, op):
