@@ -68,11 +68,6 @@ class _Unit:
         self.ntmp += 1
         return f"bn_t{self.ntmp}"
 
-    def seq_slot(self):
-        slot = self.nseq
-        self.nseq += 1
-        return slot
-
     def site(self, info):
         self.sites.append(info)
         return len(self.sites) - 1
@@ -284,9 +279,7 @@ class CPrinter:
             code.open(f"{head}) {{")
             code(f"{var} = {v};")
         else:   # Scratch
-            slot = self.unit.seq_slot()
-            q = f"bn_q{lid}"
-            code(f"bn_seq *{q} = &w->seqs[{slot}];")
+            q = self.scratch(f"bn_q{lid}")
             self.fill(form.fill, q, site, s)
             i, x = self.unit.tmp(), self.unit.tmp()
             code.open(f"for (int64_t {i} = 0; {i} < {q}->n; {i}++) {{")
@@ -305,6 +298,12 @@ class CPrinter:
             code.close()
         if f"bn_b{lid}" in self.used_labels:
             code(f"bn_b{lid}:;")
+
+    def scratch(self, q):
+        """Name the walk's next scratch sequence ``q``."""
+        self.code(f"bn_seq *{q} = &w->seqs[{self.unit.nseq}];")
+        self.unit.nseq += 1
+        return q
 
     def range(self, form, site):
         return self.gen.range_args([self.gen.value(b.expr) for b in form.bounds], site)
@@ -381,9 +380,7 @@ class CPrinter:
                 code(f"{head})")
                 code(f"    if ({push}")
         else:   # SetOp
-            ql, qr = self.unit.tmp(), self.unit.tmp()
-            code(f"bn_seq *{ql} = &w->seqs[{self.unit.seq_slot()}];")
-            code(f"bn_seq *{qr} = &w->seqs[{self.unit.seq_slot()}];")
+            ql, qr = self.scratch(self.unit.tmp()), self.scratch(self.unit.tmp())
             self.fill(f.left, ql, site, loop)
             self.fill(f.right, qr, site, loop)
             for side in (ql, qr):       # the error a side's fill left pending
