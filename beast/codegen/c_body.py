@@ -154,25 +154,19 @@ class _FuncGen:
         self.gen.to_seq("out", self.gen.value(st.value))
 
     def s_Append(self, st):
-        gen = self.gen
-        lst = self.locals[st.name]
-        v = gen.value(st.value)
-        gen.call(f"bn_list_push(&{lst}, {v})", gen.site)
+        v = self.gen.value(st.value)
+        self.gen.call(f"bn_list_push(&{self.locals[st.name]}, {v})", self.gen.site)
 
     def s_Return(self, st):
         gen, code = self.gen, self.code
-        if self.kind == "closure":          # the count of values pushed (a generator returns None)
-            code("goto bn_out;")
-            return
-        v = gen.value(st.value if st.value is not None else NONE)
-        if self.kind == "condition":
-            code(f"*out = {gen.truth_of(v)};")
-            code("goto bn_out;")
-            return
-        if return_kind(v.type) == "none":
-            code("out->kind = BN_SEQ_NONE;")
-        else:
-            gen.to_seq("out", v)
+        if self.kind != "closure":          # (a closure's result: the values pushed; a generator returns None)
+            v = gen.value(st.value if st.value is not None else NONE)
+            if self.kind == "condition":
+                code(f"*out = {gen.truth_of(v)};")
+            elif return_kind(v.type) == "none":
+                code("out->kind = BN_SEQ_NONE;")
+            else:
+                gen.to_seq("out", v)
         code("goto bn_out;")
 
 
