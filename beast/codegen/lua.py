@@ -20,7 +20,7 @@ from ..ir.record import field, record
 from ..ir.targets import LUA_FUNCS, LUA_LOOPS
 from .exprs import ATOM
 from .lua_body import KINDS, FunctionTranslator
-from .lua_ops import NUMERIC, SETOP_CODES, ErrorSite, OpSpeller, V, lua_ident, number
+from .lua_ops import NUMERIC, SETOP_CODES, ErrorSite, OpSpeller, V, codes, lua_ident, number
 
 
 @record
@@ -147,7 +147,7 @@ class LuaPrinter:
 
     def call_args(self, ident, args):
         if ident not in self.funcs:
-            return ", ".join(v.code for v in args)
+            return codes(*args)
         out = []
         for pty, v in zip(self.funcs[ident][1].values(), args):
             v = OpSpeller.num(v) if pty in NUMERIC else v
@@ -185,7 +185,7 @@ class LuaPrinter:
 
     def range_args(self, form: Counted, n=3) -> str:
         """The Lua arguments start, stop[, step] of a range() for a prelude helper."""
-        return ", ".join(v.code for v in self.range_parts(form)[:n])
+        return codes(*self.range_parts(form)[:n])
 
     def range_head(self, form: Counted) -> str:
         a, b, c = self.range_parts(form)
@@ -194,7 +194,7 @@ class LuaPrinter:
             b = number(d.value) if d.kind == "const" else self.ex.spell_arith(d, b, number(1))
         else:
             b = V(f"_b_rlim({b.code}, {c.code}, {self.site('rstep')})", ATOM, "int")
-        return f"{a.code}, {b.code}, {c.code}"
+        return codes(a, b, c)
 
     def seq_list(self, f) -> str:
         """Lua expression of a table holding a fill's values (operands of set operations, values

@@ -8,7 +8,7 @@ import re
 from ..ir import ops
 from ..ir.translate import place
 from .exprs import ATOM
-from .lua_ops import SETOP_CODES, UNARY, OpSpeller, V, lua_ident, number, wrap
+from .lua_ops import SETOP_CODES, UNARY, OpSpeller, V, codes, lua_ident, number, wrap
 
 KINDS = {"closure": "closure", "iterator": "deferred", "condition": "cond"}
 ONE = number(1)
@@ -88,12 +88,6 @@ class FunctionTranslator(OpSpeller):
         lua = lua_ident(name)
         return [lua, f"_b_f_{lua}"] if self.body.locals[name] == "num" else [lua]
 
-    def lua_name(self, name):
-        return lua_ident(name)
-
-    def local(self, name) -> V:
-        return self.o_var(ops.Op("var", self.types[name], value=name))
-
     # -- statements
     def block(self, stmts):
         for st in stmts:
@@ -105,7 +99,7 @@ class FunctionTranslator(OpSpeller):
             self.emit(f"local {self.tmp()} = {v.code}")
 
     def s_Append(self, st):
-        lst = self.local(st.name)
+        lst = self.o_var(ops.Op("var", self.types[st.name], value=st.name))
         self.emit(f"{lst.code}[#{lst.code} + 1] = {self.num(self.ex(st.value)).code}")
 
     def assign_name(self, name, v: V):
@@ -114,9 +108,7 @@ class FunctionTranslator(OpSpeller):
         self.emit(f"{lua}, _b_f_{lua} = {v.code}, {self.flag(v)}" if ty == "num" else f"{lua} = {v.code}")
 
     def s_Assign(self, st):
-        if self.stores[id(st)] == ("extend",):
-            self.emit(f"_b_extend({self.local(st.names[0]).code}, {self.ex(st.value.right).code})")
-        elif len(st.names) == 1:
+        if len(st.names) == 1:
             self.assign_name(st.names[0], self.ex(st.value))
         else:
             v = self.hoist(self.ex(st.value), True)
@@ -257,14 +249,6 @@ class FunctionTranslator(OpSpeller):
         a = self.hoist(self.spell(op.args[0]))
         return V(f"_b_concat({a.code}, {self.spell(op.args[1]).code})", ATOM, "list")
 
-    def o_minmax_call(self, op):        # min/max: an argument that can fail evaluated before the next
-        out = self.spell(op.args[0])
-        for step, a, first in zip(op.value, op.args[1:], ops.minmax_order(op)):
-            if first:
-                out = self.hoist(out)
-            out = self.spell_minmax(op.op, step, out, self.num(self.spell(a)))
-        return out
-
     def o_member(self, op):             # x in (a, b, ...): == in order, after every element
         for a in op.args:
             self.bound[id(a)] = self.hoist(self.spell(a))
@@ -280,8 +264,7 @@ class FunctionTranslator(OpSpeller):
         if cont.ty == "list":
             out = V(f"_b_inlist({cont.code}, {x.code})", ATOM, "bool")
         else:
-            a, b, c = cont.parts
-            out = V(f"(_b_inrange({x.code}, {a.code}, {b.code}, {c.code}, 0) ~= nil)", ATOM, "bool")
+            out = V(f"(_b_inrange({x.code}, {codes(*cont.parts)}, 0) ~= nil)", ATOM, "bool")
         return self.not_(out) if op.value else out
 
     def o_select(self, op):             # a lazy choice: statements storing into a temporary
@@ -306,8 +289,7 @@ class FunctionTranslator(OpSpeller):
         v = self.spell(op.args[0])
         if v.ty == "list":
             return V(f"#{wrap(v, UNARY)}", UNARY, "int")
-        a, b, c = v.parts
-        return V(f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('overflow', None, op.node)})", ATOM, "int")
+        return V(f"_b_rlen({codes(*v.parts)}, {self.site('overflow', None, op.node)})", ATOM, "int")
 
     def o_range(self, op):
         vals = [self.hoist(self.num(self.spell(a))) for a in op.args]
@@ -337,8 +319,7 @@ class FunctionTranslator(OpSpeller):
 
     @staticmethod
     def range_list(v: V) -> V:
-        a, b, c = v.parts
-        return V(f"_b_rlist({a.code}, {b.code}, {c.code}, 0)", ATOM, "list")
+        return V(f"_b_rlist({codes(*v.parts)}, 0)", ATOM, "list")
 
     def materialize(self, v: V) -> V:
         """A list V for an operand of union/intersection/difference (Python: list(_b_vals(x)))."""

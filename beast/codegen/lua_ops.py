@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 
+from ..ir.ops import minmax_order
 from ..ir.record import record
 from .exprs import ATOM
 
@@ -77,6 +78,11 @@ def wrap(v: V, min_prec, strict=False) -> str:
     return v.code
 
 
+def codes(*vs) -> str:
+    """The Lua texts of the Vs ``vs``, comma separated (arguments of a call)."""
+    return ", ".join(v.code for v in vs)
+
+
 def or_flags(*flags) -> str:
     """Lua text of the disjunction of "is a float" flags ('true', 'false' or an expression)."""
     parts = []
@@ -128,10 +134,11 @@ class OpSpeller:
     """Spell the ops of :mod:`beast.ir.ops` in Lua (``o_<kind>``; ``spell(op)`` returns the
     :class:`V` of ``op``), for the nest printer and the function-body translator alike. Subclasses
     provide ``ctx`` (the program printer, for error sites and constant tables), ``location`` (the
-    user position of an operation), ``lua_name`` (a variable's Lua local) and the spellings that
-    differ: ``o_select`` and what only one of them meets."""
+    user position of an operation), ``hoist`` and ``lua_name`` where theirs differ, and the
+    spellings that differ: ``o_select`` and what only one of them meets."""
 
     ctx = None
+    lua_name = staticmethod(lua_ident)      # a variable's Lua local (the nest's printer names its own)
     SPELL = {}                  # op kind -> the o_<kind> method: one lookup per op, not a getattr
 
     def __init_subclass__(cls, **kw):
@@ -143,6 +150,11 @@ class OpSpeller:
 
     def location(self, node):
         return None
+
+    def hoist(self, v: V, always=False) -> V:
+        """``v``, evaluated before what follows is (a body stores it in a temporary; the nest's
+        expressions are pure: ``v`` itself)."""
+        return v
 
     def spell(self, op) -> V:
         return self.SPELL[op.kind](self, op)
@@ -170,8 +182,7 @@ class OpSpeller:
         if v.const and v.ty in ("int", "float", "bool", "str", "none"):
             return "true" if v.k else "false"
         if v.ty == "range":
-            a, b, c = v.parts
-            return f"_b_rlen({a.code}, {b.code}, {c.code}, {self.site('overflow')}) > 0"
+            return f"_b_rlen({codes(*v.parts)}, {self.site('overflow')}) > 0"
         text, prec, strict = TRUTH[v.ty]
         return text.format(wrap(v, prec, strict))
 
@@ -296,11 +307,12 @@ class OpSpeller:
         a = self.spell(op.args[0])
         return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag)
 
-    def o_minmax_call(self, op):
-        values = [self.spell(a) for a in op.args]
-        out = values[0]
-        for step, b in zip(op.value, values[1:]):
-            out = self.spell_minmax(op.op, step, out, b)
+    def o_minmax_call(self, op):     # an argument that can fail evaluated before the next
+        out = self.spell(op.args[0])
+        for step, a, first in zip(op.value, op.args[1:], minmax_order(op)):
+            if first:
+                out = self.hoist(out)
+            out = self.spell_minmax(op.op, step, out, self.num(self.spell(a)))
         return out
 
     def o_cmp(self, op):
