@@ -154,6 +154,10 @@ class LuaPrinter:
             out += [v.code, OpSpeller.flag(v)] if pty == "num" else [v.code]
         return ", ".join(out)
 
+    def call(self, call: Call):
+        """The Lua function and arguments of a call of a user function in the nest."""
+        return self.func_ref(call.func), self.call_args(call.func, [self.ex.v(a) for a in call.args])
+
     def function_texts(self):
         out = []
         for ident, (kind, _, _, lines) in self.funcs.items():
@@ -213,8 +217,7 @@ class LuaPrinter:
         if isinstance(f, SetOp):
             return f"_b_setop({SETOP_CODES[f.op]}, {self.seq_list(f.left)}, {self.seq_list(f.right)})"
         if isinstance(f, Call):
-            args = self.call_args(f.func, [self.ex.v(a) for a in f.args])
-            ref = self.func_ref(f.func)
+            ref, args = self.call(f)
             return f"_b_clist({ref}{', ' if args else ''}{args})" if f.closure else f"_b_dlist({ref}({args}))"
         return self.seq_list(f.fill)            # Scratch
 
@@ -251,8 +254,12 @@ class LuaPrinter:
             elif isinstance(s, Loop) and mode == "count" and (count := self.lower.count(s)) is not None:
                 product = self.pure_count(count)
                 self.emit(depth, f"_b_n = _b_chk(_b_n + {product}, {self.site('overflow')})", s.node, nloops)
+            elif isinstance(s, Loop) and (part := self.split.get(id(s))) is not None:
+                self.part(part, depth, mode, nloops)        # beast.ir.split: a function of its own
+            elif isinstance(s, Loop) and (fused := self.lower.fused(s)) is not None:
+                self.fused_code(fused, depth, mode, nloops)     # beast.ir.fuse: loops run as one
             elif isinstance(s, Loop):
-                self.loop(s, depth, mode, nloops)
+                self.loop_code(s, depth, mode, nloops)
             elif isinstance(s, Tally):
                 self.emit(depth, f"_b_T[{s.slot + 1}] = _b_T[{s.slot + 1}] + 1")   # beast stats
             elif mode == "count":   # Emit
@@ -264,16 +271,6 @@ class LuaPrinter:
                     self.emit(depth, stores)
                 self.emit(depth, f"_b_i = _b_i + {max(1, len(s.columns))}")
                 self.emit(depth, "if _b_i >= _b_cap then _b_buf = _b_yield(_b_i); _b_i = 0 end")
-
-    def loop(self, s: Loop, depth, mode, nloops):
-        part = self.split.get(id(s))             # beast.ir.split: a function of its own
-        fused = self.lower.fused(s) if part is None else None   # beast.ir.fuse: loops run as one
-        if part is not None:
-            self.part(part, depth, mode, nloops)
-        elif fused is not None:
-            self.fused_code(fused, depth, mode, nloops)
-        else:
-            self.loop_code(s, depth, mode, nloops)
 
     def labels(self):
         self.nlabel += 1
@@ -341,8 +338,8 @@ class LuaPrinter:
             check = f"if not _b_isint({var}) then _b_nonint({k}, {var}) end" if isinstance(form, Scratch) else None
             return ([f"local {tb} = {self.seq_list(form)}"], f"for {j} = 1, #{tb} do", f"local {var} = {tb}[{j}]",
                     check, [])
-        args = self.call_args(call.func, [self.ex.v(a) for a in call.args])
-        ref, check = self.func_ref(call.func), f"if {j} == {bad} then _b_nonint({k}, {var}, true) end"
+        ref, args = self.call(call)
+        check = f"if {j} == {bad} then _b_nonint({k}, {var}, true) end"
         if not call.closure:
             return ([f"local {s0}, {st}, {cnt}, {tb}, {bad} = {ref}({args})"], f"for {j} = 0, {cnt} - 1 do",
                     f"local {var} = {tb} and {tb}[{j} + 1] or {s0} + {j} * {st}", check, [])

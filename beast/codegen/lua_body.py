@@ -23,7 +23,7 @@ class FunctionTranslator(OpSpeller):
 
     def __init__(self, decided, ctx):
         self.body, self.ops, self.types, self.ctx = decided.body, decided.ops, decided.types, ctx
-        self.stores, self.limits = decided.stores, decided.limits
+        self.limits = decided.limits
         self.info, self.kind, self.bound = self.body.info, KINDS[self.body.kind], {}
 
     def location(self, node):
@@ -108,12 +108,10 @@ class FunctionTranslator(OpSpeller):
         self.emit(f"{lua}, _b_f_{lua} = {v.code}, {self.flag(v)}" if ty == "num" else f"{lua} = {v.code}")
 
     def s_Assign(self, st):
-        if len(st.names) == 1:
-            self.assign_name(st.names[0], self.ex(st.value))
-        else:
-            v = self.hoist(self.ex(st.value), True)
-            for name in st.names:
-                self.assign_name(name, v)
+        v = self.ex(st.value)
+        v = v if len(st.names) == 1 else self.hoist(v, True)
+        for name in st.names:
+            self.assign_name(name, v)
 
     def s_Unpack(self, st):
         vals = [self.hoist(self.ex(x), True) for x in st.values]
@@ -306,27 +304,23 @@ class FunctionTranslator(OpSpeller):
 
     def o_list_of(self, op):
         v = self.spell(op.args[0])
-        return V(f"_b_copy({v.code})", ATOM, "list") if v.ty == "list" else self.range_list(v)
+        return V(f"_b_copy({v.code})", ATOM, "list") if v.ty == "list" else self.materialize(v)
 
     def o_sorted(self, op):
-        v = self.spell(op.args[0])
-        return V(f"_b_sorted({v.code if v.ty == 'list' else self.range_list(v).code})", ATOM, "list")
+        return V(f"_b_sorted({self.materialize(self.spell(op.args[0])).code})", ATOM, "list")
 
     def o_setop(self, op):
         a = self.hoist(self.materialize(self.spell(op.args[0])), True)
         b = self.materialize(self.spell(op.args[1]))
         return V(f"_b_setop({SETOP_CODES[op.value]}, {a.code}, {b.code})", ATOM, "list")
 
-    @staticmethod
-    def range_list(v: V) -> V:
-        return V(f"_b_rlist({codes(*v.parts)}, 0)", ATOM, "list")
-
     def materialize(self, v: V) -> V:
-        """A list V for an operand of union/intersection/difference (Python: list(_b_vals(x)))."""
+        """A list V of the values of ``v``: a list, a range, or (an operand of union, intersection,
+        difference) one number (Python: list(_b_vals(x)))."""
         if v.ty == "list":
             return v
         if v.ty == "range":
-            return self.range_list(v)
+            return V(f"_b_rlist({codes(*v.parts)}, 0)", ATOM, "list")
         return V(f"{{{self.num(v).code}}}", ATOM, "list")
 
     def o_index(self, op):
