@@ -234,12 +234,6 @@ class OpSpeller:
             return V("false" if t.k else "true", ATOM, "bool", k=not t.k)
         return V(f"not {wrap(t, UNARY)}", UNARY, "bool")
 
-    def spell_minmax(self, fn, d, a: V, b: V) -> V:
-        if d.kind == "const":
-            return number(d.value)
-        flag = f"_b_{fn}f({a.code}, {b.code}, {self.flag(a)}, {self.flag(b)})" if d.type == "num" else None
-        return V(f"_b_{fn}({a.code}, {b.code})", ATOM, d.type, flag)
-
     def select(self, c: str, a: V, b: V, ty) -> V:
         """``a if c else b`` of the decided type ``ty``, for Lua boolean text ``c``; a and b are
         evaluated lazily."""
@@ -308,11 +302,12 @@ class OpSpeller:
         return V(f"_b_abs({a.code})", ATOM, a.ty, a.flag)
 
     def o_minmax_call(self, op):     # an argument that can fail evaluated before the next
-        out = self.spell(op.args[0])
-        for step, a, first in zip(op.value, op.args[1:], minmax_order(op)):
-            if first:
-                out = self.hoist(out)
-            out = self.spell_minmax(op.op, step, out, self.num(self.spell(a)))
+        out, fn = self.spell(op.args[0]), op.op
+        for d, arg, first in zip(op.value, op.args[1:], minmax_order(op)):
+            a = self.hoist(out) if first else out
+            b = self.num(self.spell(arg))
+            flag = f"_b_{fn}f({a.code}, {b.code}, {self.flag(a)}, {self.flag(b)})" if d.type == "num" else None
+            out = number(d.value) if d.kind == "const" else V(f"_b_{fn}({a.code}, {b.code})", ATOM, d.type, flag)
         return out
 
     def o_cmp(self, op):
