@@ -308,10 +308,8 @@ class LuaPrinter:
             f"_b_P[{pid}] = function({', '.join(extra + args)})", "local _b_n = 0" if mode == "count" else None,
             lambda: self.loop_code(part.loop, 1, mode, nloops),
             "return _b_n" if mode == "count" else "return _b_buf, _b_i")
-        if mode == "count":
-            self.emit(depth, f"_b_n = _b_n + _b_P[{pid}]({', '.join(args)})")
-        else:
-            self.emit(depth, f"_b_buf, _b_i = _b_P[{pid}]({', '.join(extra + args)})")
+        result = "_b_n = _b_n + " if mode == "count" else "_b_buf, _b_i = "
+        self.emit(depth, f"{result}_b_P[{pid}]({', '.join(extra + args)})")
 
     def form_lines(self, form, var, n, k):
         """The Lua of a loop form around its body: (lines before, the head opening the body or None,
