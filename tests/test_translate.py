@@ -166,6 +166,37 @@ def test_lua_what_follows_a_return_a_constant_decides_is_not_walked(tmp_path):
     assert type(stmts[-1]).__name__ == "Return" and stmts[-1].node.lineno == known.node.lineno + 1
 
 
+def test_lua_extending_a_list_is_refused_by_the_lowering(tmp_path):
+    """``l += m`` on a list never reaches the walk's 'extend' store (lua_body has no spelling for it):
+    the lowering's types refuse list + list, whatever the right side is."""
+    program = beast.load(write_space(tmp_path, """
+from beast import *
+K = [1, 2]
+a = range(4)
+
+@iterator
+def literal():
+    l = [1]
+    l += [a, 3]
+    return l
+
+@iterator
+def constant():
+    l = [1]
+    l += K
+    return l
+
+@iterator
+def built():
+    l = [1]
+    l += list(range(a))
+    return l
+""")).program
+    source = print_lua(program)
+    reasons = {program.funcs[i].name: why for i, why in source.untranslated_reasons.items()}
+    assert reasons == dict.fromkeys(("literal", "constant", "built"), "'+' on list and list values")
+
+
 def test_lua_forced_functions_are_not_lowered(tmp_path):
     program, done = _decided(tmp_path, force={"stores"})
     assert done["stores"].reason == "forced" and done["stores"].ops is None
