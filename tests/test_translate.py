@@ -166,6 +166,30 @@ def test_lua_what_follows_a_return_a_constant_decides_is_not_walked(tmp_path):
     assert type(stmts[-1]).__name__ == "Return" and stmts[-1].node.lineno == known.node.lineno + 1
 
 
+def test_what_each_return_of_an_iterator_gives_is_decided(tmp_path):
+    program = beast.load(write_space(tmp_path, """
+from beast import *
+a = range(4)
+
+@iterator
+def b():
+    if a == 0:
+        return range(a)
+    if a == 1:
+        return [a, 2]
+    if a == 2:
+        return a + 1
+    if a == 3:
+        return None
+    return
+""")).program
+    info = next(iter(program.funcs.values()))
+    for target in (C64, LUA_BODY):
+        done = translate(info, param_types(info, program.types), target)
+        returns = [st for st in walk_body(done.body.body) if type(st).__name__ == "Return"]
+        assert [done.return_kind(st) for st in returns] == ["range", "list", "number", "none", "none"]
+
+
 def test_lua_extending_a_list_is_refused_by_the_lowering(tmp_path):
     """``l += m`` on a list never reaches the walk's 'extend' store (lua_body has no spelling for it):
     the lowering's types refuse list + list, whatever the right side is."""

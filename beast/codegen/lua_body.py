@@ -23,7 +23,7 @@ class FunctionTranslator(OpSpeller):
 
     def __init__(self, decided, ctx):
         self.body, self.ops, self.types, self.ctx = decided.body, decided.ops, decided.types, ctx
-        self.limits = decided.limits
+        self.decided, self.limits = decided, decided.limits
         self.info, self.kind, self.bound = self.body.info, KINDS[self.body.kind], {}
 
     def location(self, node):
@@ -200,7 +200,7 @@ class FunctionTranslator(OpSpeller):
         if self.kind != "deferred":         # a closure returns its count; a condition its truth
             out = "_b_n, -1" if self.kind == "closure" else self.truth(v) if v is not None else "false"
         else:                               # deferred iterator: start, step, count, table, bad
-            kind = ops.return_kind("none" if v is None else v.ty)
+            kind = self.decided.return_kind(st)
             if kind == "none":
                 out = f"_b_fail({self.site('none', None, node)})"
             elif kind == "range":

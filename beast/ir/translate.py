@@ -53,6 +53,11 @@ class Decided:
     stores: dict | None = None
     limits: dict | None = None
 
+    def return_kind(self, st) -> str:
+        """What the @iterator's ``return`` ``st`` gives (:func:`~beast.ir.ops.return_kind` of its
+        value's static type; a bare ``return`` gives None), as the walk checked it."""
+        return return_kind(self.ops[id(NONE if st.value is None else st.value)].type)
+
 
 # how each target words a refusal, by Target.tables ({} is the static type)
 SAYS = {
