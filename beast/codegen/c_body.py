@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..ir.ops import local_init, return_kind, table_values
+from ..ir.ops import local_init, table_values
 from ..ir.sites import TableSite, user_position
 from ..ir.translate import NONE
 from .c_exprs import CTYPE, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, c_prologue
@@ -15,7 +15,7 @@ class _FuncGen:
 
     def __init__(self, unit, translated, fname):
         self.unit, self.fname = unit, fname
-        self.body, self.stores = translated.body, translated.stores
+        self.decided, self.body, self.stores = translated, translated.body, translated.stores
         self.info, self.kind, self.ptypes = self.body.info, self.body.kind, self.body.ptypes
         self.code = _Code(1)
         self.locals = {}          # name -> CVal (C variable)
@@ -163,7 +163,7 @@ class _FuncGen:
             v = gen.value(st.value if st.value is not None else NONE)
             if self.kind == "condition":
                 code(f"*out = {gen.truth_of(v)};")
-            elif return_kind(v.type) == "none":
+            elif self.decided.return_kind(st) == "none":
                 code("out->kind = BN_SEQ_NONE;")
             else:
                 gen.to_seq("out", v)

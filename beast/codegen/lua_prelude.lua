@@ -211,10 +211,6 @@ local function _b_concat(a, b)
   for i = 1, #b do c[n + i] = b[i] end
   return c
 end
-local function _b_extend(a, b)
-  local n, m = #a, #b
-  for i = 1, m do a[n + i] = b[i] end
-end
 local function _b_sorted(t)
   local c = _b_copy(t)
   _b_sort(c)

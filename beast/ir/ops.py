@@ -636,12 +636,12 @@ def store_kind(local, value, shared=False):
     return "str" if local == value == "str" else None
 
 
-def list_store(st, aliases=False, extend=False):
+def list_store(st, aliases=False):
     """How ``names = value`` (a body ``Assign`` whose first target is a list local) stores: 'clear'
     (an empty literal: the lists are emptied), 'value' (the value is lowered, then stored with
-    :func:`store_kind`). Refused where the target cannot: ``+=`` (unless ``extend``) and, where lists
+    :func:`store_kind`). Refused where the target cannot: ``+=`` and, where lists
     are copied rather than shared (``aliases`` False), one list under two names."""
-    if st.aug and not extend:
+    if st.aug:
         raise Untranslatable(st.node, "'+=' on a list")
     if isinstance(st.value, Var) and not aliases:
         raise Untranslatable(None, f"'{st.names[0]} = {st.value.name}' (two names for one list)")

@@ -42,10 +42,10 @@ class Decided:
     continue too; a ``while`` carries the truth of a known test), ``ops`` (id(expr) -> Op of every
     expression the printer spells), the static ``types`` of its names (parameters and locals) and
     ``stores`` (id(statement) -> how each name an Assign, an Unpack or a For binds is stored: the
-    kinds of :func:`~beast.ir.ops.store_kind`, 'clear' for C's ``l = []``, 'extend' for Lua's
-    ``l += m``) and, for a table target, ``limits`` (id(For) over a range -> the ops of its inclusive
-    limit, :func:`~beast.ir.ops.loop_limit`: one where the step is a constant, else stop - 1 and
-    stop + 1, chosen by the step's sign at run time)."""
+    kinds of :func:`~beast.ir.ops.store_kind`, 'clear' for C's ``l = []``) and, for a table target,
+    ``limits`` (id(For) over a range -> the ops of its inclusive limit,
+    :func:`~beast.ir.ops.loop_limit`: one where the step is a constant, else stop - 1 and stop + 1,
+    chosen by the step's sign at run time)."""
     body: FuncBody | None = None
     ops: dict | None = None
     types: dict | None = None
@@ -271,12 +271,7 @@ class _Walk:
             self.stores[id(st)] = tuple(self.store(name, op.type, _const(op)) for name, op in zip(st.names, values))
         elif isinstance(st, Assign):
             is_list = self.types.get(st.names[0]) == "list"
-            if is_list and tables and st.aug:       # l += m extends l
-                rhs = self.value(st.value.right)
-                if rhs.type != "list" or st.value.op != "+":
-                    raise Untranslatable(None, f"operator + on list and {rhs.type}")
-                kinds = ("extend",)
-            elif is_list and not tables and list_store(st) == "clear":
+            if is_list and not tables and list_store(st) == "clear":
                 kinds = ("clear",) * len(st.names)
             else:
                 op = self.value(st.value)
