@@ -704,6 +704,16 @@ def test_widened_parameters_enter_as_their_locals(space_file):
     assert 0 < assert_same(space) < 18
 
 
+def test_a_for_loop_limit_one_past_the_2_53_edge_is_no_overflow(space_file):
+    """A nest loop runs to stop - 1 (or + 1 counting down): at a stop of -(2**53 - 1) counting up,
+    an empty range, that limit is -2**53, exact as a double and never a value (it was reported as
+    an integer overflow, for a constant stop and for a computed one)."""
+    for loop in ("b = range(a - 5, -(2**53 - 1))", "b = range(a, 2**53 - 1, -1)",
+                 "n = -(2**53 - 1) + a * 0\nb = range(a - 5, n)"):
+        space = beast.load(space_file("from beast import *\na = range(3)\n" + loop + "\n"))
+        assert assert_same(space, chunk_sizes=(4096,)) == 0, loop
+
+
 def test_prelude_range_length_and_membership_are_pythons():
     """The prelude's len(range()) and `in range()` on any ends and steps within +-2**53 (their
     differences reach 2**54): Python's answers, or an overflow only for a length past 2**53."""

@@ -353,21 +353,28 @@ class LoopLowering:
 
     def last_op(self, form: Counted):
         """The op of a Counted form's inclusive for-loop limit, stop -/+ 1 (:attr:`Counted.last`,
-        where the target lowers its nest), decided by :func:`beast.ir.ops.arith` (folded, checked):
-        the stop as the target converts it (a "check" bound: an int known at run time only), 1 a
-        constant. None where the stop does not lower (the printer reports that)."""
+        where the target lowers its nest): folded where the stop is a constant, else
+        :func:`beast.ir.ops.arith`'s op with its interval. Never checked: the stop is an integer the
+        target holds (checked where it is computed), and one past it is still exact (an empty range
+        whose stop is at the limit is no overflow). None where the stop does not lower (the printer
+        reports that)."""
         return self._memo(self._limits, form, lambda: self._limit(form.stop, form.last))
 
     def _limit(self, stop, last):
         from . import ops           # (as in __init__: only a target that lowers its nest gets here)
-        if stop.kind == "check":
-            b = ops.operand("int")
-        else:
+        if stop.kind != "check":    # (a "check" bound: an int known at run time only)
             try:
                 b = self.ops.num(self.ops(stop.expr))
             except Untranslatable:
                 return None
-        return ops.arith(last, b, ops.operand("int", True, 1, (1, 1)), self.ops.target)
+            if b.kind == "const":
+                v = int(b.value) - 1 if last == "-" else int(b.value) + 1
+                return ops.new_op("const", "int", (b,), value=v, iv=(v, v))
+        else:
+            b = ops.operand("int")
+        op = ops.arith(last, b, ops.operand("int", True, 1, (1, 1)), self.ops.target)
+        op.check = None             # (a fresh op, ours alone)
+        return op
 
     def array(self, values) -> Array:
         lo, hi = self.lo, self.hi
