@@ -235,7 +235,10 @@ class LuaPrinter:
         """Lua counting a loop nest that only emits (a product of lengths, beast.ir.loops.Count)."""
         text = None
         for f in count.factors:
-            part = str(f) if isinstance(f, int) else f"_b_rlen({self.range_args(f)}, {self.site('rstep')}, {self.site('overflow')})"
+            if isinstance(f, int):
+                part = str(f)
+            else:           # a length of 2**53 or more is an overflow (the range's own error: its step)
+                part = f"_b_rlen({self.range_args(f)}, {self.site('rstep')}, {self.site('overflow')})"
             text = part if text is None else f"_b_chk({part} * {text}, {self.site('overflow')})"
         return text
 
