@@ -392,6 +392,8 @@ def test_syntax_error_that_only_compile_finds(text, line, col, message, caret, t
     ("from beast import *\nc = range(3)\nx = condition(\n    c > -2**64 + c)\n", 4, 9, -2 ** 64, "-2**64"),
     ("from beast import *\nc = range(3)\ny = iterator([1, 12345678901234567890123])\n", 3, 18,
      12345678901234567890123, "12345678901234567890123"),
+    ("from beast import *\nc = range(3)\ny = iterator(union(range(c), difference([5, 2**63], [1])))\n", 3, 45,
+     2 ** 63, "2**63"),
 ])
 def test_integer_literal_too_wide_for_c_points_at_the_literal(text, line, col, value, caret, tmp_path):
     path = write_space(tmp_path, text, "wide.py")

@@ -551,6 +551,21 @@ def test_values_up_to_2_53_are_exact(space_file):
 
 
 
+def test_set_operation_constants_beyond_2_53_are_an_overflow_not_rounded(space_file):
+    """Every constant of a set-operation operand takes part (a value past 2**53 would round, and
+    2**53 and 2**53 + 1 would count as one): Lua reports an overflow when the loop is reached."""
+    space = beast.load(space_file("""
+        from beast import *
+        a = range(1, 4)
+        b = iterator(union(range(a), [2**53, 2**53 + 1]))
+        """))
+    assert space.count(backend="python") == space.count(backend="c") == 12
+    with pytest.raises(beast.EvaluationError) as info:
+        space.count(backend="lua")
+    assert info.value.message == "integer overflow in iterator 'b'"
+    assert info.value.config == {"a": 1} and "2**53" in info.value.hint
+
+
 def test_ranges_wider_than_2_53_between_exact_ends(space_file):
     """Ends within +-2**53 whose difference is not (it rounds as a double): range lengths, counting
     nests and membership stay exact, and only a length of 2**53 or more is an overflow (not a zero step)."""

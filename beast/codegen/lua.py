@@ -208,8 +208,8 @@ class LuaPrinter:
         if isinstance(f, Divisors):
             args = self.range_args(f.base, 2)
             return f"_b_divisors({OpSpeller.num(self.ex.v(f.n)).code}, {args})"
-        if isinstance(f, Array):
-            return self.const_table(tuple(int(v) for v in f.values))
+        if isinstance(f, Array):        # (a value past 2**53 would round: every one takes part)
+            return self.const_table(tuple(map(int, f.values))) if f.wide is None else f"_b_big({self.site('overflow')})"
         if isinstance(f, Bind):
             return f"{{{OpSpeller.num(self.ex.v(f.value)).code}}}"
         if isinstance(f, Solved):

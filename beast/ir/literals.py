@@ -2,21 +2,27 @@
 from __future__ import annotations
 
 from ..errors import SpaceError
-from ..expr import Const, ValuesSeq, walk
+from ..expr import Const, SetOpSeq, ValuesSeq, walk
 from ..frontend.locate import locate_constant
 from .nest import Check, Let, Loop, walk_statements
 
 
 def _roots(stmt):
     if isinstance(stmt, Loop):
-        seq = stmt.seq
-        while seq is not None:
-            yield from seq.exprs()
-            if isinstance(seq, ValuesSeq):
-                yield from (Const(v) for v in seq.values)
-            seq = getattr(seq, "base", None)
+        yield from _seq_roots(stmt.seq)
     elif isinstance(stmt, (Let, Check)):
         yield stmt.expr
+
+
+def _seq_roots(seq):
+    """The expressions of a loop's sequence, its constants as Consts, set-operation operands included."""
+    if isinstance(seq, ValuesSeq):
+        yield from (Const(v) for v in seq.values)
+    elif isinstance(seq, SetOpSeq):
+        yield from _seq_roots(seq.left)
+        yield from _seq_roots(seq.right)
+    else:
+        yield from seq.exprs()
 
 
 def check_integer_width(program, bits: int, target: str):
