@@ -1,0 +1,194 @@
+"""Integers at the edges of what the backends hold exactly (2**53 for LuaJIT's doubles, 2**63 for C's and
+the rows' int64), in random spaces: a backend either gives the oracle's exact answer or reports the
+value it cannot hold, never a rounded or wrapped one.
+
+The spaces are small (a driver ``a`` and an iterator ``b`` from constant lists, ranges and set
+operations near the edges, a derived variable, a condition) and the oracle is written here in plain
+Python. An error is allowed only where some value the oracle meets (a constant, an iterator value,
+an intermediate result) is past the backend's edge: 2**53 for Lua, 2**63 for C and Python; then it
+must be a normal error at a line of the user's file, not an internal one.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import Counter
+
+from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import strategies as st
+
+import beast
+from conftest import available_backends, write_space
+
+AVAILABLE = available_backends()
+EXAMPLES = int(os.environ.get("BEAST_EDGE_EXAMPLES") or 0) or 60
+EDGE = {"lua": 2 ** 53, "c": 2 ** 63, "python": 2 ** 63}     # the first magnitude a backend may refuse
+BASES = [0, 2 ** 53 - 2, 2 ** 53, -(2 ** 53) - 1, 2 ** 62, 2 ** 63 - 3, -(2 ** 63)]
+SPELL = {2 ** 53: "2**53", 2 ** 62: "2**62", 2 ** 63: "2**63"}
+
+
+def const_text(v: int) -> str:
+    """A constant as a user writes it (2**53 + 1, -(2**63), ...)."""
+    for base, text in SPELL.items():
+        for sign in (1, -1):
+            d = v - sign * base
+            if abs(d) < 8:
+                core = text if sign > 0 else f"-{text}"
+                return f"({core} + {d})" if d > 0 else f"({core} - {-d})" if d < 0 else f"({core})"
+    return f"({v})"
+
+
+class Tracker:
+    """The largest magnitude the oracle met."""
+
+    def __init__(self):
+        self.top = 0
+
+    def __call__(self, v):
+        self.top = max(self.top, abs(v))
+        return v
+
+
+# expressions: ("const", v) | ("var", name) | (op, left, right) | ("abs", e)
+def text(e) -> str:
+    if e[0] == "const":
+        return const_text(e[1])
+    if e[0] == "var":
+        return e[1]
+    if e[0] == "abs":
+        return f"abs({text(e[1])})"
+    return f"({text(e[1])} {e[0]} {text(e[2])})"
+
+
+def consts(e, track):
+    if e[0] == "const":
+        track(e[1])
+    for part in e[1:]:
+        if isinstance(part, tuple):
+            consts(part, track)
+
+
+def value(e, env, track):
+    if e[0] == "const":
+        return track(e[1])
+    if e[0] == "var":
+        return track(env[e[1]])
+    if e[0] == "abs":
+        return track(abs(value(e[1], env, track)))
+    a, b = value(e[1], env, track), value(e[2], env, track)
+    return track({"+": a + b, "-": a - b, "*": a * b, "//": a // b if b else 0, "%": a % b if b else 0}[e[0]])
+
+
+@st.composite
+def exprs(draw, names, depth=2):
+    leaves = [st.builds(lambda b, d: ("const", b + d), st.sampled_from(BASES), st.integers(-3, 3)),
+              st.builds(lambda v: ("const", v), st.integers(-5, 5))]
+    leaf = st.one_of(*leaves, *[st.builds(lambda n: ("var", n), st.sampled_from(names))] * bool(names))
+    if depth == 0 or draw(st.booleans()):
+        return draw(leaf)
+    op = draw(st.sampled_from(["+", "-", "*", "//", "%", "abs"]))
+    if op == "abs":
+        return ("abs", draw(exprs(names, depth - 1)))
+    left = draw(exprs(names, depth - 1))
+    if op in ("//", "%"):       # a non-zero constant divisor: division by zero is tested elsewhere
+        return (op, left, ("const", draw(st.sampled_from([1, -1, 3, -7, 2 ** 52, 2 ** 62]))))
+    return (op, left, draw(exprs(names, depth - 1)))
+
+
+# sequences: ("list", values) | ("range", base, lo, hi, step) (base + a + lo .. base + hi) |
+# ("setop", op, left, right)
+@st.composite
+def seqs(draw, setop=True):
+    kind = draw(st.sampled_from(["list", "range", "setop"] if setop else ["list", "range"]))
+    if kind == "list":
+        base = draw(st.sampled_from(BASES))
+        return ("list", tuple(draw(st.lists(st.integers(-3, 3).map(lambda d: base + d), min_size=1, max_size=4))))
+    if kind == "range":
+        return ("range", draw(st.sampled_from(BASES)), draw(st.integers(-2, 2)), draw(st.integers(-3, 4)),
+                draw(st.sampled_from([1, 2, -1, -2])))
+    return ("setop", draw(st.sampled_from(["union", "intersection", "difference"])),
+            draw(seqs(setop=False)), draw(seqs(setop=False)))
+
+
+def seq_text(s) -> str:
+    if s[0] == "list":
+        return "[" + ", ".join(const_text(v) for v in s[1]) + "]"
+    if s[0] == "range":
+        _, base, lo, hi, step = s
+        return f"range({const_text(base)} + a + {lo}, {const_text(base)} + {hi}, {step})"
+    return f"{s[1]}({seq_text(s[2])}, {seq_text(s[3])})"
+
+
+def seq_values(s, a, track) -> list:
+    if s[0] == "list":
+        return [track(v) for v in s[1]]
+    if s[0] == "range":
+        _, base, lo, hi, step = s
+        track(base + a), track(base + a + lo), track(base + hi)     # (the text adds left to right)
+        return [track(v) for v in range(base + a + lo, base + hi, step)]
+    left, right = seq_values(s[2], a, track), seq_values(s[3], a, track)
+    if s[1] == "union":
+        left = left + right
+    else:
+        keep = s[1] == "intersection"
+        left = [v for v in left if (v in right) == keep]
+    return list(dict.fromkeys(left))        # each value once, in first-seen order
+
+
+@st.composite
+def edge_spaces(draw):
+    seq = draw(seqs())
+    derived = draw(exprs(["a", "b"]))
+    cond = draw(exprs(["a", "b", "d"], depth=1))
+    cmp = draw(st.sampled_from(["<", ">", "==", "!="]))
+    bound = draw(exprs([], depth=0))
+    source = "\n".join(["from beast import *", "a = range(3)", f"b = iterator({seq_text(seq)})",
+                        f"d = {text(derived)}", f"c = condition({text(cond)} {cmp} {text(bound)})", ""])
+    return source, seq, derived, cond, cmp, bound
+
+
+def oracle(seq, derived, cond, cmp, bound):
+    """The surviving (a, b) rows, and the largest magnitude met on the way."""
+    track, rows = Tracker(), Counter()
+    for e in (derived, cond, bound):        # a constant is a value met, reached or not
+        consts(e, track)
+    for a in range(3):
+        for b in seq_values(seq, a, track):
+            env = {"a": a, "b": b}
+            env["d"] = value(derived, env, track)
+            x, y = value(cond, env, track), value(bound, env, track)
+            if not {"<": x < y, ">": x > y, "==": x == y, "!=": x != y}[cmp]:
+                rows[(a, b)] += 1
+    return rows, track.top
+
+
+def run(space, backend, what):
+    try:
+        if what == "count":
+            return "ok", space.count(backend=backend)
+        arr = space.enumerate(backend=backend)
+        return "ok", Counter(zip(arr["a"].tolist(), arr["b"].tolist()))
+    except (beast.SpaceError, beast.EvaluationError) as err:     # a user's error, at a line of the file
+        return "error", err
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(edge_spaces())
+def test_values_past_a_backends_edge_are_reported_never_rounded(case):
+    source, *model = case
+    note(source)
+    expected, top = oracle(*model)
+    event("past 2**63" if top >= 2 ** 63 else "past 2**53" if top >= 2 ** 53 else "within 2**53")
+    with tempfile.TemporaryDirectory(prefix="beast-edges-") as tmp:
+        path = write_space(tmp, source, "edges.py")
+        space = beast.load(path)
+        for backend in AVAILABLE:
+            for what in ("count", "rows"):
+                kind, got = run(space, backend, what)
+                event(f"{backend} {what}: {kind}")
+                if kind == "ok":
+                    want = sum(expected.values()) if what == "count" else expected
+                    assert got == want, f"{backend} {what}: a wrong answer, not an error"
+                else:
+                    assert top >= EDGE[backend], f"{backend} {what} failed within its edge: {got}"
+                    assert got.filename == path and got.lineno is not None, f"{backend}: {got}"
