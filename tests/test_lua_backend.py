@@ -566,6 +566,30 @@ def test_set_operation_constants_beyond_2_53_are_an_overflow_not_rounded(space_f
     assert info.value.config == {"a": 1} and "2**53" in info.value.hint
 
 
+def test_an_iterator_value_past_2_53_is_left_out_of_the_error_configuration(space_file):
+    """The value cannot be shown exactly (it rounded as a double); Python leaves the iterator out too
+    where its value does not fit the rows' int64."""
+    space = beast.load(space_file("""
+        from beast import *
+        a = range(1, 3)
+        b = iterator([3, 2**55 + 3])
+        """))
+    with pytest.raises(beast.EvaluationError) as info:
+        space.enumerate(backend="lua")
+    assert info.value.message == "integer overflow in iterator 'b'" and info.value.config == {"a": 1}
+    wide = beast.load(space_file("""
+        from beast import *
+        a = range(1, 3)
+        b = iterator([3, 2**63])
+        """))
+    errors = []
+    for backend in ("lua", "python"):
+        with pytest.raises(beast.EvaluationError) as info:
+            wide.enumerate(backend=backend)
+        errors.append((info.value.message, info.value.lineno, info.value.config))
+    assert errors[0] == errors[1] == ("integer overflow in iterator 'b'", 3, {"a": 1})
+
+
 def test_ranges_wider_than_2_53_between_exact_ends(space_file):
     """Ends within +-2**53 whose difference is not (it rounds as a double): range lengths, counting
     nests and membership stay exact, and only a length of 2**53 or more is an overflow (not a zero step)."""

@@ -331,9 +331,10 @@ class LuaPrinter:
             return [], f"for {var} = {self.range_head(form)} do", None, None, []
         j, s0, st, cnt, tb, bad = (f"_b_{x}{n}" for x in ("j", "s", "d", "n", "t", "b"))
         if isinstance(form, Array):
-            wide = None if form.wide is None else f"_b_chk({var}, {self.site('overflow')})"
-            table = self.const_table(tuple(int(v) for v in form.values))
-            return [], f"for {j} = 1, {len(form.values)} do", f"local {var} = {table}[{j}]", wide, []
+            value = f"{self.const_table(tuple(map(int, form.values)))}[{j}]"
+            if form.wide is not None:   # checked as it is bound: the error's configuration leaves it out
+                value = f"_b_chk({value}, {self.site('overflow')})"
+            return [], f"for {j} = 1, {len(form.values)} do", f"local {var} = {value}", None, []
         call = form.fill if isinstance(form, Scratch) and isinstance(form.fill, Call) else None
         if call is None:        # a table of values built at run time
             check = f"if not _b_isint({var}) then _b_nonint({k}, {var}) end" if isinstance(form, Scratch) else None
