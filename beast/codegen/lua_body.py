@@ -299,7 +299,7 @@ class FunctionTranslator(OpSpeller):
                 self.emit(f"if {'true' if check == 'fail' else v.flag} then _b_fail({kb}, {v.code}) end")
         if zero:
             fail = f"_b_fail({self.site('rstep', None, op.where)})"
-            self.emit(fail if vals[2].const else f"if {vals[2].code} == 0 then {fail} end")
+            self.emit(fail if zero == "fail" else f"if {vals[2].code} == 0 then {fail} end")
         return V("nil", ATOM, "range", parts=tuple(vals))
 
     def o_list_of(self, op):

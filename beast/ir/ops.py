@@ -79,10 +79,11 @@ _new_object = object.__new__
 
 def range_arg_checks(types, step_const=None):
     """The checks of range(start, stop, step) arguments of static ``types``, made in Python's order
-    (start, stop, step, then whether the step is zero): per argument 'float' (always fails: not an integer), 'nonint' (a run-time test of
-    a num) or None; and whether the step needs a zero test."""
-    return [("fail" if t == "float" else "nonint" if t == "num" else None) for t in types], \
-        not (step_const is not None and step_const != 0)
+    (start, stop, step, then whether the step is zero): per argument 'float' (always fails: not an
+    integer), 'nonint' (a run-time test of a num) or None; and the step's zero test: None (a
+    constant other than 0), 'fail' (the constant 0: always fails) or 'test' (at run time)."""
+    zero = "test" if step_const is None else "fail" if step_const == 0 else None
+    return [("fail" if t == "float" else "nonint" if t == "num" else None) for t in types], zero
 
 
 class Lowering:
