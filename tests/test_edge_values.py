@@ -10,6 +10,7 @@ must be a normal error at a line of the user's file, not an internal one.
 """
 from __future__ import annotations
 
+import ast
 import os
 import tempfile
 from collections import Counter
@@ -24,6 +25,8 @@ AVAILABLE = available_backends()
 EXAMPLES = int(os.environ.get("BEAST_EDGE_EXAMPLES") or 0) or 60
 EDGE = {"lua": 2 ** 53, "c": 2 ** 63, "python": 2 ** 63}     # the first magnitude a backend may refuse
 BASES = [0, 2 ** 53 - 2, 2 ** 53, -(2 ** 53) - 1, 2 ** 62, 2 ** 63 - 3, -(2 ** 63)]
+# within 2**53, so that Lua translates the function bodies and checks their arithmetic as it runs
+NEAR = [3, 2 ** 26 + 1, -(2 ** 31), 2 ** 52, 2 ** 53 - 5, -(2 ** 53 - 5)]
 SPELL = {2 ** 53: "2**53", 2 ** 62: "2**62", 2 ** 63: "2**63"}
 
 
@@ -81,7 +84,7 @@ def value(e, env, track):
 
 @st.composite
 def exprs(draw, names, depth=2):
-    leaves = [st.builds(lambda b, d: ("const", b + d), st.sampled_from(BASES), st.integers(-3, 3)),
+    leaves = [st.builds(lambda b, d: ("const", b + d), st.sampled_from(BASES + NEAR), st.integers(-3, 3)),
               st.builds(lambda v: ("const", v), st.integers(-5, 5))]
     leaf = st.one_of(*leaves, *[st.builds(lambda n: ("var", n), st.sampled_from(names))] * bool(names))
     if depth == 0 or draw(st.booleans()):
@@ -179,6 +182,11 @@ def test_values_past_a_backends_edge_are_reported_never_rounded(case):
     note(source)
     expected, top = oracle(*model)
     event("past 2**63" if top >= 2 ** 63 else "past 2**53" if top >= 2 ** 53 else "within 2**53")
+    check_backends(source, expected, top)
+
+
+def check_backends(source, expected, top):
+    """Each backend's count and rows are the oracle's, or a user's error past the backend's edge."""
     with tempfile.TemporaryDirectory(prefix="beast-edges-") as tmp:
         path = write_space(tmp, source, "edges.py")
         space = beast.load(path)
@@ -192,3 +200,65 @@ def test_values_past_a_backends_edge_are_reported_never_rounded(case):
                 else:
                     assert top >= EDGE[backend], f"{backend} {what} failed within its edge: {got}"
                     assert got.filename == path and got.lineno is not None, f"{backend}: {got}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The same in user functions: C and Lua translate their bodies on their own (beast.ir.translate)
+
+class Tracked(ast.NodeTransformer):
+    """The oracle's copy of a function: every arithmetic result passes through ``_t``."""
+
+    def visit_BinOp(self, node):
+        return ast.Call(ast.Name("_t", ast.Load()), [self.generic_visit(node)], [])
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        return ast.Call(ast.Name("_t", ast.Load()), [node], []) if getattr(node.func, "id", "") == "abs" else node
+
+
+@st.composite
+def function_spaces(draw):
+    e = lambda names, depth=2: text(draw(exprs(names, depth)))     # noqa: E731
+    cmp = lambda: draw(st.sampled_from(["<", ">", "==", "!="]))    # noqa: E731
+    kind = draw(st.sampled_from(["list", "range", "generator"]))
+    if kind == "list":
+        body = f"    return [{e(['a'])}, {e(['a'])}]"
+    elif kind == "range":
+        base = const_text(draw(st.sampled_from(BASES)))
+        body = f"    return range({base} + a, {base} + {draw(st.integers(0, 4))})"
+    else:
+        body = f"    for i in range(a, 3):\n        yield {e(['a', 'i'])}"
+    iterator_def = f"@iterator\ndef b(a):\n{body}\n"
+    condition_def = (f"@condition\ndef c(a, b):\n    t = {e(['a', 'b'])}\n    if {e(['a', 'b', 't'], 1)} {cmp()} {e([], 0)}:\n"
+                     f"        return {e(['a', 'b', 't'], 1)} % 7 == 1\n    return {e(['t', 'b'], 1)} {cmp()} {e([], 0)}\n")
+    return iterator_def, condition_def
+
+
+def function_oracle(iterator_def, condition_def):
+    track = Tracker()
+    for node in ast.walk(ast.parse(iterator_def + condition_def)):     # constants, folded or not
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant)) \
+                and not any(isinstance(x, (ast.Name, ast.Call)) for x in ast.walk(node)):
+            v = eval(compile(ast.Expression(node), "<oracle>", "eval"))     # noqa: S307
+            if type(v) is int:
+                track(v)
+    scope = {"_t": track, "iterator": lambda f: f, "condition": lambda f: f}
+    tree = Tracked().visit(ast.parse(iterator_def + condition_def))
+    exec(compile(ast.fix_missing_locations(tree), "<oracle>", "exec"), scope)
+    rows = Counter()
+    for a in range(3):
+        values = scope["b"](a)
+        for b in [values] if isinstance(values, int) else values:
+            if not scope["c"](a, track(b)):
+                rows[(a, b)] += 1
+    return rows, track.top
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(function_spaces())
+def test_values_past_a_backends_edge_in_function_bodies(case):
+    source = "from beast import *\na = range(3)\n\n" + "\n".join(case)
+    note(source)
+    expected, top = function_oracle(*case)
+    event("past 2**63" if top >= 2 ** 63 else "past 2**53" if top >= 2 ** 53 else "within 2**53")
+    check_backends(source, expected, top)

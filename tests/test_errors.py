@@ -394,6 +394,8 @@ def test_syntax_error_that_only_compile_finds(text, line, col, message, caret, t
      12345678901234567890123, "12345678901234567890123"),
     ("from beast import *\nc = range(3)\ny = iterator(union(range(c), difference([5, 2**63], [1])))\n", 3, 45,
      2 ** 63, "2**63"),
+    ("from beast import *\nc = range(3)\n@condition\ndef k(c):\n    return (c + (-2**63 - 1)) % 7 == 1\n", 5, 18,
+     -2 ** 63 - 1, "-2**63 - 1"),       # an inlined condition: its line was the decorator's, with no caret
 ])
 def test_integer_literal_too_wide_for_c_points_at_the_literal(text, line, col, value, caret, tmp_path):
     path = write_space(tmp_path, text, "wide.py")

@@ -6,7 +6,8 @@ import linecache
 
 
 def _statement_at(filename, lineno):
-    """The module-level statement of ``filename`` that spans line ``lineno`` (None if unknown)."""
+    """The statement of ``filename`` that spans line ``lineno``, else the function whose lines (its
+    decorators included) span it (None if unknown)."""
     text = "".join(linecache.getlines(filename))
     if not text:
         return None
@@ -17,6 +18,10 @@ def _statement_at(filename, lineno):
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.If)) \
                 and node.lineno <= lineno <= (node.end_lineno or node.lineno):
+            return node
+    for node in tree.body:          # a function (from its decorators on): an inlined @condition's line
+        if isinstance(node, ast.FunctionDef) \
+                and min([node.lineno] + [d.lineno for d in node.decorator_list]) <= lineno <= node.end_lineno:
             return node
     return None
 
