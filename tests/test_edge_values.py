@@ -27,11 +27,14 @@ EDGE = {"lua": 2 ** 53, "c": 2 ** 63, "python": 2 ** 63}     # the first magnitu
 BASES = [0, 2 ** 53 - 2, 2 ** 53, -(2 ** 53) - 1, 2 ** 62, 2 ** 63 - 3, -(2 ** 63)]
 # within 2**53, so that Lua translates the function bodies and checks their arithmetic as it runs
 NEAR = [3, 2 ** 26 + 1, -(2 ** 31), 2 ** 52, 2 ** 53 - 5, -(2 ** 53 - 5)]
+FLOATS = [0.5, -1.5, 2.0 ** 53, -(2.0 ** 63), 1e300]      # in derived values and conditions
 SPELL = {2 ** 53: "2**53", 2 ** 62: "2**62", 2 ** 63: "2**63"}
 
 
-def const_text(v: int) -> str:
+def const_text(v) -> str:
     """A constant as a user writes it (2**53 + 1, -(2**63), ...)."""
+    if isinstance(v, float):
+        return f"({v!r})"
     for base, text in SPELL.items():
         for sign in (1, -1):
             d = v - sign * base
@@ -42,13 +45,14 @@ def const_text(v: int) -> str:
 
 
 class Tracker:
-    """The largest magnitude the oracle met."""
+    """The largest magnitude of an integer the oracle met (a float may be any size)."""
 
     def __init__(self):
         self.top = 0
 
     def __call__(self, v):
-        self.top = max(self.top, abs(v))
+        if type(v) is int:
+            self.top = max(self.top, abs(v))
         return v
 
 
@@ -79,23 +83,27 @@ def value(e, env, track):
     if e[0] == "abs":
         return track(abs(value(e[1], env, track)))
     a, b = value(e[1], env, track), value(e[2], env, track)
-    return track({"+": a + b, "-": a - b, "*": a * b, "//": a // b if b else 0, "%": a % b if b else 0}[e[0]])
+    ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b, "//": lambda: a // b,
+           "%": lambda: a % b}
+    return track(ops[e[0]]())
 
 
 @st.composite
-def exprs(draw, names, depth=2):
+def exprs(draw, names, depth=2, floats=False):
     leaves = [st.builds(lambda b, d: ("const", b + d), st.sampled_from(BASES + NEAR), st.integers(-3, 3)),
               st.builds(lambda v: ("const", v), st.integers(-5, 5))]
+    leaves += [st.builds(lambda v: ("const", v), st.sampled_from(FLOATS))] * floats
     leaf = st.one_of(*leaves, *[st.builds(lambda n: ("var", n), st.sampled_from(names))] * bool(names))
     if depth == 0 or draw(st.booleans()):
         return draw(leaf)
-    op = draw(st.sampled_from(["+", "-", "*", "//", "%", "abs"]))
+    op = draw(st.sampled_from(["+", "-", "*", "//", "%", "abs"] + ["/"] * floats))
     if op == "abs":
-        return ("abs", draw(exprs(names, depth - 1)))
-    left = draw(exprs(names, depth - 1))
-    if op in ("//", "%"):       # a non-zero constant divisor: division by zero is tested elsewhere
-        return (op, left, ("const", draw(st.sampled_from([1, -1, 3, -7, 2 ** 52, 2 ** 62]))))
-    return (op, left, draw(exprs(names, depth - 1)))
+        return ("abs", draw(exprs(names, depth - 1, floats)))
+    left = draw(exprs(names, depth - 1, floats))
+    if op in ("//", "%", "/"):      # a non-zero constant divisor: division by zero is tested elsewhere
+        divisors = [1, -1, 3, -7, 2 ** 52, 2 ** 62] + [-0.5, 3.0, 2.0 ** 53] * floats
+        return (op, left, ("const", draw(st.sampled_from(divisors))))
+    return (op, left, draw(exprs(names, depth - 1, floats)))
 
 
 # sequences: ("list", values) | ("range", base, lo, hi, step) (base + a + lo .. base + hi) |
@@ -141,10 +149,10 @@ def seq_values(s, a, track) -> list:
 @st.composite
 def edge_spaces(draw):
     seq = draw(seqs())
-    derived = draw(exprs(["a", "b"]))
-    cond = draw(exprs(["a", "b", "d"], depth=1))
+    derived = draw(exprs(["a", "b"], floats=True))
+    cond = draw(exprs(["a", "b", "d"], depth=1, floats=True))
     cmp = draw(st.sampled_from(["<", ">", "==", "!="]))
-    bound = draw(exprs([], depth=0))
+    bound = draw(exprs([], depth=0, floats=True))
     source = "\n".join(["from beast import *", "a = range(3)", f"b = iterator({seq_text(seq)})",
                         f"d = {text(derived)}", f"c = condition({text(cond)} {cmp} {text(bound)})", ""])
     return source, seq, derived, cond, cmp, bound
@@ -218,16 +226,16 @@ class Tracked(ast.NodeTransformer):
 
 @st.composite
 def function_spaces(draw):
-    e = lambda names, depth=2: text(draw(exprs(names, depth)))     # noqa: E731
+    e = lambda names, depth=2, floats=True: text(draw(exprs(names, depth, floats)))     # noqa: E731
     cmp = lambda: draw(st.sampled_from(["<", ">", "==", "!="]))    # noqa: E731
     kind = draw(st.sampled_from(["list", "range", "generator"]))
     if kind == "list":
-        body = f"    return [{e(['a'])}, {e(['a'])}]"
+        body = f"    return [{e(['a'], floats=False)}, {e(['a'], floats=False)}]"
     elif kind == "range":
         base = const_text(draw(st.sampled_from(BASES)))
         body = f"    return range({base} + a, {base} + {draw(st.integers(0, 4))})"
     else:
-        body = f"    for i in range(a, 3):\n        yield {e(['a', 'i'])}"
+        body = f"    for i in range(a, 3):\n        yield {e(['a', 'i'], floats=False)}"
     iterator_def = f"@iterator\ndef b(a):\n{body}\n"
     condition_def = (f"@condition\ndef c(a, b):\n    t = {e(['a', 'b'])}\n    if {e(['a', 'b', 't'], 1)} {cmp()} {e([], 0)}:\n"
                      f"        return {e(['a', 'b', 't'], 1)} % 7 == 1\n    return {e(['t', 'b'], 1)} {cmp()} {e([], 0)}\n")
