@@ -675,3 +675,18 @@ def test_overflow_of_abs_and_floor_division_at_the_bottom_of_64_bits(expr, tmp_p
         err = info.value
         assert err.message == "integer overflow in derived variable 'b'", backend
         assert err.lineno == 3 and err.config == {"a": -2**63}, backend
+
+
+def test_len_of_a_range_past_2_63_values_is_an_integer_overflow_in_every_backend(tmp_path):
+    """Python's len() raises OverflowError past 2**63 - 1 values; C wrapped the length to a negative
+    number and went on. Every backend now says "integer overflow" at the len() call, with the hint."""
+    path = write_space(tmp_path, "from beast import *\na = range(3)\n@condition\ndef c(a):\n"
+                                 "    return len(range(-2**63, 2**63 - 3 + a)) % 7 == 1\n", "len_wide.py")
+    space = beast.load(path)
+    seen = set()
+    for backend in available_backends():
+        with pytest.raises(beast.EvaluationError) as info:
+            space.count(backend=backend)
+        err = info.value
+        seen.add((err.message, err.lineno, err.col, err.end_col, err.hint, tuple(err.config.items())))
+    assert seen == {("integer overflow", 5, 11, 44, "integers are 64-bit in every backend", (("a", 0),))}

@@ -263,3 +263,24 @@ def test_table_values_lay_out_every_result_kind():
     assert kinds == [0, 1, 2, 3] and offs == [0, 4, 7, 7, 8]
     assert vals == [1, 1, float_bits(2.5), 0, 0, 9, 3, 1] and tags == [0, 0, 1, 2, 0, 0, 0, 0]
     assert objects == [1 << 70, "not iterable"]
+
+
+@pytest.mark.parametrize("target", [TINY, TINY_SYM], ids=["asym", "sym"])
+def test_len_of_a_range_is_checked_unless_every_length_fits(target):
+    """len(range(a, b, c)) (Python's len() raises past its width): a length op without a check has
+    every length of the ends' intervals inside the width, and its interval holds them all."""
+    lowering = ops.Lowering(lambda name: "int", target=target)
+    steps = [ops.operand("int", True, c, (c, c)) for c in (1, -1, 2, -3)] + [ops.operand("int")]
+    for ia, ib in itertools.product(INTERVALS, repeat=2):
+        for step in steps:
+            d = lowering.range_len(ops.new_op("range", "range", (_int(ia), _int(ib), step)), None)
+            cs = [step.value] if step.kind == "const" else [c for c in range(-8, 8) if c]
+            lengths = [len(range(a, b, c)) for a in range(ia[0], ia[1] + 1) for b in range(ib[0], ib[1] + 1)
+                       for c in cs]
+            if d.check is None:
+                assert all(target.fits(n) for n in lengths), (ia, ib, step.value)
+                assert all(d.iv[0] <= n <= d.iv[1] for n in lengths), (ia, ib, step.value, d.iv)
+            else:
+                assert d.check == "overflow" and d.iv is None
+    unknown = ops.operand("int")
+    assert lowering.range_len(ops.new_op("range", "range", (unknown, unknown, unknown)), None).check == "overflow"

@@ -450,10 +450,16 @@ class _Gen:
         self.code.close()
 
     def e_len(self, op):
-        (v,), _ = self.operands(op)
+        (v,), site = self.operands(op)
         if v.type == "list":
             return CVal(f"{v}.n", "int")
-        return CVal(f"(int64_t)bn_range_len({v.parts[0]}, {v.parts[1]}, {v.parts[2]})", "int")
+        n = f"bn_range_len({v.parts[0]}, {v.parts[1]}, {v.parts[2]})"
+        if op.check == "overflow":          # more values than an int64 holds
+            t = self.unit.tmp()
+            self.code(f"uint64_t {t} = {n};")
+            n = t
+            self.guard(f"{n} > (uint64_t)INT64_MAX", site, "BN_K_OVERFLOW")
+        return CVal(f"(int64_t){n}", "int")
 
     def e_index(self, op):
         (cont, idx), site = self.operands(op)

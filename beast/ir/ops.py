@@ -404,9 +404,23 @@ class Lowering:
         v = self(e.iterable)
         if v.type == "carray" or self.target.tables and v.is_const and isinstance(v.value, (tuple, str)):
             return self.const(len(v.value), args=(v,))
-        if v.type in ("list", "range"):
+        if v.type == "range":
+            return self.range_len(v, e)
+        if v.type == "list":
             return new_op("len", "int", (v,), node=e)
         raise Untranslatable(e, f"len() of a {v.type}")
+
+    def range_len(self, r, node):
+        """len() of the range op ``r``: checked ('overflow') where the ends' intervals allow more
+        values than the width holds (Python's len() raises OverflowError past 2**63 - 1)."""
+        (lo0, hi0), (lo1, hi1) = (self.target.known(a) for a in r.args[:2])
+        step = r.args[2]
+        most = max(hi1 - lo0, hi0 - lo1, 0)
+        if step.kind == "const" and step.value:
+            most = -(-most // abs(int(step.value)))
+        fits = self.target.fits(most)
+        return new_op("len", "int", (r,), node=node, check=None if fits else "overflow", where=self.where(node),
+                      iv=(0, most) if fits else None)
 
     def l_Index(self, e):
         cont, idx = self(e.container), self(e.index)

@@ -36,7 +36,7 @@ from ..errors import BeastError, EvaluationError
 from ..expr import evaluate
 from ..ir.literals import check_integer_width
 from . import cache
-from .errors import COMPLEX_POW, ROLE_NAMES, caret_in_statement, explain, failed_division, node_location
+from .errors import COMPLEX_POW, OVERFLOW_HINT, ROLE_NAMES, caret_in_statement, explain, failed_division, node_location
 from .python_backend import compile_functions
 
 NAME = "c"
@@ -320,7 +320,6 @@ _OWN_MESSAGES = {"complex_pow": COMPLEX_POW,
                                     "buffers in one call",
                  "no_memory": "out of memory while enumerating",
                  "count_overflow": "the number of configurations does not fit in 64 bits"}
-_OVERFLOW_HINT = "integers are 64-bit in every backend"
 
 
 def _sample(kind):
@@ -534,7 +533,7 @@ class CEnumerator:
         if isinstance(site, UserSite):
             if kind == "overflow":
                 return EvaluationError("integer overflow", site.filename, site.lineno, site.col, site.end,
-                                       hint=_OVERFLOW_HINT, config=config)
+                                       hint=OVERFLOW_HINT, config=config)
             message = _OWN_MESSAGES.get(kind) or explain(_sample(kind))
             return EvaluationError(message, site.filename, site.lineno, site.col, site.end, config=config)
         if isinstance(site, NodeSite):
@@ -553,7 +552,7 @@ class CEnumerator:
                 bad = int(err.bad_i)
             if isinstance(bad, int) and not isinstance(bad, bool):     # an integer past 64 bits
                 return EvaluationError(f"integer overflow in iterator '{site.var}'", *where,
-                                       hint=_OVERFLOW_HINT, config=config)
+                                       hint=OVERFLOW_HINT, config=config)
             config[site.var] = bad
             return EvaluationError(f"iterator '{site.var}' yields a non-integer value {bad!r}", *where,
                                    hint="iterator values are integers; use // for integer division",
@@ -580,9 +579,9 @@ class CEnumerator:
         role = ROLE_NAMES.get(getattr(node, "role", None), "node")
         if kind == "overflow":
             if node is None:
-                return EvaluationError("integer overflow", hint=_OVERFLOW_HINT, config=config)
+                return EvaluationError("integer overflow", hint=OVERFLOW_HINT, config=config)
             return EvaluationError(f"integer overflow in {role} '{node.name}'", *node_location(node),
-                                   hint=_OVERFLOW_HINT, config=config)
+                                   hint=OVERFLOW_HINT, config=config)
         if kind == "complex_pow":
             exc, message = None, _OWN_MESSAGES[kind]
         else:

@@ -11,6 +11,7 @@ _DIV_OPS = (ast.Div, ast.FloorDiv, ast.Mod)
 ROLE_NAMES = {"iterator": "iterator", "derived": "derived variable", "condition": "condition"}
 # what C and Lua report where Python makes a complex number (and fails later, or not at all)
 COMPLEX_POW = "a negative number raised to a fractional power (the result is complex)"
+OVERFLOW_HINT = "integers are 64-bit in every backend"
 
 
 def explain(exc, op=None):
@@ -24,8 +25,8 @@ def explain(exc, op=None):
         return "range() step is zero"
     if isinstance(exc, TypeError) and "cannot be interpreted as an integer" in text:
         return f"range() bound is not an integer ({text.split(' object')[0].strip()})"
-    if isinstance(exc, OverflowError):
-        return f"numeric overflow ({text})"
+    if isinstance(exc, OverflowError):      # len() of a range of 2**63 values or more: as C and Lua say
+        return "integer overflow" if "too large to convert to C" in text else f"numeric overflow ({text})"
     return f"{type(exc).__name__}: {text}"
 
 
@@ -113,6 +114,7 @@ def map_exception(exc, gen_filename, line_nodes, loop_order):
         return err
     division = failed_division(node, f_locals) if isinstance(exc, ZeroDivisionError) and user_tb is None else None
     message = explain(exc, division.op if division is not None else None)
+    hint = OVERFLOW_HINT if message == "integer overflow" else None
     if user_tb is None and division is not None and division.pos is not None:
         filename, lineno, col, end = division.pos
         if col is None:
@@ -120,9 +122,9 @@ def map_exception(exc, gen_filename, line_nodes, loop_order):
         return EvaluationError(f"{message} in {ROLE_NAMES[node.role]} '{node.name}'", filename, lineno, col, end,
                                config=config)
     if user_tb is not None:
-        return EvaluationError(message, *frame_position(user_tb), config=config)
+        return EvaluationError(message, *frame_position(user_tb), hint=hint, config=config)
     if node is not None:
         col, end = caret_in_statement(node.filename, node.lineno, exc) if node.lineno else (None, None)
-        return EvaluationError(f"{message} in {ROLE_NAMES[node.role]} '{node.name}'", node.filename, node.lineno, col, end,
-                               config=config)
-    return EvaluationError(message, config=config)
+        return EvaluationError(f"{message} in {ROLE_NAMES[node.role]} '{node.name}'", node.filename, node.lineno,
+                               col, end, hint=hint, config=config)
+    return EvaluationError(message, hint=hint, config=config)

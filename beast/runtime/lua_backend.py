@@ -22,14 +22,13 @@ import numpy as np
 
 from ..codegen.lua import print_lua
 from ..errors import BeastError, EvaluationError
-from .errors import COMPLEX_POW, ROLE_NAMES, explain, map_exception
+from .errors import COMPLEX_POW, OVERFLOW_HINT as OVERFLOW_HINT_64, ROLE_NAMES, explain, map_exception
 from .prefix_walks import PrefixWalks
 from .python_backend import _b_vals, compile_functions
 
 NAME = "lua"
 LIMIT = 2 ** 53
 
-OVERFLOW_HINT_64 = "integers are 64-bit in every backend"
 OVERFLOW_HINT = ("integers are 64-bit in every backend, and the Lua backend computes them exactly "
                  "within +-2**53 (LuaJIT numbers are doubles): a larger value is reported, never rounded")
 _FRAME = "<beast lua frame>"

@@ -12,7 +12,7 @@ import numpy as np
 from ..codegen.python import function_ast, print_python
 from ..errors import EvaluationError
 from ..lang import set_operation
-from .errors import map_exception
+from .errors import OVERFLOW_HINT, map_exception
 from .prefix_walks import PrefixWalks
 
 NAME = "python"
@@ -27,7 +27,7 @@ def _b_int(value, name):
 
 def _b_overflow(name):
     raise EvaluationError(f"integer overflow in derived variable '{name}'",
-                          hint="integers are 64-bit in every backend")
+                          hint=OVERFLOW_HINT)
 
 
 def _b_vals(result):
@@ -174,7 +174,7 @@ class PythonEnumerator(PrefixWalks):
                     config = {n: values[n] for n in order[:order.index(name)]}
                     where = node_location(loop.node) if loop.node is not None else ()
                     return EvaluationError(f"integer overflow in iterator '{name}'", *where,
-                                           hint="integers are 64-bit in every backend", config=config)
+                                           hint=OVERFLOW_HINT, config=config)
         return EvaluationError("an iterator value does not fit in 64 bits")
 
     # -- sampling (beast.ir.prefix): programs whose outer loops are bound to a given prefix
