@@ -75,6 +75,15 @@ class Expr:
     def __or__(self, o): return _written(BoolOp("or", self, wrap(o)))
     def __ror__(self, o): return _written(BoolOp("or", wrap(o), self))
     def __invert__(self): return Not(self)
+    # the other operators of Python's ints: not beast's (a clear error, not a TypeError)
+    def __lshift__(self, o): _no_operator("<<")
+    __rlshift__ = __lshift__
+    def __rshift__(self, o): _no_operator(">>")
+    __rrshift__ = __rshift__
+    def __xor__(self, o): _no_operator("^")
+    __rxor__ = __xor__
+    def __matmul__(self, o): _no_operator("@")
+    __rmatmul__ = __matmul__
 
     __hash__ = object.__hash__
 
@@ -97,6 +106,15 @@ class Expr:
 
     def children(self) -> tuple:
         return ()
+
+
+def _no_operator(symbol):
+    err = SpaceError(f"'{symbol}' on an iterator value at module level: beast's expressions have + - * / // % **, "
+                     "comparisons, abs, min and max (& | ~ are and, or, not)",
+                     hint="write 2**n for 1 << n and x // 2**n for x >> n, or compute it in a @condition or "
+                          "@iterator function, where Python's operators all work")
+    err.operator = symbol       # (the loader puts the caret on the first such operation of the line)
+    raise err
 
 
 def _written(node):

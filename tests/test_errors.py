@@ -677,6 +677,23 @@ def test_overflow_of_abs_and_floor_division_at_the_bottom_of_64_bits(expr, tmp_p
         assert err.lineno == 3 and err.config == {"a": -2**63}, backend
 
 
+@pytest.mark.parametrize("expr", ["2**(a + 62)", "(-2)**(a + 63) // 2"])
+def test_overflow_of_a_power_that_may_be_a_float(expr, tmp_path):
+    """int ** int is a float for a negative exponent, so the let's static type is num: the Python
+    backend checked only int lets, and counted 2**63 where C reports the overflow."""
+    path = write_space(tmp_path, f"""
+        from beast import *
+        a = iterator([0, -70, 1])
+        b = {expr}
+        c = condition(b == 7)
+        """)
+    for backend in [b for b in ("python", "c") if b in available_backends()]:
+        with pytest.raises(EvaluationError) as info:
+            beast.load(path).count(backend=backend)
+        err = info.value
+        assert (err.message, err.lineno, err.config) == ("integer overflow in derived variable 'b'", 3, {"a": 1})
+
+
 def test_len_of_a_range_past_2_63_values_is_an_integer_overflow_in_every_backend(tmp_path):
     """Python's len() raises OverflowError past 2**63 - 1 values; C wrapped the length to a negative
     number and went on. Every backend now says "integer overflow" at the len() call, with the hint."""
@@ -690,3 +707,16 @@ def test_len_of_a_range_past_2_63_values_is_an_integer_overflow_in_every_backend
         err = info.value
         seen.add((err.message, err.lineno, err.col, err.end_col, err.hint, tuple(err.config.items())))
     assert seen == {("integer overflow", 5, 11, 44, "integers are 64-bit in every backend", (("a", 0),))}
+
+
+@pytest.mark.parametrize("expr, symbol", [("1 << a", "<<"), ("(a + 1) >> 1", ">>"), ("a ^ 1", "^"), ("a @ a", "@")])
+def test_an_operator_beast_does_not_have_is_an_error_at_its_caret(expr, symbol, tmp_path):
+    """Python's TypeError named beast's own classes ("unsupported operand type(s) for <<: 'int' and
+    'Var'") with no caret."""
+    path = write_space(tmp_path, f"from beast import *\na = range(3)\nb = min(3, {expr})\n", "operator.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    err = info.value
+    assert err.message.startswith(f"'{symbol}' on an iterator value at module level")
+    assert (err.lineno, err.col, err.end_col) == (3, 11, 11 + len(expr)) and "@condition" in err.hint
+    check_cli(path, expect_in_stderr=f"{path}:3:12: error: '{symbol}' on an iterator value")

@@ -128,7 +128,8 @@ class PythonPrinter:
                 self.emit(depth, f"{s.var} = {self.ex(s.expr)}", s.node, nloops)
                 if s.may_overflow:
                     # C and Lua compute in 64 bits; Python reports the same overflow they do
-                    self.emit(depth, f"if not -0x8000000000000000 <= {s.var} <= 0x7fffffffffffffff:",
+                    is_int = f"{s.var}.__class__ is int and " if s.type == "num" else ""
+                    self.emit(depth, f"if {is_int}not -0x8000000000000000 <= {s.var} <= 0x7fffffffffffffff:",
                               s.node, nloops)
                     self.emit(depth + 1, f"_b_overflow({s.var!r})", s.node, nloops)
             elif isinstance(s, Check):

@@ -80,6 +80,9 @@ def _truth_error(err, tree, filename, lineno):
     return SpaceError(err.message, filename, lineno, hint=err.hint)
 
 
+_OPERATORS = {"<<": ast.LShift, ">>": ast.RShift, "^": ast.BitXor, "@": ast.MatMult}
+
+
 def _locate(err: BeastError, tree, filename, lineno):
     """Fill in the location of an error raised by beast's vocabulary while running user code."""
     if err.filename is not None or lineno is None:
@@ -89,6 +92,9 @@ def _locate(err: BeastError, tree, filename, lineno):
     calls = _nodes_on_line(tree, lineno, ast.Call)
     exact = [n for n in _nodes_on_line(tree, lineno, ast.expr)
              if focus and n.end_lineno == lineno and ast.unparse(n) == focus]
+    operator = _OPERATORS.get(getattr(err, "operator", None))     # an operator beast does not have
+    if operator is not None:
+        exact = [n for n in _nodes_on_line(tree, lineno, ast.BinOp) if isinstance(n.op, operator)]
     if exact:
         err.col, err.end_col = exact[0].col_offset, exact[0].end_col_offset
     elif calls:

@@ -31,10 +31,11 @@ class Loop:
 
 @record
 class Let:
-    """``var = expr`` of static ``type``. ``may_overflow``: an integer let that could leave the
+    """``var = expr`` of static ``type``. ``may_overflow``: a let whose integer value could leave the
     64-bit range (it adds, subtracts, multiplies, powers, shifts left, negates, takes abs() or
-    floor-divides: -2**63 // -1): C and Lua compute in 64 bits and fail there, so a target with
-    unbounded integers checks it to report the same overflow."""
+    floor-divides: -2**63 // -1), of type int or num (an int or a float: 2**n is a float for n < 0):
+    C and Lua compute in 64 bits and fail there, so a target with unbounded integers checks it to
+    report the same overflow."""
     var: str
     expr: Expr
     type: str = "num"
@@ -43,7 +44,7 @@ class Let:
     @property
     def may_overflow(self) -> bool:
         # asked by the one printer that checks it (Python), not paid for on every load
-        return self.type == "int" and any(
+        return self.type in ("int", "num") and any(
             isinstance(e, BinOp) and (e.op in ("+", "-", "*", "**", "<<") or e.op == "//" and not (
                 isinstance(e.right, Const) and e.right.value != -1))
             or isinstance(e, UnOp) or isinstance(e, Call) and e.func == "abs" for e in walk(self.expr))
