@@ -720,3 +720,16 @@ def test_an_operator_beast_does_not_have_is_an_error_at_its_caret(expr, symbol, 
     assert err.message.startswith(f"'{symbol}' on an iterator value at module level")
     assert (err.lineno, err.col, err.end_col) == (3, 11, 11 + len(expr)) and "@condition" in err.hint
     check_cli(path, expect_in_stderr=f"{path}:3:12: error: '{symbol}' on an iterator value")
+
+
+def test_a_float_power_past_the_largest_float_says_so_in_every_backend(tmp_path):
+    """Python's OverflowError text is "(34, 'Numerical result out of range')" (errno ERANGE)."""
+    path = write_space(tmp_path, "from beast import *\na = range(3)\n@condition\ndef c(a):\n"
+                                 "    return 10.0 ** (a * 200) > 5\n", "float_pow.py")
+    seen = set()
+    for backend in available_backends():
+        with pytest.raises(EvaluationError) as info:
+            beast.load(path).count(backend=backend)
+        seen.add((info.value.message, info.value.lineno, tuple(info.value.config.items())))
+    assert seen == {("float overflow (the result is beyond the largest float, about 1.8e308) in condition 'c'",
+                     3, (("a", 2),))}

@@ -590,6 +590,24 @@ def test_an_iterator_value_past_2_53_is_left_out_of_the_error_configuration(spac
     assert errors[0] == errors[1] == ("integer overflow in iterator 'b'", 3, {"a": 1})
 
 
+@pytest.mark.parametrize("body, config", [("int(1e300 * a) > 5", {"a": 1}), ("int(2.0**60 - a) > 5", {"a": 0})])
+def test_int_of_a_float_past_2_53_is_an_integer_overflow(body, config, space_file):
+    """The prelude passed "overflow" as an operand's float flag, not as the error's kind: the
+    runtime replayed int() in Python, which succeeded, and said "ArithmeticError: conv int"."""
+    space = beast.load(space_file(f"""
+        from beast import *
+        a = range(3)
+        @condition
+        def c(a):
+            return {body}
+        """))
+    with pytest.raises(beast.EvaluationError) as info:
+        space.count(backend="lua")
+    err = info.value
+    assert (err.message, err.lineno, err.col, err.config) == ("integer overflow", 5, 11, config)
+    assert "2**53" in err.hint or "64-bit" in err.hint
+
+
 def test_ranges_wider_than_2_53_between_exact_ends(space_file):
     """Ends within +-2**53 whose difference is not (it rounds as a double): range lengths, counting
     nests and membership stay exact, and only a length of 2**53 or more is an overflow (not a zero step)."""

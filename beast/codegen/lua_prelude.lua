@@ -221,6 +221,6 @@ local function _b_toint(v, f, k)
     if v ~= v or v == _b_inf or v == -_b_inf then _b_fail(k, v, nil, true) end
     if v >= 0 then v = _b_floor(v) else v = -_b_floor(-v) end
   end
-  if v >= _b_LIM or v <= -_b_LIM then _b_fail(k, v, nil, true, "overflow") end
+  if v >= _b_LIM or v <= -_b_LIM then _b_fail(k, v, nil, true, nil, "overflow") end
   return v
 end

@@ -25,8 +25,12 @@ def explain(exc, op=None):
         return "range() step is zero"
     if isinstance(exc, TypeError) and "cannot be interpreted as an integer" in text:
         return f"range() bound is not an integer ({text.split(' object')[0].strip()})"
-    if isinstance(exc, OverflowError):      # len() of a range of 2**63 values or more: as C and Lua say
-        return "integer overflow" if "too large to convert to C" in text else f"numeric overflow ({text})"
+    if isinstance(exc, OverflowError):
+        if "too large to convert to C" in text:     # len() of a range of 2**63 values or more: as C and Lua say
+            return "integer overflow"
+        if "Numerical result out of range" in text:     # a float ** float past 1.8e308 ((34, '...'))
+            return "float overflow (the result is beyond the largest float, about 1.8e308)"
+        return f"numeric overflow ({text})"
     return f"{type(exc).__name__}: {text}"
 
 
