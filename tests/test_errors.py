@@ -733,3 +733,17 @@ def test_a_float_power_past_the_largest_float_says_so_in_every_backend(tmp_path)
         seen.add((info.value.message, info.value.lineno, tuple(info.value.config.items())))
     assert seen == {("float overflow (the result is beyond the largest float, about 1.8e308) in condition 'c'",
                      3, (("a", 2),))}
+
+
+@pytest.mark.parametrize("statement, line, col", [("return l[x] > 0", 7, 11), ("l[x] = 5\n    return l[0] > 0", 7, 4)])
+def test_a_float_list_index_is_the_same_type_error_in_every_backend(statement, line, col, tmp_path):
+    """Lua replayed the index with the float flag read from the wrong operand, and said
+    "IndexError: list index out of range"."""
+    path = write_space(tmp_path, "from beast import *\na = range(3)\n@condition\ndef c(a):\n    l = [1, 2, 3]\n"
+                                 f"    x = a if a > 5 else a / 1\n    {statement}\n", "float_index.py")
+    seen = set()
+    for backend in available_backends():
+        with pytest.raises(EvaluationError) as info:
+            beast.load(path).count(backend=backend)
+        seen.add((info.value.message, info.value.lineno, info.value.col, tuple(info.value.config.items())))
+    assert seen == {("TypeError: list indices must be integers or slices, not float", line, col, (("a", 0),))}

@@ -370,12 +370,12 @@ def _replay(site, a, b, fa, fb):
             range(0, 1, 0)
         elif kind == "rbound":
             range(float(a) if a is not None else 0.5)
-        elif kind == "index":
-            if fb:
+        elif kind == "index":       # (the index is a, its float flag fa: prelude _b_idx, _b_setidx)
+            if fa:
                 [][float(a)]
             [][0]
         elif kind == "setindex":
-            if fb:
+            if fa:
                 x = []
                 x[float(a)] = 0
             x = []
