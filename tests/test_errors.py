@@ -747,3 +747,41 @@ def test_a_float_list_index_is_the_same_type_error_in_every_backend(statement, l
             beast.load(path).count(backend=backend)
         seen.add((info.value.message, info.value.lineno, info.value.col, tuple(info.value.config.items())))
     assert seen == {("TypeError: list indices must be integers or slices, not float", line, col, (("a", 0),))}
+
+
+def test_more_configurations_than_64_bits_count_is_the_same_error_in_every_backend(tmp_path):
+    """C said it with a configuration (a=0, b=0) that has nothing to do with it; Python answered
+    2**64; Lua said "integer overflow in iterator 'a'". Past 2**53 (and below 2**63) only Lua
+    fails, with its own hint, and auto then counts in C."""
+    huge = beast.load(write_space(tmp_path, "from beast import *\na = range(2**31)\nb = range(2**31)\n"
+                                            "c = range(4)\n", "huge.py"))
+    for backend in [b for b in ("c", "python") if b in available_backends()]:
+        with pytest.raises(EvaluationError) as info:
+            huge.count(backend=backend)
+        err = info.value
+        assert (err.message, err.lineno, err.config) == ("the number of configurations does not fit in 64 bits",
+                                                         None, {}), backend
+        assert "-D" in err.hint
+    big = beast.load(write_space(tmp_path, "from beast import *\na = range(2**20)\nb = range(2**20)\n"
+                                           "c = range(2**14)\n", "big.py"))
+    assert big.count(backend="python") == big.count(backend="auto") == 2 ** 54
+    if "lua" in available_backends():
+        for space in (huge, big):
+            with pytest.raises(EvaluationError) as info:
+                space.count(backend="lua")
+            assert info.value.message.startswith("the number of configurations does not fit in the Lua")
+            assert "2**53" in info.value.hint and info.value.config == {}
+
+
+def test_a_negative_zero_iterator_value_is_shown_as_minus_zero_in_every_backend(tmp_path):
+    """lupa hands a Lua -0.0 to Python as the int 0, and a deferred iterator's scalar was rebuilt
+    as s0 + 0 * 0 (0.0): Lua said "a non-integer value 0.0", with b=0.0."""
+    path = write_space(tmp_path, "from beast import *\na = range(-1, 3)\n@iterator\ndef b(a):\n    x = 0\n"
+                                 "    x = x / a\n    return x\n", "negative_zero.py")
+    seen = set()
+    for backend in available_backends():
+        with pytest.raises(EvaluationError) as info:
+            beast.load(path).count(backend=backend)
+        err = info.value
+        seen.add((err.message, err.lineno, repr(err.config)))
+    assert seen == {("iterator 'b' yields a non-integer value -0.0", 4, repr({"a": -1, "b": -0.0}))}

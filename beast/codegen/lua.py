@@ -239,7 +239,7 @@ class LuaPrinter:
                 part = str(f)
             else:           # a length of 2**53 or more is an overflow (the range's own error: its step)
                 part = f"_b_rlen({self.range_args(f)}, {self.site('rstep')}, {self.site('overflow')})"
-            text = part if text is None else f"_b_chk({part} * {text}, {self.site('overflow')})"
+            text = part if text is None else f"_b_chk({part} * {text}, {self.site('count')})"
         return text
 
     def block(self, stmts, depth, mode, loop, nloops):
@@ -256,7 +256,7 @@ class LuaPrinter:
                     self.emit(depth, f"if {cond} then {exit_} end", s.node, nloops)
             elif isinstance(s, Loop) and mode == "count" and (count := self.lower.count(s)) is not None:
                 product = self.pure_count(count)
-                self.emit(depth, f"_b_n = _b_chk(_b_n + {product}, {self.site('overflow')})", s.node, nloops)
+                self.emit(depth, f"_b_n = _b_chk(_b_n + {product}, {self.site('count')})", s.node, nloops)
             elif isinstance(s, Loop) and (part := self.split.get(id(s))) is not None:
                 self.part(part, depth, mode, nloops)        # beast.ir.split: a function of its own
             elif isinstance(s, Loop) and (fused := self.lower.fused(s)) is not None:
@@ -311,8 +311,9 @@ class LuaPrinter:
             f"_b_P[{pid}] = function({', '.join(extra + args)})", "local _b_n = 0" if mode == "count" else None,
             lambda: self.loop_code(part.loop, 1, mode, nloops),
             "return _b_n" if mode == "count" else "return _b_buf, _b_i")
-        result = "_b_n = _b_n + " if mode == "count" else "_b_buf, _b_i = "
-        self.emit(depth, f"{result}_b_P[{pid}]({', '.join(extra + args)})")
+        call = f"_b_P[{pid}]({', '.join(extra + args)})"
+        self.emit(depth, f"_b_n = _b_chk(_b_n + {call}, {self.site('count')})" if mode == "count" else
+                  f"_b_buf, _b_i = {call}")
 
     def form_lines(self, form, var, n, k):
         """The Lua of a loop form around its body: (lines before, the head opening the body or None,
@@ -342,7 +343,8 @@ class LuaPrinter:
                     check, [])
         ref, args = self.call(call)
         check = f"if {j} == {bad} then _b_nonint({k}, {var}, true) end"
-        if not call.closure:
+        if not call.closure:            # (a bad scalar is reported as returned: s0 + 0 * 0 is 0.0 for -0.0)
+            check = f"if {j} == {bad} then _b_nonint({k}, {tb} and {var} or {s0}, true) end"
             return ([f"local {s0}, {st}, {cnt}, {tb}, {bad} = {ref}({args})"], f"for {j} = 0, {cnt} - 1 do",
                     f"local {var} = {tb} and {tb}[{j} + 1] or {s0} + {j} * {st}", check, [])
         ok, err, out = f"_b_ok{n}", f"_b_e{n}", f"_b_o{n}"

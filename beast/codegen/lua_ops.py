@@ -115,11 +115,12 @@ def number(x) -> V:
 @record(frozen=True)
 class ErrorSite:
     """What a Lua error ``{k, ...}`` means. ``kind``: 'op' (an arithmetic operation ``op`` failed:
-    replay it in Python), 'overflow', 'rstep' (range() step zero), 'rbound' (a float range()
-    bound), 'nonint' (an iterator value that is not an integer), 'none' (a deferred iterator
-    returned None), 'index', 'setindex', 'empty' (min/max of nothing, ``op`` the function),
-    'conv' (int() of a float), 'complex', 'python' (an exception raised by a Python fallback),
-    'missing' (the IR calls a function ``op`` that the program does not define: NameError).
+    replay it in Python), 'overflow', 'count' (the number of configurations), 'rstep' (range() step
+    zero), 'rbound' (a float range() bound), 'nonint' (an iterator value that is not an integer),
+    'none' (a deferred iterator returned None), 'index', 'setindex', 'empty' (min/max of nothing,
+    ``op`` the function), 'conv' (int() of a float), 'complex', 'python' (an exception raised by a
+    Python fallback), 'missing' (the IR calls a function ``op`` that the program does not define:
+    NameError).
     ``where``: (filename, lineno, col, end_col) inside a user function, or None for the IR (the
     node then comes from the line of count/rows that was running)."""
     kind: str

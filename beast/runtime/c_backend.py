@@ -36,7 +36,8 @@ from ..errors import BeastError, EvaluationError
 from ..expr import evaluate
 from ..ir.literals import check_integer_width
 from . import cache
-from .errors import COMPLEX_POW, OVERFLOW_HINT, ROLE_NAMES, caret_in_statement, explain, failed_division, node_location
+from .errors import (COMPLEX_POW, COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, ROLE_NAMES, caret_in_statement, explain,
+                     failed_division, node_location)
 from .python_backend import compile_functions
 
 NAME = "c"
@@ -319,7 +320,7 @@ _OWN_MESSAGES = {"complex_pow": COMPLEX_POW,
                  "too_many_values": "an iterator function produced more values than the C backend "
                                     "buffers in one call",
                  "no_memory": "out of memory while enumerating",
-                 "count_overflow": "the number of configurations does not fit in 64 bits"}
+                 "count_overflow": COUNT_OVERFLOW}
 
 
 def _sample(kind):
@@ -528,6 +529,8 @@ class CEnumerator:
                                        hint=exc.hint, config=config)
             return EvaluationError(explain(exc), site.filename, site.lineno, site.col, site.end,
                                    config=config)
+        if kind == "count_overflow":     # the space's, not one configuration's
+            return EvaluationError(COUNT_OVERFLOW, hint=COUNT_HINT)
         if kind in _OWN_MESSAGES and kind != "complex_pow":
             return EvaluationError(_OWN_MESSAGES[kind], config=config)
         if isinstance(site, UserSite):

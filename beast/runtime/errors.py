@@ -12,6 +12,9 @@ ROLE_NAMES = {"iterator": "iterator", "derived": "derived variable", "condition"
 # what C and Lua report where Python makes a complex number (and fails later, or not at all)
 COMPLEX_POW = "a negative number raised to a fractional power (the result is complex)"
 OVERFLOW_HINT = "integers are 64-bit in every backend"
+COUNT_OVERFLOW = "the number of configurations does not fit in 64 bits"
+COUNT_HINT = ("no backend counts past 2**63 - 1 configurations: prune the space with conditions, or narrow "
+              "it with -D settings")
 
 
 def explain(exc, op=None):

@@ -40,8 +40,11 @@ local count, rows, parts = ...
 local ffi = require("ffi")
 local main = {[count] = true, [rows] = true}
 for _, f in ipairs(parts) do main[f] = true end
+-- lupa hands a Lua -0.0 to Python as the int 0: the handler marks it (read back by _signed)
+local function keep(v) if v == 0 and 1 / v < 0 then return "_b_negzero" end return v end
 local function handler(e)
   -- the innermost frame of the loop nest gives the line; it and the frames around it the locals
+  if type(e) == "table" then e[2], e[3] = keep(e[2]), keep(e[3]) end
   local info = {err = e}
   local vars = {}
   local level = 2
@@ -54,7 +57,7 @@ local function handler(e)
       while true do
         local name, value = debug.getlocal(level, i)
         if not name then break end
-        if vars[name] == nil then vars[name] = value end
+        if vars[name] == nil then vars[name] = keep(value) end
         i = i + 1
       end
       info.vars = vars
@@ -204,7 +207,7 @@ class LuaEnumerator(PrefixWalks):
             return env
         types = self.program.types
         for name, lua in self.source.names.items():
-            value = lvars[lua]
+            value = _signed(lvars[lua])
             if value is None:
                 continue
             ty = types.get(name)
@@ -238,10 +241,13 @@ class LuaEnumerator(PrefixWalks):
             return BeastError(f"internal error in the Lua backend: {trace}")
         k = err[1]
         site = self.source.sites[k] if isinstance(k, int) and 0 < k < len(self.source.sites) else None
-        a, b, fa, fb, extra = err[2], err[3], err[4], err[5], err[6]
+        a, b, fa, fb, extra = _signed(err[2]), _signed(err[3]), err[4], err[5], err[6]
         if site is None:
             return self._map(None, node, bound, env)
         kind = site.kind
+        if kind == "count":             # the space's, not one configuration's
+            return EvaluationError(f"the number of configurations does not fit in the Lua backend's exact "
+                                   f"integers (2**53)", hint=OVERFLOW_HINT)
         if kind == "python":
             return self._map(self.stored.pop(a, None), node, bound, env)
         if kind == "nonint":
@@ -350,6 +356,11 @@ def _python_values(vals):
                                 "integers (+-2**53)")
         out.append(v)
     return out, -1
+
+
+def _signed(v):
+    """A value from the Lua handler, its mark of -0.0 read back as the float."""
+    return -0.0 if v == "_b_negzero" else v
 
 
 def _typed(x, flag):

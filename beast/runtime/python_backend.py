@@ -12,7 +12,7 @@ import numpy as np
 from ..codegen.python import function_ast, print_python
 from ..errors import EvaluationError
 from ..lang import set_operation
-from .errors import OVERFLOW_HINT, map_exception
+from .errors import COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, map_exception
 from .prefix_walks import PrefixWalks
 
 NAME = "python"
@@ -123,9 +123,12 @@ class PythonEnumerator(PrefixWalks):
 
     def count(self, threads=None) -> int:
         try:
-            return self.env["_b_count"]()
+            n = self.env["_b_count"]()
         except Exception as exc:  # noqa: BLE001 - every failure becomes a located EvaluationError
             raise self._error(exc).with_traceback(None) from None
+        if n >= 1 << 63:        # as C, whose counters are 64-bit
+            raise EvaluationError(COUNT_OVERFLOW, hint=COUNT_HINT)
+        return n
 
     def tally(self, threads=None):
         """(survivors, counters) of an instrumented program (:mod:`beast.ir.instrument`)."""
