@@ -76,6 +76,7 @@ class _Counter:
             block = last.body
         self.loop_vars = {l.var for l in loops}
         self.units = {l.var: self.base_unit(l) for l in loops}
+        self.first = {l.var: i for i, l in enumerate(loops)}     # a unit's outermost loop (absorbed ones too)
         self.absorb()
         self.memo = {}
         self.split_memo = {}
@@ -150,6 +151,7 @@ class _Counter:
                     continue
                 y = readers[0]
                 self.units[y.var] = self.merged(x, y)
+                self.first[y.var] = min(self.first[x.var], self.first[y.var])
                 del self.units[x.var]
                 changed = True
                 break
@@ -180,16 +182,19 @@ class _Counter:
         got = self.split_memo.get(key)
         if got is not None:
             return got
-        left = set(names)
+        # in the order of their outermost loops, so that the product stops at an empty component
+        # before a later one is counted, as the loop nest does: a later sequence may fail (set.pop()
+        # took them in the order of the names' hashes, and the result changed with PYTHONHASHSEED)
+        left = sorted(key, key=self.first.__getitem__)
         out = []
         while left:
-            stack = [left.pop()]
+            stack = [left.pop(0)]
             comp = set(stack)
             while stack:
                 n = stack.pop()
                 for m in list(left):
                     if m in self.units[n].reads or n in self.units[m].reads:
-                        left.discard(m)
+                        left.remove(m)
                         comp.add(m)
                         stack.append(m)
             out.append(frozenset(comp))

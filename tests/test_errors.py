@@ -785,3 +785,16 @@ def test_a_negative_zero_iterator_value_is_shown_as_minus_zero_in_every_backend(
         err = info.value
         seen.add((err.message, err.lineno, repr(err.config)))
     assert seen == {("iterator 'b' yields a non-integer value -0.0", 4, repr({"a": -1, "b": -0.0}))}
+
+
+def test_an_integer_that_luajit_holds_as_minus_zero_is_shown_as_0(tmp_path):
+    """-x for x = 0 is -0.0 in LuaJIT: an integer iterator's value in an error's configuration is
+    0, as in Python and C, not -0.0 (the error handler's mark of -0.0 is for floats)."""
+    path = write_space(tmp_path, "from beast import *\ni0 = range(1)\n@iterator\ndef i2(i0):\n    x = -i0\n"
+                                 "    return range(x, x + 1)\nc = condition(i2 // i0 > 1)\n", "minus_zero_int.py")
+    seen = set()
+    for backend in available_backends():
+        with pytest.raises(EvaluationError) as info:
+            beast.load(path).count(backend=backend)
+        seen.add((info.value.message, repr(info.value.config)))
+    assert seen == {("division by zero in condition 'c'", repr({"i0": 0, "i2": 0}))}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -222,3 +224,26 @@ def test_a_failing_space_raises_the_same_error_in_stats():
                 space.stats(backend=b)
             assert info.value.message.startswith("division by zero") and info.value.lineno == 4, b
             assert info.value.config == {"a": 0, "b": 0}, b
+
+
+def test_cartesian_stops_at_an_empty_outer_loop_whatever_the_hash_seed(tmp_path):
+    """Independent parts of the nest were counted in set.pop() order, which follows the names'
+    hashes: where the outer loop is empty and a later function fails (never called by the nest),
+    the cartesian size was 0 or None with PYTHONHASHSEED. It is counted in loop order now."""
+    path = write_space(tmp_path, """
+        from beast import *
+        i0 = range(1, 1)
+        @iterator
+        def i1():
+            for v in range(2):
+                yield v
+            return 1 // 0
+        i2 = iterator([2])
+        i3 = range(abs(i0) + 1)
+        """)
+    script = ("import sys, beast\nfrom beast.cartesian import cartesian\n"
+              "print(cartesian(beast.load(sys.argv[1]).plan))\n")
+    for seed in ("0", "5", "6", "7"):
+        out = subprocess.run([sys.executable, "-c", script, path], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
+        assert out == "0", seed

@@ -214,6 +214,8 @@ class LuaEnumerator(PrefixWalks):
             if ty == "float" or ty == "num" and lvars["_b_f_" + lua]:
                 if isinstance(value, int):
                     value = float(value)
+            elif value.__class__ is float:      # an integer that LuaJIT holds as -0.0 (-x for x = 0)
+                value = int(value)
             env[name] = value
         return env
 
