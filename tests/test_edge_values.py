@@ -246,8 +246,9 @@ def function_spaces(draw):
         f"b in range({edge()} + a, {edge()} + {draw(st.integers(0, 4))}, {draw(st.sampled_from([1, 3, -2]))})",
         f"t in [{edge()}, {e(['a', 'b'], 1, False)}]",
         f"min(t, b, {edge()}) {cmp()} max(b, {e([], 0)})"]))
+    step = draw(st.sampled_from([1, 3, -2]))
     result = draw(st.sampled_from([f"{e(['a', 'b', 't'], 1)} % 7 == 1",
-                                   f"len(range({edge()}, {edge()} + a, {draw(st.sampled_from([1, 3, -2]))})) % 7 == 1"]))
+                                   f"len(range({edge()}, {edge()} + a, {step})) % 7 == 1"]))
     condition_def = (f"@condition\ndef c(a, b):\n    t = {e(['a', 'b'])}\n    if {test}:\n"
                      f"        return {result}\n    return {e(['t', 'b'], 1)} {cmp()} {e([], 0)}\n")
     return iterator_def, condition_def
