@@ -74,6 +74,7 @@ class _Counter:
                 break
             loops.append(last)
             block = last.body
+        self.loops = loops
         self.loop_vars = {l.var for l in loops}
         self.units = {l.var: self.base_unit(l) for l in loops}
         self.first = {l.var: i for i, l in enumerate(loops)}     # a unit's outermost loop (absorbed ones too)
@@ -236,13 +237,28 @@ class _Counter:
     def run(self):
         return self.count(list(self.units), {})
 
+    def walk(self, depth=0, env=None):
+        """The leaves counted one by one, in the nest's order (where run() failed: its shortcuts
+        may count a sequence the nest never reaches, behind a loop that is empty)."""
+        if depth == len(self.loops):
+            return 1
+        loop, total = self.loops[depth], 0
+        for v in self.seq_values(loop.seq, dict(env or {})):
+            self.tick()
+            total += self.walk(depth + 1, {**(env or {}), loop.var: v})
+        return total
+
 
 def cartesian(plan, budget=CARTESIAN_BUDGET):
     """The exact number of leaf iterations of ``plan``'s loop nest with every condition removed,
     or None (over ``budget`` steps, or a sequence fails without the conditions that guard it)."""
     try:
-        counter = _Counter(plan, budget)
-        return counter.run()
+        try:
+            return _Counter(plan, budget).run()
+        except (_TooLarge, BeastError):
+            raise
+        except Exception:  # noqa: BLE001 - perhaps a sequence the nest never reaches: walk it in order
+            return _Counter(plan, budget).walk()
     except _TooLarge:
         return None
     except BeastError:

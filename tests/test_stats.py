@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -226,21 +227,24 @@ def test_a_failing_space_raises_the_same_error_in_stats():
             assert info.value.config == {"a": 0, "b": 0}, b
 
 
-def test_cartesian_stops_at_an_empty_outer_loop_whatever_the_hash_seed(tmp_path):
-    """Independent parts of the nest were counted in set.pop() order, which follows the names'
-    hashes: where the outer loop is empty and a later function fails (never called by the nest),
-    the cartesian size was 0 or None with PYTHONHASHSEED. It is counted in loop order now."""
-    path = write_space(tmp_path, """
-        from beast import *
-        i0 = range(1, 1)
-        @iterator
-        def i1():
-            for v in range(2):
-                yield v
-            return 1 // 0
-        i2 = iterator([2])
-        i3 = range(abs(i0) + 1)
-        """)
+FAILS_LATER = """
+    @iterator
+    def i1():
+        for v in range(2):
+            yield v
+        return 1 // 0
+    """
+
+
+@pytest.mark.parametrize("nest", ["i0 = range(1, 1)\n{fails}i2 = iterator([2])\ni3 = range(abs(i0) + 1)\n",
+                                  "i0 = range(1, 1)\n{fails}d0 = i0 + i1\ni3 = range(abs(d0) + 1)\n"])
+def test_cartesian_stops_at_an_empty_outer_loop_whatever_the_hash_seed(nest, tmp_path):
+    """The outer loop is empty, so the nest never calls i1, whose generator fails. cartesian()
+    counted independent parts in set.pop() order (the names' hashes: 0 or None with
+    PYTHONHASHSEED); and where i0 and i1 are both merged into i3, it iterated i1 first (None).
+    Its parts go in loop order now, and where its shortcuts fail it walks the nest in order."""
+    text = "from beast import *\n" + nest.format(fails=textwrap.dedent(FAILS_LATER).lstrip("\n"))
+    path = write_space(tmp_path, text)
     script = ("import sys, beast\nfrom beast.cartesian import cartesian\n"
               "print(cartesian(beast.load(sys.argv[1]).plan))\n")
     for seed in ("0", "5", "6", "7"):

@@ -37,7 +37,7 @@ from ..expr import evaluate
 from ..ir.literals import check_integer_width
 from . import cache
 from .errors import (COMPLEX_POW, COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, ROLE_NAMES, caret_in_statement, explain,
-                     failed_division, node_location)
+                     failed_division, node_error, node_location)
 from .python_backend import compile_functions
 
 NAME = "c"
@@ -601,11 +601,7 @@ class CEnumerator:
                                        config=config)
         if node is None:
             return EvaluationError(message, config=config)
-        col = end = None
-        if exc is not None and node.lineno:
-            col, end = caret_in_statement(node.filename, node.lineno, exc)
-        return EvaluationError(f"{message} in {role} '{node.name}'", node.filename, node.lineno, col, end,
-                               config=config)
+        return node_error(message, node, exc, config)
 
 
 def _python_functions(program):

@@ -93,6 +93,19 @@ def node_location(node):
     return node.filename, node.lineno, None, None
 
 
+def node_error(message, node, exc, config, hint=None):
+    """``message`` for the node ``node`` (its role and name added), at the operation that failed
+    where its line shows it (``exc``), else at the node's name or call (an inlined function's
+    line is its decorator's: no operation of the body is on it)."""
+    filename, lineno, col, end = node.filename, node.lineno, None, None
+    if exc is not None and lineno:
+        col, end = caret_in_statement(filename, lineno, exc)
+    if col is None:
+        filename, lineno, col, end = node_location(node)
+    return EvaluationError(f"{message} in {ROLE_NAMES.get(node.role, 'node')} '{node.name}'", filename, lineno,
+                           col, end, hint=hint, config=config)
+
+
 def map_exception(exc, gen_filename, line_nodes, loop_order):
     """An EvaluationError for ``exc`` raised by generated code (file ``gen_filename``)."""
     tb = exc.__traceback__
@@ -131,7 +144,5 @@ def map_exception(exc, gen_filename, line_nodes, loop_order):
     if user_tb is not None:
         return EvaluationError(message, *frame_position(user_tb), hint=hint, config=config)
     if node is not None:
-        col, end = caret_in_statement(node.filename, node.lineno, exc) if node.lineno else (None, None)
-        return EvaluationError(f"{message} in {ROLE_NAMES[node.role]} '{node.name}'", node.filename, node.lineno,
-                               col, end, hint=hint, config=config)
+        return node_error(message, node, exc, config, hint)
     return EvaluationError(message, hint=hint, config=config)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..codegen.lua import print_lua
 from ..errors import BeastError, EvaluationError
-from .errors import COMPLEX_POW, OVERFLOW_HINT as OVERFLOW_HINT_64, ROLE_NAMES, explain, map_exception
+from .errors import COMPLEX_POW, OVERFLOW_HINT as OVERFLOW_HINT_64, ROLE_NAMES, explain, map_exception, node_error
 from .prefix_walks import PrefixWalks
 from .python_backend import _b_vals, compile_functions
 
@@ -275,9 +275,7 @@ class LuaEnumerator(PrefixWalks):
                 return self._user_error(COMPLEX_POW, site, bound, env)
             if node is None:
                 return self._map(EvaluationError(COMPLEX_POW), node, bound, env)
-            what = ROLE_NAMES.get(node.role, node.role)    # at the node's line, as C says it
-            return self._map(EvaluationError(f"{COMPLEX_POW} in {what} '{node.name}'", node.filename,
-                                             node.lineno), node, bound, env)
+            return self._map(node_error(COMPLEX_POW, node, None, {}), node, bound, env)    # where C says it
         exc = _replay(site, a, b, fa, fb)
         if site.where is not None:
             return self._user_error(explain(exc), site, bound, env)
