@@ -84,6 +84,13 @@ class Expr:
     __rxor__ = __xor__
     def __matmul__(self, o): _no_operator("@")
     __rmatmul__ = __matmul__
+    # the numeric conversions: not beast's either (int() took __index__'s message, the others a TypeError)
+    def __int__(self): _no_conversion("int")
+    def __float__(self): _no_conversion("float")
+    def __round__(self, n=None): _no_conversion("round")
+    def __trunc__(self): _no_conversion("trunc")
+    def __floor__(self): _no_conversion("floor")
+    def __ceil__(self): _no_conversion("ceil")
 
     __hash__ = object.__hash__
 
@@ -102,7 +109,6 @@ class Expr:
         raise IteratorTruthError("an iterator expression cannot be used as a plain integer here",
                                  hint="use the iterator in a range(), an expression or a @condition")
 
-    __int__ = __index__
 
     def children(self) -> tuple:
         return ()
@@ -114,6 +120,15 @@ def _no_operator(symbol):
                      hint="write 2**n for 1 << n and x // 2**n for x >> n, or compute it in a @condition or "
                           "@iterator function, where Python's operators all work")
     err.operator = symbol       # (the loader puts the caret on the first such operation of the line)
+    raise err
+
+
+def _no_conversion(name):
+    err = SpaceError(f"{name}() of an iterator value at module level: the value is not known before the "
+                     "space is enumerated",
+                     hint="use // for an integer quotient (a * 0.5 -> a // 2) or * 1.0 for a float, or compute it "
+                          "in a @condition or @iterator function, where Python's functions all work")
+    err.call = name             # (the loader puts the caret on the first such call of the line)
     raise err
 
 

@@ -786,3 +786,25 @@ def test_an_integer_that_luajit_holds_as_minus_zero_is_shown_as_0(tmp_path):
     path = write_space(tmp_path, "from beast import *\ni0 = range(1)\n@iterator\ndef i2(i0):\n    x = -i0\n"
                                  "    return range(x, x + 1)\nc = condition(i2 // i0 > 1)\n", "minus_zero_int.py")
     assert errors_in_every_backend(path, "message") == {("division by zero in condition 'c'", repr({"i0": 0, "i2": 0}))}
+
+
+@pytest.mark.parametrize("call, name", [("int(a * 0.5)", "int"), ("round(a / 2)", "round"), ("float(a)", "float"),
+                                        ("math.floor(a / 2)", "floor"), ("math.ceil(a / 2)", "ceil")])
+def test_a_conversion_of_an_iterator_value_is_an_error_at_its_call(call, name, tmp_path):
+    """int() gave __index__'s message ("used where a plain integer is needed") at the range() around
+    it; float(), round() and math.floor() a TypeError that named beast's classes."""
+    path = write_space(tmp_path, f"import math\nfrom beast import *\na = range(3)\nb = min(3, {call})\n", "conv.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    err = info.value
+    assert err.message.startswith(f"{name}() of an iterator value at module level")
+    assert (err.lineno, err.col, err.end_col) == (4, 11, 11 + len(call)) and "//" in err.hint
+    check_cli(path, expect_in_stderr=f"{path}:4:12: error: {name}() of an iterator value")
+
+
+def test_zero_to_a_negative_power_is_at_the_power_in_every_backend(tmp_path):
+    """Python's ZeroDivisionError for 0 ** -1 had no caret: only /, // and % were looked for."""
+    path = write_space(tmp_path, "from beast import *\na = range(3)\nb = range(3)\nd = a ** -1\n"
+                                 "c = condition(d > 0.4)\n", "zero_power.py")
+    assert errors_in_every_backend(path, "message", "lineno", "col", "end_col") == {
+        ("division by zero in derived variable 'd'", 4, 4, 11, repr({"a": 0}))}

@@ -95,6 +95,9 @@ def _locate(err: BeastError, tree, filename, lineno):
     operator = _OPERATORS.get(getattr(err, "operator", None))     # an operator beast does not have
     if operator is not None:
         exact = [n for n in _nodes_on_line(tree, lineno, ast.BinOp) if isinstance(n.op, operator)]
+    call = getattr(err, "call", None)                               # or a conversion
+    if call is not None:
+        exact = [n for n in calls if getattr(n.func, "id", getattr(n.func, "attr", None)) == call]
     if exact:
         err.col, err.end_col = exact[0].col_offset, exact[0].end_col_offset
     elif calls:

@@ -47,12 +47,17 @@ def caret_in_statement(filename, lineno, exc):
     except SyntaxError:
         return None, None
     indent = len(line) - len(line.lstrip())
+    power = None                # 0 ** -1 is a ZeroDivisionError too: where no division is on the line
     for node in ast.walk(tree):
         if isinstance(exc, ZeroDivisionError) and isinstance(node, ast.BinOp) and isinstance(node.op, _DIV_OPS):
             return indent + node.col_offset, indent + node.end_col_offset
+        if isinstance(exc, ZeroDivisionError) and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            power = power or node
         if isinstance(exc, (TypeError, ValueError)) and isinstance(node, ast.Call) \
                 and getattr(node.func, "id", None) == "range":
             return indent + node.col_offset, indent + node.end_col_offset
+    if power is not None:
+        return indent + power.col_offset, indent + power.end_col_offset
     return None, None
 
 
