@@ -115,20 +115,25 @@ class Expr:
 
 
 def _no_operator(symbol):
-    err = SpaceError(f"'{symbol}' on an iterator value at module level: beast's expressions have + - * / // % **, "
-                     "comparisons, abs, min and max (& | ~ are and, or, not)",
-                     hint="write 2**n for 1 << n and x // 2**n for x >> n, or compute it in a @condition or "
-                          "@iterator function, where Python's operators all work")
-    err.operator = symbol       # (the loader puts the caret on the first such operation of the line)
-    raise err
+    _not_beasts(f"'{symbol}' on an iterator value at module level: beast's expressions have + - * / // % **, "
+                "comparisons, abs, min and max (& | ~ are and, or, not)",
+                "write 2**n for 1 << n and x // 2**n for x >> n, or compute it in a @condition or @iterator "
+                "function, where Python's operators all work", operator=symbol)
 
 
 def _no_conversion(name):
-    err = SpaceError(f"{name}() of an iterator value at module level: the value is not known before the "
-                     "space is enumerated",
-                     hint="use // for an integer quotient (a * 0.5 -> a // 2) or * 1.0 for a float, or compute it "
-                          "in a @condition or @iterator function, where Python's functions all work")
-    err.call = name             # (the loader puts the caret on the first such call of the line)
+    _not_beasts(f"{name}() of an iterator value at module level: the value is not known before the space is "
+                "enumerated",
+                "use // for an integer quotient (a * 0.5 -> a // 2) or * 1.0 for a float, or compute it in a "
+                "@condition or @iterator function, where Python's functions all work", call=name)
+
+
+def _not_beasts(message, hint, **focus):
+    """Raise the error of a Python operation that module-level expressions do not have; ``focus``
+    (``operator`` or ``call``) tells the loader which node of the line gets the caret."""
+    err = SpaceError(message, hint=hint)
+    for key, value in focus.items():
+        setattr(err, key, value)
     raise err
 
 
