@@ -183,9 +183,8 @@ class _Counter:
         got = self.split_memo.get(key)
         if got is not None:
             return got
-        # in the order of their outermost loops, so that the product stops at an empty component
-        # before a later one is counted, as the loop nest does: a later sequence may fail (set.pop()
-        # took them in the order of the names' hashes, and the result changed with PYTHONHASHSEED)
+        # in the order of their outermost loops (never of the names' hashes), so that the product
+        # stops at an empty component before a later one, whose sequence may fail, is counted
         left = sorted(key, key=self.first.__getitem__)
         out = []
         while left:
