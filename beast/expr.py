@@ -384,6 +384,14 @@ class RangeSeq(Seq):
         return (self.start, self.stop, self.step)
 
 
+def range_length(r: range) -> int:
+    """``len(r)``, also past ``sys.maxsize`` (where len() raises OverflowError)."""
+    try:
+        return len(r)
+    except OverflowError:
+        return max(0, (r.stop - r.start + r.step - (1 if r.step > 0 else -1)) // r.step)
+
+
 class ValuesSeq(Seq):
     """An explicit tuple of integers, in order (duplicates kept)."""
     def __init__(self, values):

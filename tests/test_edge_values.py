@@ -164,6 +164,9 @@ def oracle(seq, derived, cond, cmp, bound):
     for e in (derived, cond, bound):        # a constant is a value met, reached or not
         consts(e, track)
     for a in range(3):
+        env = {"a": a, "b": 0}              # what reads only a is hoisted out of b's loop (b may be empty)
+        env["d"] = value(derived, env, track)
+        value(cond, env, track), value(bound, env, track)
         for b in seq_values(seq, a, track):
             env = {"a": a, "b": b}
             env["d"] = value(derived, env, track)

@@ -800,3 +800,15 @@ def test_zero_to_a_negative_power_is_at_the_power_in_every_backend(tmp_path):
                                  "c = condition(d > 0.4)\n", "zero_power.py")
     assert errors_in_every_backend(path, "message", "lineno", "col", "end_col") == {
         ("division by zero in derived variable 'd'", 4, 4, 11, repr({"a": 0}))}
+
+
+@pytest.mark.parametrize("backend", ["auto", *available_backends()])
+def test_a_constant_range_past_sys_maxsize_is_a_users_error(backend, tmp_path):
+    """len() of a range stops at 2**63 - 1: with -D lim=10**20, auto's work estimate, the constant
+    folding of ranges and the loop lowering raised OverflowError ("beast: internal error")."""
+    path = write_space(tmp_path, "from beast import *\nlim = setting('lim', 3)\na = range(lim)\nb = range(3)\n",
+                       "huge_setting.py")
+    with pytest.raises((SpaceError, EvaluationError)) as info:
+        beast.load(path, settings={"lim": str(10 ** 20)}).count(backend=backend)
+    assert info.value.filename == path and info.value.lineno == 3
+    check_cli(path, "-D", f"lim={10 ** 20}", "--backend", backend, expect_in_stderr=f"{path}:3")

@@ -1,7 +1,7 @@
 """Build the loop-nest IR from the front end's plan: nest the loops, place lets and checks."""
 from __future__ import annotations
 
-from ..expr import Const, RangeSeq, ScalarSeq, SetOpSeq, ValuesSeq
+from ..expr import Const, RangeSeq, ScalarSeq, SetOpSeq, ValuesSeq, range_length
 from .nest import Check, Emit, Let, Loop, Program
 from .tighten import tighten as tighten_loops
 
@@ -57,7 +57,7 @@ def constant_values(seq):
         parts = seq.exprs()
         if all(isinstance(x, Const) and isinstance(x.value, int) for x in parts) and parts[2].value != 0:
             values = range(*(x.value for x in parts))
-            return list(values) if len(values) <= CONSTANT_SEQ_MAX else None
+            return list(values) if range_length(values) <= CONSTANT_SEQ_MAX else None
         return None
     if isinstance(seq, ScalarSeq):
         if isinstance(seq.value, Const) and type(seq.value.value) in (int, bool):

@@ -33,7 +33,7 @@ from beast.ir.record import record, replace as record_replace
 
 from ..errors import BeastError
 from ..expr import (CallSeq, Const, DivisorSeq, Expr, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
-                    static_type)
+                    range_length, static_type)
 from .body import Untranslatable
 from .counting import pure_nest
 from .fuse import fusable
@@ -348,7 +348,9 @@ class LoopLowering:
             sign = 1 if iv is not None and iv[0] > 0 else -1 if iv is not None and iv[1] < 0 else 0
         consts = [int(x.expr.value) for x in (start, stop, step)
                   if isinstance(x.expr, Const) and type(x.expr.value) in (int, bool)]
-        length = len(range(*consts)) if len(consts) == 3 and consts[2] != 0 else None
+        length = range_length(range(*consts)) if len(consts) == 3 and consts[2] != 0 else None
+        if length is not None and self.hi is not None and length > self.hi:
+            length = None       # counted at run time, where the target reports what it cannot hold
         return Counted(start, stop, step, sign, length)
 
     def last_op(self, form: Counted):

@@ -48,7 +48,7 @@ def _seq_lengths(seq, envs, funcs):
     """Lengths of ``seq`` under each sample environment (None where it cannot be evaluated), and
     sample values (first and last) of the sequence."""
     from ..expr import (CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
-                        evaluate)
+                        evaluate, range_length)
     if isinstance(seq, ValuesSeq):
         vals = seq.values
         return [len(vals)], list({vals[0], vals[-1]}) if vals else []
@@ -70,7 +70,7 @@ def _seq_lengths(seq, envs, funcs):
                 rng = range(*(evaluate(e, env, funcs) for e in (seq.start, seq.stop, seq.step)))
             except Exception:  # noqa: BLE001
                 continue
-            lengths.append(len(rng))
+            lengths.append(range_length(rng))
             for v in ((rng[0], rng[-1]) if rng else ()):
                 if v not in samples:
                     samples.append(v)
