@@ -241,10 +241,10 @@ class _Counter:
         may count a sequence the nest never reaches, behind a loop that is empty)."""
         if depth == len(self.loops):
             return 1
-        loop, total = self.loops[depth], 0
-        for v in self.seq_values(loop.seq, dict(env or {})):
+        env, loop, total = env or {}, self.loops[depth], 0
+        for v in self.seq_values(loop.seq, dict(env)):
             self.tick()
-            total += self.walk(depth + 1, {**(env or {}), loop.var: v})
+            total += self.walk(depth + 1, {**env, loop.var: v})
         return total
 
 
@@ -252,12 +252,14 @@ def cartesian(plan, budget=CARTESIAN_BUDGET):
     """The exact number of leaf iterations of ``plan``'s loop nest with every condition removed,
     or None (over ``budget`` steps, or a sequence fails without the conditions that guard it)."""
     try:
+        counter = _Counter(plan, budget)
         try:
-            return _Counter(plan, budget).run()
+            return counter.run()
         except (_TooLarge, BeastError):
             raise
         except Exception:  # noqa: BLE001 - perhaps a sequence the nest never reaches: walk it in order
-            return _Counter(plan, budget).walk()
+            counter.steps = 0
+            return counter.walk()
     except _TooLarge:
         return None
     except BeastError:

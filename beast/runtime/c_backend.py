@@ -319,8 +319,7 @@ _SAMPLES = {"zero_floordiv": "1 // 0", "zero_mod": "1 % 0", "zero_truediv": "1 /
 _OWN_MESSAGES = {"complex_pow": COMPLEX_POW,
                  "too_many_values": "an iterator function produced more values than the C backend "
                                     "buffers in one call",
-                 "no_memory": "out of memory while enumerating",
-                 "count_overflow": COUNT_OVERFLOW}
+                 "no_memory": "out of memory while enumerating"}
 
 
 def _sample(kind):

@@ -248,8 +248,8 @@ class LuaEnumerator(PrefixWalks):
             return self._map(None, node, bound, env)
         kind = site.kind
         if kind == "count":             # the space's, not one configuration's
-            return EvaluationError(f"the number of configurations does not fit in the Lua backend's exact "
-                                   f"integers (2**53)", hint=OVERFLOW_HINT)
+            return EvaluationError("the number of configurations does not fit in the Lua backend's exact "
+                                   "integers (2**53)", hint=OVERFLOW_HINT)
         if kind == "python":
             return self._map(self.stored.pop(a, None), node, bound, env)
         if kind == "nonint":
