@@ -53,6 +53,7 @@ class BeastError(Exception):
         out = [f"{self.location()}{self.kind}: {self.message}"]
         line = self.source_line
         if line is None and self.filename and self.lineno:
+            linecache.checkcache(self.filename)     # the file may have been edited since it was read
             line = linecache.getline(self.filename, self.lineno)
         if line and line.strip():
             line = line.rstrip("\n").expandtabs(1)
@@ -91,7 +92,8 @@ class EvaluationError(BeastError):
     def __str__(self) -> str:
         text = super().__str__()
         if self.config:
-            cfg = ", ".join(f"{k}={v}" for k, v in self.config.items())
+            # (a string an iterator yielded is quoted: b='a', not b=a)
+            cfg = ", ".join(f"{k}={repr(v) if isinstance(v, str) else v}" for k, v in self.config.items())
             text += f"\nconfiguration: {cfg}"
         return text
 

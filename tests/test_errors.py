@@ -812,3 +812,69 @@ def test_a_constant_range_past_sys_maxsize_is_a_users_error(backend, tmp_path):
         beast.load(path, settings={"lim": str(10 ** 20)}).count(backend=backend)
     assert info.value.filename == path and info.value.lineno == 3
     check_cli(path, "-D", f"lim={10 ** 20}", "--backend", backend, expect_in_stderr=f"{path}:3")
+
+
+# ---------------------------------------------------------------------------------------------
+# A file that forgot `from beast import *`: Python's range() makes constants, not iterators
+
+def test_a_file_without_the_import_is_told_to_import_beast(tmp_path):
+    hint = "add `from beast import *` at the top of the file"
+    # nothing declared: the count would be 1 (one empty configuration), which is never what was meant
+    path = write_space(tmp_path, "a = range(10)\nb = 3\n", "plain.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    check_report(info.value, path, 1, 5, "'a' is Python's range, not an iterator: the file does not import beast",
+                 "range(10)", hint)
+    check_cli(path, expect_in_stderr="the file does not import beast")
+    # Python's range() of a range
+    path = write_space(tmp_path, "a = range(10)\nb = range(a)\n", "typeerror.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    assert info.value.lineno == 2 and info.value.message.startswith("TypeError")
+    assert info.value.hint.endswith(hint)
+    # beast's names, undefined (with a partial import too)
+    for head in ("", "from beast import range\n"):
+        path = write_space(tmp_path, head + "a = range(3)\n@condition\ndef c(a):\n    return a > 1\n", "names.py")
+        with pytest.raises(SpaceError) as info:
+            beast.load(path)
+        check_report(info.value, path, 2 + bool(head), 2, "undefined name 'condition'", "condition",
+                     "'condition' is beast's: " + hint)
+
+
+def test_a_file_that_imports_beast_may_hold_python_ranges_and_no_iterator(tmp_path):
+    for text in ("import beast\nR = range(4)\n", "from beast import *\n", "from beast import setting\nR = range(3)\n"):
+        path = write_space(tmp_path, text, "ok.py")
+        assert beast.load(path).count(backend="python") == 1
+
+
+def test_a_string_in_the_configuration_is_quoted(backend, tmp_path):
+    """A deferred iterator that returns a string yields its characters: the configuration says
+    b='a', which cannot be read as "b equals the iterator a"."""
+    path = write_space(tmp_path, 'from beast import *\na = range(3)\n@iterator\ndef b(a):\n    return "abc"\n', "s.py")
+    with pytest.raises(EvaluationError) as info:
+        beast.load(path).enumerate(backend=backend)
+    assert info.value.message == "iterator 'b' yields a non-integer value 'a'"
+    assert str(info.value).splitlines()[-1] == "configuration: a=0, b='a'"
+
+
+def test_the_report_shows_the_file_as_it_is_now(tmp_path):
+    """A file edited and loaded again in the same process (a notebook): the report quotes the new
+    line, not the one Python's line cache kept from the first report."""
+    path = write_space(tmp_path, "from beast import *\na = range(3)\nb = range(a, zz)\n", "edited.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    assert "b = range(a, zz)" in str(info.value)
+    with open(path, "w") as fh:
+        fh.write("from beast import *\na = range(3)\nbb = range(a, 2 * zz)\n")
+    os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns + 10**9))
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    check_report(info.value, path, 3, 19, "undefined name 'zz'", "zz")
+
+
+def test_a_python_error_at_module_level_has_its_caret_under_the_call_it_names(tmp_path):
+    path = write_space(tmp_path, "from beast import *\na = range(3)\nb = iterator(range(a, 4), range(2))\n", "two.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    check_report(info.value, path, 3, 5, "TypeError: iterator() takes 1 positional argument but 2 were given",
+                 "iterator(range(a, 4), range(2))")

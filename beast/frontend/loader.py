@@ -9,8 +9,10 @@ import types
 from ..ir.record import field, record
 
 from ..errors import BeastError, SettingError, SpaceError
-from ..expr import IteratorTruthError
-from ..lang import compiling
+from ..expr import Expr, IteratorTruthError
+from ..lang import __all__ as VOCABULARY, Condition, compiling
+
+IMPORT_HINT = "add `from beast import *` at the top of the file"
 
 
 @record
@@ -116,6 +118,8 @@ def _name_error(exc, tree, filename, lineno, namespace):
     if later:
         hint = (f"'{name}' is defined later, at line {later[0].lineno}: expression iterators must be "
                 "defined before use (or use an @iterator function, which may come in any order)")
+    elif name in VOCABULARY:
+        hint = f"'{name}' is beast's: {IMPORT_HINT}"
     else:
         import difflib
         close = difflib.get_close_matches(name or "", [k for k in namespace if not k.startswith("_")], 1)
@@ -125,6 +129,41 @@ def _name_error(exc, tree, filename, lineno, namespace):
     if nodes:
         return SpaceError.at(nodes[0], filename, message, hint=hint)
     return SpaceError(message, filename, lineno, hint=hint)
+
+
+def _called(err: SpaceError, tree) -> SpaceError:
+    """Put the caret of an error Python raised at module level under the call its message names
+    ("iterator() takes 1 positional argument ..."), when the line has one such call."""
+    if err.lineno is not None:
+        calls = [n for n in _nodes_on_line(tree, err.lineno, ast.Call) if n.end_lineno == err.lineno and
+                 f"{getattr(n.func, 'id', getattr(n.func, 'attr', None))}()" in err.message]
+        if len(calls) == 1:
+            err.col, err.end_col = calls[0].col_offset, calls[0].end_col_offset
+    return err
+
+
+def _imports_beast(tree) -> bool:
+    """Whether the file imports anything from beast (else range() and min() are Python's own)."""
+    return any(isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "beast" or
+               isinstance(n, ast.Import) and any(a.name.split(".")[0] == "beast" for a in n.names)
+               for n in ast.walk(tree))
+
+
+def _without_beast(loaded: LoadedModule, ctx):
+    """The error for a file that declares nothing because it does not import beast: its range()
+    made Python ranges, which are constants (None: the file declares something, or imports beast)."""
+    ns = loaded.namespace
+    if ctx.conditions or ctx.settings or any(isinstance(v, (Expr, Condition)) for v in ns.values()):
+        return None
+    ranges = [k for k, v in ns.items() if isinstance(v, range) and not k.startswith("_")]
+    if not ranges or _imports_beast(loaded.tree):
+        return None
+    where = [n for n in loaded.tree.body if isinstance(n, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == ranges[0] for t in n.targets)]
+    message = f"'{ranges[0]}' is Python's range, not an iterator: the file does not import beast"
+    if where:
+        return SpaceError.at(where[0].value, loaded.filename, message, hint=IMPORT_HINT)
+    return SpaceError(message, loaded.filename, None, hint=IMPORT_HINT)
 
 
 def _syntax_error(exc: SyntaxError, filename) -> SpaceError:
@@ -170,9 +209,15 @@ def load_module(path, device=None, settings=None) -> LoadedModule:
             raise _name_error(exc, loaded.tree, filename, line, namespace) from None
         except Exception as exc:  # noqa: BLE001 - any failure of user code is reported at its line
             lineno = _user_frame_line(exc.__traceback__, filename)
-            raise SpaceError(f"{type(exc).__name__}: {exc}", filename, lineno) from None
+            hint = None if _imports_beast(loaded.tree) else \
+                f"the file does not import beast, so range() and min() are Python's own: {IMPORT_HINT}"
+            raise _called(SpaceError(f"{type(exc).__name__}: {exc}", filename, lineno, hint=hint),
+                          loaded.tree) from None
         finally:
             sys.modules.pop(modname, None)
+        error = _without_beast(loaded, ctx)
+        if error is not None:
+            raise error
         undeclared = [k for k in ctx.overrides if k not in ctx.settings]
         if undeclared:
             import difflib
