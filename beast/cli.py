@@ -60,16 +60,30 @@ def cmd_count(args):
 
 
 def _atomic_write(path, write):
+    """Write a file whole or not at all: ``write(fh)`` fills a temporary file beside ``path``,
+    which then takes its name; stdout for ``-``."""
+    if path == "-":
+        write(sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
     directory = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".beast-", suffix=os.path.splitext(path)[1], dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".beast-", suffix=os.path.splitext(path)[1], dir=directory)
+    except OSError as exc:          # before anything is enumerated
+        raise _cannot_write(path, exc) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
         os.replace(tmp, path)
-    except BaseException:
+    except OSError as exc:          # the disk is full, or path is a directory
+        raise _cannot_write(path, exc) from None
+    finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        raise
+
+
+def _cannot_write(path, exc: OSError) -> BeastError:
+    return BeastError(f"cannot write {path}: {exc.strerror or exc}")
 
 
 def _sampled(space, args):
@@ -79,7 +93,7 @@ def _sampled(space, args):
 
 def cmd_enumerate(args):
     import numpy as np
-    fmt = args.format or os.path.splitext(args.output)[1].lstrip(".").lower()
+    fmt = args.format or ("csv" if args.output == "-" else os.path.splitext(args.output)[1].lstrip(".").lower())
     if fmt not in OUTPUT_FORMATS:
         raise BeastError(f"cannot tell the output format of {args.output!r}",
                          hint=f"use a .csv, .npy or .jsonl file name, or --format {'|'.join(OUTPUT_FORMATS)}")
@@ -174,7 +188,10 @@ def cmd_compile(args):
     from .runtime import get_backend
     space = _load(args)
     files = get_backend(args.backend).render(space.program)
-    os.makedirs(args.output, exist_ok=True)
+    try:
+        os.makedirs(args.output, exist_ok=True)
+    except OSError as exc:
+        raise _cannot_write(args.output, exc) from None
     for name, text in files.items():
         path = os.path.join(args.output, name)
         _atomic_write(path, lambda fh, t=text: fh.write(t.encode()))
@@ -255,7 +272,7 @@ def build_parser():
     p = sub.add_parser("enumerate", help="write the surviving configurations to .csv, .npy or .jsonl")
     _space_args(p)
     _backend_args(p)
-    p.add_argument("-o", "--output", required=True, help="output file (.csv, .npy or .jsonl)")
+    p.add_argument("-o", "--output", required=True, help="output file (.csv, .npy or .jsonl; - for stdout, csv unless --format)")
     p.add_argument("--format", choices=OUTPUT_FORMATS, help="output format (default: from the file name)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("--sample", type=int, default=None, metavar="N",
@@ -343,7 +360,8 @@ def main(argv=None) -> int:
     except KeyboardInterrupt as exc:
         print("beast: terminated" if isinstance(exc, _Terminated) else "beast: interrupted", file=sys.stderr)
         return 143 if isinstance(exc, _Terminated) else 130
-    except BrokenPipeError:
+    except BrokenPipeError:         # (beast enumerate -o - | head): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # noqa: BLE001 - a bug in beast: say so briefly, traceback on request
         if os.environ.get("BEAST_DEBUG"):

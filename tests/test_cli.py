@@ -150,6 +150,30 @@ def test_enumerate_format_option_and_unknown_extension(tmp_path):
     assert not (tmp_path / "table.dat").exists()
 
 
+def test_enumerate_to_stdout(tmp_path):
+    ok("enumerate", FIG05, "-o", tmp_path / "x.csv", "-D", "trans_a=1")
+    assert ok("enumerate", FIG05, "-o", "-", "-D", "trans_a=1").stdout == (tmp_path / "x.csv").read_text()
+    lines = ok("enumerate", FIG05, "-o", "-", "--format", "jsonl", "-D", "trans_a=1").stdout.splitlines()
+    assert json.loads(lines[0]) == {"blk_m": 1, "blk_k": 1, "blk_n_a": 1}
+    # a reader that stops early (| head): no error, no traceback
+    proc = subprocess.Popen([sys.executable, "-m", "beast", "enumerate", GEMM, "-o", "-", "--backend", "c"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline().startswith(b"dim_m,dim_n,")
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 0
+    assert proc.stderr.read() == b""
+
+
+def test_an_output_that_cannot_be_written_is_a_user_error(tmp_path):
+    for target, why in ((tmp_path / "missing" / "x.csv", "No such file or directory"), (tmp_path, "Is a directory")):
+        proc = run_beast("enumerate", FIG05, "-o", target, "--format", "csv")
+        assert proc.returncode == 2 and proc.stderr == f"error: cannot write {target}: {why}\n", proc.stderr
+    (tmp_path / "afile").write_text("")
+    proc = run_beast("compile", FIG05, "-o", tmp_path / "afile")
+    assert proc.returncode == 2 and "cannot write" in proc.stderr and "internal error" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
 @pytest.mark.parametrize("fmt", ["csv", "npy", "jsonl"])
 def test_enumerate_failure_keeps_an_existing_output(fmt, tmp_path):
     path = write_space(tmp_path, """
