@@ -878,3 +878,14 @@ def test_a_python_error_at_module_level_has_its_caret_under_the_call_it_names(tm
         beast.load(path)
     check_report(info.value, path, 3, 5, "TypeError: iterator() takes 1 positional argument but 2 were given",
                  "iterator(range(a, 4), range(2))")
+
+
+def test_len_of_a_huge_range_at_module_level(tmp_path):
+    """Python's OverflowError names no call: the caret goes under len(), and the hint says how to
+    count the range instead."""
+    path = write_space(tmp_path, "from beast import *\nn = len(range(10**20))\na = range(3)\n", "huge.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    check_report(info.value, path, 2, 5, "OverflowError: Python int too large to convert to C ssize_t",
+                 "len(range(10**20))")
+    assert "(stop - start + step - 1) // step" in info.value.hint

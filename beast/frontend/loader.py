@@ -131,14 +131,26 @@ def _name_error(exc, tree, filename, lineno, namespace):
     return SpaceError(message, filename, lineno, hint=hint)
 
 
+# Python's messages that name no call, and the call that raises them
+_SILENT_CALLS = {"too large to convert to C ssize_t": (
+    "len", "len() stops at 2**63 - 1 (sys.maxsize); a range with a positive step has "
+           "max(0, (stop - start + step - 1) // step) values")}
+
+
 def _called(err: SpaceError, tree) -> SpaceError:
     """Put the caret of an error Python raised at module level under the call its message names
     ("iterator() takes 1 positional argument ..."), when the line has one such call."""
-    if err.lineno is not None:
-        calls = [n for n in _nodes_on_line(tree, err.lineno, ast.Call) if n.end_lineno == err.lineno and
-                 f"{getattr(n.func, 'id', getattr(n.func, 'attr', None))}()" in err.message]
-        if len(calls) == 1:
-            err.col, err.end_col = calls[0].col_offset, calls[0].end_col_offset
+    if err.lineno is None:
+        return err
+    name = None
+    for text, (call, hint) in _SILENT_CALLS.items():
+        if text in err.message:
+            name, err.hint = call, err.hint or hint
+    calls = [n for n in _nodes_on_line(tree, err.lineno, ast.Call) if n.end_lineno == err.lineno and
+             (getattr(n.func, "id", getattr(n.func, "attr", None)) == name if name else
+              f"{getattr(n.func, 'id', getattr(n.func, 'attr', None))}()" in err.message)]
+    if len(calls) == 1:
+        err.col, err.end_col = calls[0].col_offset, calls[0].end_col_offset
     return err
 
 
