@@ -815,3 +815,26 @@ def test_complex_power_is_reported_as_c_reports_it(space_file, body):
         with pytest.raises(beast.EvaluationError) as c_info:
             space.count(backend="c")
         assert error_key(c_info.value) == error_key(err)
+
+
+def test_a_negative_zero_reaches_a_python_function_as_itself(tmp_path):
+    """lupa hands a Lua -0.0 to Python as the int 0: the stub of a function called in Python
+    marks it (the prelude's _b_k0), so math.copysign sees -0.0 as Python does; an integer held as
+    -0.0 in Lua (-a at a = 0) still arrives as the int 0."""
+    path = write_space(tmp_path, """
+        from beast import *
+        import math
+        a = range(-2, 3)
+        b = range(0, 2)
+        y = -a
+        x = a * -1.0
+        @condition
+        def c(y, x, b):
+            return (math.copysign(1, x) < 0) == (b == 1) or str(y) == "-0"
+        @iterator
+        def d(x, y):
+            return range(int(math.copysign(2, x)) - y, 3)
+        """)
+    space = beast.load(path)
+    assert assert_same(space) == 17
+    assert space.count(backend="lua") == space.count(backend="c") == 17

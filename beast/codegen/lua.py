@@ -165,8 +165,9 @@ class LuaPrinter:
                 out.extend(lines)
                 continue
             returns, got = FALLBACK[kind]       # a stub calling the Python function back, failing on its error
+            floats = any(t in ("float", "num") for t in self.funcs[ident][1].values())
             out += [f"local function {ident}({'out, ' if kind == 'closure' else ''}...)",
-                    f"  local {got}, e = _b_R.py.{ident}(...)"]
+                    f"  local {got}, e = _b_R.py.{ident}({'_b_k0(...)' if floats else '...'})"]
             if kind == "closure":
                 out += ["  for i = 1, n do out[i] = tb[i] end", "  out.n = n"]
             out += [f"  if e ~= nil then _b_fail({self.site('python')}, e) end", f"  return {returns}", "end"]

@@ -7,6 +7,13 @@ local _b_sort = table.sort
 local _b_LIM = 9007199254740992
 local function _b_fail(k, a, b, fa, fb, x) _b_error({k, a, b, fa, fb, x}, 0) end
 local function _b_big(k) _b_fail(k) end
+local function _b_k0(...)     -- the arguments of a Python call, a -0.0 marked (lupa hands it over as 0)
+  local n, t = select("#", ...), {...}
+  for i = 1, n do
+    if t[i] == 0 and 1 / t[i] < 0 then t[i] = "_b_negzero" end
+  end
+  return unpack(t, 1, n)
+end
 local function _b_chk(v, k)
   if v >= _b_LIM or v <= -_b_LIM then _b_fail(k, v) end
   return v

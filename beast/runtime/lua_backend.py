@@ -145,17 +145,21 @@ class LuaEnumerator(PrefixWalks):
         types = [t if t in ("int", "float", "num", "bool", "str") else "num" for t in types]
         lua = self.lua
 
-        def convert(args):
+        def convert(args):      # (a -0.0 comes marked: _b_k0 in the prelude)
             out, i = [], 0
             for t in types:
                 v = args[i]
                 i += 1
                 if t == "num":
                     if args[i]:
-                        v = float(v)
+                        v = float(_signed(v))
+                    elif v == "_b_negzero":     # an integer held as -0.0 (-x at x = 0)
+                        v = 0
                     i += 1
                 elif t == "float":
-                    v = float(v)
+                    v = float(_signed(v))
+                elif v == "_b_negzero":
+                    v = 0
                 out.append(v)
             return out
 
