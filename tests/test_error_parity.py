@@ -2,6 +2,8 @@
 out-of-range list index, a zero or float range() step or bound, min() of nothing, int() of a float,
 division and modulo by zero, a float where an integer is needed) give each backend exactly the
 same outcome: the same count and rows, or the same error (message, line, columns, configuration).
+The same bodies also run where no backend translates them: Lua calling every function back in
+Python, and C calling every function's table.
 
 Values stay small (far from 2**53, where Lua may differ by design: tests/test_edge_values.py), and
 no negative number is raised to a fractional power (Python makes a complex number there, where C
@@ -64,12 +66,33 @@ def outcome(space, backend):
         return ("error", err.message, err.lineno, err.col, err.end_col, dict(err.config))
 
 
+def untranslated_outcomes(space, tmp, source):
+    """The outcomes of Lua with every user function called back in Python (chunks of 7 rows), and
+    of C with every user function tabulated."""
+    from beast.ir import targets
+    from beast.runtime.lua_backend import LuaEnumerator
+    lua = LuaEnumerator(space.program, force_python=tuple(space.program.funcs))
+    try:
+        n = lua.count()
+        got = {"lua, in Python": ("ok", n, [row for c in lua.chunks(7) for row in c.tolist()])}
+    except beast.EvaluationError as err:
+        got = {"lua, in Python": ("error", err.message, err.lineno, err.col, err.end_col, dict(err.config))}
+    saved, targets.FORCE_TABULATE = targets.FORCE_TABULATE, True
+    try:    # (a file of its own: the enumerator of the translating C is cached with its space)
+        got["c, tabulated"] = outcome(beast.load(write_space(tmp, source, "tabulated.py")), "c")
+    finally:
+        targets.FORCE_TABULATE = saved
+    return got
+
+
 def assert_alike(source):
     """Every backend's outcome of the space ``source`` is the first backend's."""
     note(source)
     with tempfile.TemporaryDirectory(prefix="beast-parity-") as tmp:
         space = beast.load(write_space(tmp, source, "parity.py"))
         got = {backend: outcome(space, backend) for backend in AVAILABLE}
+        if set(AVAILABLE) >= {"c", "lua"}:
+            got.update(untranslated_outcomes(space, tmp, source))
     first = got[AVAILABLE[0]]
     event(first[0] if first[0] == "ok" else first[1].split(":")[0][:40])
     for backend, result in got.items():
