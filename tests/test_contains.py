@@ -1,16 +1,19 @@
 """``Space.contains``: exact membership without enumeration (beast.ir.prefix.member), checked
 against the enumeration itself on every combination of the values the iterators take, plus
-values no survivor has, in every backend."""
+values no survivor has, in every backend; and on random spaces."""
 from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, note, settings
 
 import beast
 from conftest import ROOT, available_backends, write_space
+from spacegen import spaces
 
 AVAILABLE = available_backends()
 
@@ -78,3 +81,34 @@ def test_contains_names_a_missing_iterator(tmp_path):
     space = beast.load(write_space(tmp_path, SPACE))
     with pytest.raises(beast.BeastError, match="no value for 'd'"):
         space.contains({"a": 0, "b": 0, "c": 1})
+
+
+@settings(max_examples=int(os.environ.get("BEAST_CONTAINS_EXAMPLES") or 40), deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(spaces())
+def test_random_spaces_contain_exactly_their_survivors(g):
+    """On random spaces (tests/spacegen.py): every combination of the values the survivors take,
+    and of a few others (up to 3,000 of them), is a member exactly when enumeration yields it, in
+    every backend (a space whose enumeration fails is not compared)."""
+    note(g.numbered())
+    with tempfile.TemporaryDirectory(prefix="beast-contains-") as tmp:
+        space = beast.load(write_space(tmp, g.source, "generated.py"), settings=g.settings)
+        try:
+            rows = space.enumerate(backend="python")
+        except beast.EvaluationError:
+            return
+        names = space.iterators
+        assume(names)
+        survivors = {tuple(int(r[n]) for n in names) for r in rows}
+        values = [sorted({int(r[n]) for r in rows} | {-1, 0, 1, 2, 5}) for n in names]
+        combos = list(itertools.product(*values))
+        if len(combos) > 3000:
+            pick = np.random.default_rng(0).choice(len(combos), 3000, replace=False)
+            combos = [combos[i] for i in pick]
+        combos += sorted(survivors)
+        table = np.zeros(len(combos), dtype=space.dtype)
+        for j, n in enumerate(names):
+            table[n] = [c[j] for c in combos]
+        want = np.array([c in survivors for c in combos])
+        for backend in AVAILABLE:
+            assert np.array_equal(space.contains(table, backend=backend), want), backend
