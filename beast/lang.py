@@ -385,6 +385,38 @@ def max(*args):  # noqa: A001
 # ---------------------------------------------------------------------------------------------
 # Settings and the device
 
+def _int_arithmetic(raw: str):
+    """The value of ``raw`` when it is integer arithmetic (``2**20``, ``-3 * 64``, ``1 << 10``:
+    + - * // % ** << >> and parentheses on integer literals), else None. Powers and shifts stay
+    small enough to compute at once (about 65,536 bits at most)."""
+    import ast
+    try:
+        tree = ast.parse(raw.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    ops = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__, ast.FloorDiv: int.__floordiv__,
+           ast.Mod: int.__mod__, ast.Pow: int.__pow__, ast.LShift: int.__lshift__, ast.RShift: int.__rshift__}
+
+    def value(node):
+        if isinstance(node, ast.Constant) and node.value.__class__ is int:
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = value(node.operand)
+            return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp) and type(node.op) in ops:
+            a, b = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Pow) and (b < 0 or a.bit_length() * b > 65536) or \
+                    isinstance(node.op, (ast.LShift, ast.RShift)) and not 0 <= b <= 65536:
+                raise ValueError(raw)
+            return ops[type(node.op)](a, b)
+        raise ValueError(raw)
+
+    try:
+        return value(tree)
+    except (ValueError, ZeroDivisionError, RecursionError):
+        return None
+
+
 def _parse_override(raw, default):
     if not isinstance(raw, str):
         return raw
@@ -399,7 +431,12 @@ def _parse_override(raw, default):
         try:
             return int(raw, 0)
         except ValueError:
-            raise SettingError(f"expected an integer, got {raw!r}") from None
+            value = _int_arithmetic(raw)
+            if value is None:
+                raise SettingError(f"expected an integer, got {raw!r}",
+                                   hint="a whole number (1000, 0x400, 1_000) or integer arithmetic "
+                                        "on them (2**10, 4 * 256, 1 << 10)") from None
+            return value
     if isinstance(default, float):
         try:
             return float(raw)
@@ -417,7 +454,7 @@ def setting(name: str, default, choices=None, help: str | None = None):  # noqa:
         try:
             value = _parse_override(ctx.overrides[name], default)
         except SettingError as err:
-            raise SettingError(f"setting '{name}': {err.message}") from None
+            raise SettingError(f"setting '{name}': {err.message}", hint=err.hint) from None
     if choices is not None and value not in choices:
         shown = ", ".join(repr(c) for c in choices)
         raise SettingError(f"setting '{name}' = {value!r} is not one of its choices: {shown}")

@@ -354,6 +354,18 @@ def test_setting_value_of_the_wrong_type(tmp_path):
         beast.load(path, settings={"n": "abc"})
     check_report(info.value, path, 3, 5, "setting 'n': expected an integer, got 'abc'", 'setting("n", 3)')
     check_cli(path, "-D", "n=abc", expect_in_stderr="error: setting 'n': expected an integer, got 'abc'")
+    assert "2**10" in info.value.hint
+    for bad in ("2**-1", "1/2", "1 // 0", "1 << -1", "2**100000", "n + 1", "3.0", "__import__('os')"):
+        with pytest.raises(SettingError, match="expected an integer"):
+            beast.load(path, settings={"n": bad})
+
+
+def test_an_integer_setting_may_be_integer_arithmetic(tmp_path):
+    path = write_space(tmp_path, SETTINGS_SPACE, "s.py")
+    for text, value in (("2**10", 1024), ("-(3 * 4)", -12), ("1 << 4", 16), ("(2**10) // 3 % 100", 41),
+                        ("0x10 + 1_000", 1016), ("10**20", 10**20)):
+        assert beast.load(path, settings={"n": text}).settings["n"] == value, text
+    assert run_beast("count", path, "-D", "n=2**3", "--backend", "python").stdout == "8\n"
 
 
 def test_malformed_define_and_missing_file_and_unknown_device(tmp_path):
