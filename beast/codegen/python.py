@@ -62,7 +62,7 @@ class PythonSource:
     line_nodes: dict
 
     def full_text(self):
-        return self.funcs_text + "\n\n" + self.text
+        return self.funcs_text + "\n\n" + self.text if self.funcs_text else self.text
 
 
 class PythonPrinter:
