@@ -251,3 +251,21 @@ def test_tune_random_uses_sampling_when_the_space_can_and_resumes(tmp_path):
     report = tune(space, (64, 64, 64), budget=30, strategy="random", seed=4, log_path=log, backend=second)
     assert report.complete and report.tried == 30
     assert set(keys(first.measured[:12], names)) | set(keys(second.measured, names)) == set(measured)
+
+
+def test_the_model_trees_are_those_of_scikit_learns_extra_trees_ensemble():
+    """beast fits the trees itself (the ensemble's per-tree cloning and checks were half of a
+    replay): same trees as ExtraTreesRegressor with the same seed, so the same predictions."""
+    ensemble = pytest.importorskip("sklearn.ensemble")
+    from sklearn.tree import ExtraTreeRegressor
+    from beast.tune.strategies.model import extra_trees
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 64, size=(200, 6)).astype(np.float64)
+    y = np.log(1 + X[:, 0] * X[:, 1] + rng.random(200))
+    Xc = rng.integers(0, 64, size=(500, 6)).astype(np.float64)
+    for seed in (0, 7, 2**31 - 2):
+        ours = extra_trees(ExtraTreeRegressor, X, y, 12, seed)
+        theirs = ensemble.ExtraTreesRegressor(n_estimators=12, min_samples_leaf=1, max_features=1.0,
+                                              random_state=seed, n_jobs=1).fit(X, y).estimators_
+        for a, b in zip(ours, theirs):
+            assert np.array_equal(a.predict(Xc), b.predict(Xc))

@@ -11,13 +11,34 @@ from beast.errors import BeastError
 from .base import Strategy
 
 
-def _sklearn_trees():
+def _sklearn_tree():
     try:
-        from sklearn.ensemble import ExtraTreesRegressor
+        from sklearn.tree import ExtraTreeRegressor
     except ImportError:
         raise BeastError("the model-guided strategy needs scikit-learn",
                          hint="pip install 'beast-autotune[tune]'") from None
-    return ExtraTreesRegressor
+    return ExtraTreeRegressor
+
+
+def extra_trees(tree_class, X: np.ndarray, y: np.ndarray, n: int, seed: int) -> list:
+    """The ``n`` trees of ``sklearn.ensemble.ExtraTreesRegressor(n_estimators=n,
+    min_samples_leaf=1, max_features=1.0, random_state=seed)`` fitted on ``X``, ``y``: tree k
+    gets the k-th ``randint(2**31 - 1)`` of ``RandomState(seed)`` and every sample (no bootstrap),
+    as the ensemble gives them. Built here, the forest's per-tree cloning and input checks (half
+    of a replay's time) are left out; the trees and their predictions are the same."""
+    import contextlib
+    import sklearn
+    rs = np.random.RandomState(seed)
+    states = [rs.randint(np.iinfo(np.int32).max) for _ in range(n)]
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1, 1)
+    try:        # (the parameters are beast's own; their check is a third of a fit)
+        quiet = sklearn.config_context(skip_parameter_validation=True)
+    except TypeError:                   # scikit-learn before 1.3
+        quiet = contextlib.nullcontext()
+    with quiet:
+        return [tree_class(min_samples_leaf=1, max_features=1.0, random_state=s).fit(X, y, check_input=False)
+                for s in states]
 
 
 class ModelGuided(Strategy):
@@ -56,7 +77,7 @@ class ModelGuided(Strategy):
         self.fail_penalty = None if fail_penalty is None else float(fail_penalty)
         self.init, self.kappa, self.explore = int(init), float(kappa), float(explore)
         self.trees, self.candidates, self.top = int(trees), int(candidates), int(top)
-        self._Forest = _sklearn_trees()
+        self._Tree = _sklearn_tree()
 
     def _fit_point(self, told: int) -> int:
         """The number of told configurations the model in use was fitted on: every one up to
@@ -115,9 +136,7 @@ class ModelGuided(Strategy):
             return None
         rng = np.random.default_rng([self.seed, p, 0x7EE5])
         X, y = data
-        forest = self._Forest(n_estimators=self.trees, min_samples_leaf=1, max_features=1.0,
-                              random_state=int(rng.integers(2**31 - 1)), n_jobs=1)
-        forest.fit(X, y)
+        trees = extra_trees(self._Tree, X, y, self.trees, int(rng.integers(2**31 - 1)))
         cand = np.arange(len(self.pool))
         if len(cand) > self.candidates:
             free = self.free_mask()
@@ -127,7 +146,7 @@ class ModelGuided(Strategy):
         Xc = self._features(self.pool.X[cand])
         # converted once to what each tree's predict() converts to: its own checks were a third of a replay
         Xc = np.ascontiguousarray(Xc, dtype=np.float32)
-        per_tree = np.stack([tree.predict(Xc, check_input=False) for tree in forest.estimators_])
+        per_tree = np.stack([tree.predict(Xc, check_input=False) for tree in trees])
         score = per_tree.mean(axis=0) - self.kappa * per_tree.std(axis=0)
         score += rng.random(len(score)) * 1e-9                 # ties: random, reproducibly
         order = np.argsort(score, kind="stable")
