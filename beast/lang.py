@@ -429,7 +429,7 @@ def _parse_override(raw, default):
         raise SettingError(f"expected a boolean, got {raw!r}")
     if isinstance(default, int):
         try:
-            return int(raw, 0)
+            return int(raw, 0) if not raw.strip().isdigit() else int(raw)    # (base 10 takes 08)
         except ValueError:
             value = _int_arithmetic(raw)
             if value is None:

@@ -363,7 +363,7 @@ def test_setting_value_of_the_wrong_type(tmp_path):
 def test_an_integer_setting_may_be_integer_arithmetic(tmp_path):
     path = write_space(tmp_path, SETTINGS_SPACE, "s.py")
     for text, value in (("2**10", 1024), ("-(3 * 4)", -12), ("1 << 4", 16), ("(2**10) // 3 % 100", 41),
-                        ("0x10 + 1_000", 1016), ("10**20", 10**20)):
+                        ("0x10 + 1_000", 1016), ("10**20", 10**20), ("08", 8), (" 12 ", 12), ("-0b11", -3)):
         assert beast.load(path, settings={"n": text}).settings["n"] == value, text
     assert run_beast("count", path, "-D", "n=2**3", "--backend", "python").stdout == "8\n"
 
