@@ -40,21 +40,29 @@ big = condition(s > 20)
 """
 
 
-def _check_against_enumeration(space, backend, extra=(-100, 99)):
-    rows = space.enumerate()
+def _membership_table(space, rows, extra, limit):
+    """A table of configurations to test and whether each survives: every combination of the
+    values the survivors ``rows`` take and of ``extra``, or ``limit`` of them drawn (value by
+    value: the product is not built), then every survivor."""
     names = space.iterators
     survivors = {tuple(int(r[n]) for n in names) for r in rows}
     values = [sorted({int(r[n]) for r in rows} | set(extra)) for n in names]
-    combos = list(itertools.product(*values))
-    if len(combos) > 20000:
+    if math.prod(len(v) for v in values) <= limit:
+        combos = list(itertools.product(*values))
+    else:
         rng = np.random.default_rng(0)
-        combos = [combos[i] for i in rng.choice(len(combos), 20000, replace=False)]
-    configs = np.array(combos, dtype=np.int64)
-    table = np.zeros(len(configs), dtype=space.dtype)
+        combos = [tuple(v[rng.integers(len(v))] for v in values) for _ in range(limit)]
+    combos += sorted(survivors)
+    table = np.zeros(len(combos), dtype=space.dtype)
     for j, n in enumerate(names):
-        table[n] = configs[:, j]
+        table[n] = [c[j] for c in combos]
+    return table, np.array([c in survivors for c in combos])
+
+
+def _check_against_enumeration(space, backend, extra=(-100, 99)):
+    rows = space.enumerate()
+    table, want = _membership_table(space, rows, extra, 20000)
     got = space.contains(table, backend=backend)
-    want = np.array([c in survivors for c in combos])
     assert got.dtype == bool and np.array_equal(got, want), backend
     assert want.any() and not want.all()      # the test means something
     return rows
@@ -100,20 +108,7 @@ def test_random_spaces_contain_exactly_their_survivors(g):
             rows = space.enumerate(backend="python")
         except beast.EvaluationError:
             return
-        names = space.iterators
-        assume(names)
-        survivors = {tuple(int(r[n]) for n in names) for r in rows}
-        values = [sorted({int(r[n]) for r in rows} | {-1, 0, 1, 2, 5}) for n in names]
-        total = math.prod(len(v) for v in values)
-        if total <= 3000:
-            combos = list(itertools.product(*values))
-        else:   # 3,000 of them, drawn without building the product
-            rng = np.random.default_rng(0)
-            combos = [tuple(v[rng.integers(len(v))] for v in values) for _ in range(3000)]
-        combos += sorted(survivors)
-        table = np.zeros(len(combos), dtype=space.dtype)
-        for j, n in enumerate(names):
-            table[n] = [c[j] for c in combos]
-        want = np.array([c in survivors for c in combos])
+        assume(space.iterators)
+        table, want = _membership_table(space, rows, (-1, 0, 1, 2, 5), 3000)
         for backend in AVAILABLE:
             assert np.array_equal(space.contains(table, backend=backend), want), backend
