@@ -52,6 +52,11 @@ def _user_frame_line(tb, filename):
     return line
 
 
+def _callee(call: ast.Call):
+    """The name a call calls: ``f`` of ``f(...)`` and of ``math.f(...)``."""
+    return getattr(call.func, "id", getattr(call.func, "attr", None))
+
+
 def _nodes_on_line(tree, lineno, types_):
     return [n for n in ast.walk(tree) if isinstance(n, types_) and getattr(n, "lineno", None) == lineno]
 
@@ -99,7 +104,7 @@ def _locate(err: BeastError, tree, filename, lineno):
         exact = [n for n in _nodes_on_line(tree, lineno, ast.BinOp) if isinstance(n.op, operator)]
     call = getattr(err, "call", None)                               # or a conversion
     if call is not None:
-        exact = [n for n in calls if getattr(n.func, "id", getattr(n.func, "attr", None)) == call]
+        exact = [n for n in calls if _callee(n) == call]
     if exact:
         err.col, err.end_col = exact[0].col_offset, exact[0].end_col_offset
     elif calls:
@@ -147,8 +152,7 @@ def _called(err: SpaceError, tree) -> SpaceError:
         if text in err.message:
             name, err.hint = call, err.hint or hint
     calls = [n for n in _nodes_on_line(tree, err.lineno, ast.Call) if n.end_lineno == err.lineno and
-             (getattr(n.func, "id", getattr(n.func, "attr", None)) == name if name else
-              f"{getattr(n.func, 'id', getattr(n.func, 'attr', None))}()" in err.message)]
+             (_callee(n) == name if name else f"{_callee(n)}()" in err.message)]
     if len(calls) == 1:
         err.col, err.end_col = calls[0].col_offset, calls[0].end_col_offset
     return err

@@ -28,6 +28,7 @@ from .python_backend import _b_vals, compile_functions
 
 NAME = "lua"
 LIMIT = 2 ** 53
+NEGZERO = "_b_negzero"     # the Lua side's mark of a -0.0 for Python (the prelude's _b_k0, the handler's keep)
 
 OVERFLOW_HINT = ("integers are 64-bit in every backend, and the Lua backend computes them exactly "
                  "within +-2**53 (LuaJIT numbers are doubles): a larger value is reported, never rounded")
@@ -145,21 +146,16 @@ class LuaEnumerator(PrefixWalks):
         types = [t if t in ("int", "float", "num", "bool", "str") else "num" for t in types]
         lua = self.lua
 
-        def convert(args):      # (a -0.0 comes marked: _b_k0 in the prelude)
+        def convert(args):
             out, i = [], 0
             for t in types:
                 v = args[i]
-                i += 1
-                if t == "num":
-                    if args[i]:
-                        v = float(_signed(v))
-                    elif v == "_b_negzero":     # an integer held as -0.0 (-x at x = 0)
-                        v = 0
-                    i += 1
-                elif t == "float":
-                    v = float(_signed(v))
-                elif v == "_b_negzero":
-                    v = 0
+                floating = t == "float" or t == "num" and args[i + 1]
+                i += 2 if t == "num" else 1
+                if v == NEGZERO:        # marked by the prelude's _b_k0; an integer held as -0.0 is 0
+                    v = -0.0 if floating else 0
+                elif floating:
+                    v = float(v)
                 out.append(v)
             return out
 
@@ -364,7 +360,7 @@ def _python_values(vals):
 
 def _signed(v):
     """A value from the Lua handler, its mark of -0.0 read back as the float."""
-    return -0.0 if v == "_b_negzero" else v
+    return -0.0 if v == NEGZERO else v
 
 
 def _typed(x, flag):
