@@ -838,3 +838,20 @@ def test_a_negative_zero_reaches_a_python_function_as_itself(tmp_path):
     space = beast.load(path)
     assert assert_same(space) == 17
     assert space.count(backend="lua") == space.count(backend="c") == 17
+
+
+@pytest.mark.parametrize("body, message", [
+    ("return a // -1.5", "iterator 'b' yields a non-integer value 0.0"),         # -1 // -1.5
+    ("return a * 1.0 % 1.0", "iterator 'b' yields a non-integer value 0.0"),     # -1.0 % 1.0
+    ("return select(a < 0, a * 1.0, a) % -1", "iterator 'b' yields a non-integer value -0.0")])
+def test_float_floor_division_and_modulo_give_pythons_signed_zero(tmp_path, body, message):
+    """A zero float quotient has the sign of a / b and a zero float remainder that of b, as in
+    CPython (the Lua prelude returned fmod's sign: -0.0 where Python says 0.0); the error's value
+    shows it."""
+    path = write_space(tmp_path, f"from beast import *\na = range(-1, 3)\n@iterator\ndef b(a):\n    {body}\n")
+    space = beast.load(path)
+    for backend in ("python", "c", "lua"):
+        with pytest.raises(beast.EvaluationError) as info:
+            space.enumerate(backend=backend)
+        assert info.value.message == message, backend
+    assert_same(space)

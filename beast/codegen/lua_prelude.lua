@@ -5,6 +5,7 @@ local _b_floor, _b_fmod, _b_abs, _b_inf = math.floor, math.fmod, math.abs, math.
 local _b_error, _b_pcall, _b_yield, _b_type = error, pcall, coroutine.yield, type
 local _b_sort = table.sort
 local _b_LIM = 9007199254740992
+local _b_nz = 1 / -_b_inf      -- -0.0
 local function _b_fail(k, a, b, fa, fb, x) _b_error({k, a, b, fa, fb, x}, 0) end
 local function _b_big(k) _b_fail(k) end
 local function _b_k0(...)     -- the arguments of a Python call, a -0.0 marked (lupa hands it over as 0)
@@ -36,13 +37,18 @@ local function _b_fdiv(a, b, k, fa, fb)
     if d - q > 0.5 then q = q + 1 end
     return q
   end
-  return d
+  if fa or fb then return (a / b) * 0 end     -- CPython: copysign(0.0, a / b); an int 0 for ints
+  return 0
 end
 local function _b_mod(a, b, k, fa, fb)
   if b == 0 then _b_fail(k, a, b, fa, fb) end
   local m = _b_fmod(a, b)
-  if m ~= 0 and (b < 0) ~= (m < 0) then m = m + b end
-  return m
+  if m ~= 0 then
+    if (b < 0) ~= (m < 0) then m = m + b end
+    return m
+  end
+  if (fa or fb) and b < 0 then return _b_nz end  -- CPython: copysign(0.0, b); an int 0 for ints
+  return 0
 end
 local function _b_tdiv(a, b, k, fa, fb)
   if b == 0 then _b_fail(k, a, b, fa, fb) end
