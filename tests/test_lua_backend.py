@@ -855,3 +855,22 @@ def test_float_floor_division_and_modulo_give_pythons_signed_zero(tmp_path, body
             space.enumerate(backend=backend)
         assert info.value.message == message, backend
     assert_same(space)
+
+
+def test_an_integer_zero_becomes_a_positive_float_zero(tmp_path):
+    """Python's int has no -0: -a at a = 0 is 0, and 0 * 1.0 is 0.0. LuaJIT holds -a as -0.0,
+    so an int operand of float arithmetic is normalized (x + 0) before it meets the float; a
+    function called in Python (math.copysign) sees 0.0, as in Python and C."""
+    path = write_space(tmp_path, """
+        from beast import *
+        import math
+        a = range(-2, 3)
+        x = -a * 1.0
+        y = (a * -1) / 2
+        @condition
+        def c(x, y):
+            return math.copysign(1, x) < 0 or math.copysign(1, y) < 0
+        """)
+    space = beast.load(path)
+    assert assert_same(space) == 3
+    assert space.count(backend="lua") == space.count(backend="c") == 3

@@ -196,6 +196,8 @@ class OpSpeller:
     def spell_arith(self, d, a: V, b: V, node=None) -> V:
         """The Lua of the decided binop ``d`` on the numbers ``a`` and ``b``."""
         op, ty, form, check = d.op, d.type, d.form, d.check
+        if form != "ii" or op == "/":           # an int becomes a float: Python's int has no -0
+            a, b = (V(f"({v.code} + 0)", ATOM, "int") if v.ty == "int" and not v.const else v for v in (a, b))
         k = self.site("op", op, node) if op == "**" else None     # registered even where unused
         inline = INLINE.get((op, form)) or INLINE.get((op, None))
         if inline and (not check or op in ("+", "-", "*")):
