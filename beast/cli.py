@@ -201,6 +201,7 @@ def cmd_compile(args):
 
 def cmd_tune(args):
     from .tune import format_report, tune
+    from .tune.runner import pace, parse_duration
     if args.budget is not None and args.all:
         raise BeastError("give --budget N or --all, not both")
     space = _load(args)
@@ -209,27 +210,37 @@ def cmd_tune(args):
     from .progress import Progress
     bar = Progress("tune", unit="configs", quiet=args.quiet)
 
-    def progress(done, total, best):
+    time_limit = parse_duration(args.time) if args.time is not None else None
+    if getattr(args, "ray", None) is not None and time_limit is not None:
+        raise BeastError("--time is not available with --ray yet", hint="use --budget N with --ray")
+
+    def progress(done, total, best, report=None):
         now = time.monotonic()
+        best_text = f"{best.gflops:.1f} GFLOP/s best" if best is not None and best.gflops else "no best yet"
+        busy = f", {pace(report)}" if report is not None and report.gpu_busy is not None else ""
+        fraction = done / total if total else None
+        if time_limit is not None and report is not None:   # the clock or the budget, whichever ends first
+            fraction = max(fraction or 0.0, min(1.0, report.wall_s / time_limit))
         if interactive:
-            bar.desc = f"tune ({best.gflops:.1f} GFLOP/s best)" if best is not None and best.gflops else "tune"
-            bar.update(done / total if total else None, done)
+            bar.desc = f"tune ({best_text}{busy})"
+            bar.update(fraction, done)
             return
         if args.quiet or (now - last[0] < 10 and done != total):
             return
         last[0] = now
-        best_text = f"best {best.gflops:.1f} GFLOP/s" if best is not None and best.gflops else "best: none yet"
         of = f"/{total}" if total else ""
-        print(f"[{done}{of}] {best_text}", file=sys.stderr, flush=True)
+        print(f"[{done}{of}] {best_text}{busy}", file=sys.stderr, flush=True)
 
-    kwargs = dict(budget=None if args.all else (args.budget or 100), strategy=args.strategy,
-                  log_path=args.log, seed=args.seed, progress=progress)
+    budget = None if args.all else args.budget
+    if budget is None and not args.all and time_limit is None:
+        budget = 100
+    kwargs = dict(budget=budget, strategy=args.strategy, log_path=args.log, seed=args.seed, progress=progress)
     with bar:
         if getattr(args, "ray", None) is not None:          # --ray [ADDRESS]: every GPU of a Ray cluster
             from .tune.ray_runner import format_ray_summary, tune_ray
             report = tune_ray(space, tuple(args.size), address=args.ray or None, **kwargs)
         else:
-            report = tune(space, tuple(args.size), **kwargs)
+            report = tune(space, tuple(args.size), time_limit=time_limit, **kwargs)
     print(format_report(report, top=args.top))
     if getattr(args, "ray", None) is not None:
         print(format_ray_summary(report))
@@ -307,8 +318,12 @@ def build_parser():
     p = sub.add_parser("tune", help="compile, verify and time the GEMM kernel for each survivor on the GPU")
     _space_args(p)
     p.add_argument("--size", nargs=3, type=int, required=True, metavar=("M", "N", "K"), help="problem size")
-    p.add_argument("--budget", type=int, default=None, help="configurations to measure (default: 100)")
+    p.add_argument("--budget", type=int, default=None,
+                   help="configurations the log should hold (default: 100, or no limit with --time)")
     p.add_argument("--all", action="store_true", help="measure every survivor")
+    p.add_argument("--time", default=None, metavar="DURATION",
+                   help="stop cleanly after this long (600, 90s, 10m, 1.5h; with --budget, whichever "
+                        "comes first); the log stays complete and the table is printed")
     p.add_argument("--strategy", choices=("exhaustive", "random", "local", "model", "hybrid"),
                    default="exhaustive",
                    help="exhaustive (enumeration order), random, local (neighbours of the best), "

@@ -111,7 +111,13 @@ def dim_n_b(blk_k, blk_n):
 tex_a = range(0, 2)
 tex_b = range(0, 2)
 shmem_l1 = range(0, 2)
-shmem_banks = range(0, 2)
+# Not in the paper: only Kepler (compute capability 3.x) lets a kernel choose 4- or 8-byte
+# shared-memory banks. From Maxwell on the bank size is fixed, so both values would run the same
+# kernel the same way: the space keeps one (the 4-byte bank), and its count says what is distinct.
+if dev.cudamajor == 3:
+    shmem_banks = range(0, 2)
+else:
+    shmem_banks = range(0, 1)
 
 # -- Fig. 12: derived variables ------------------------------------------------------------------
 threads_per_block = dim_m * dim_n

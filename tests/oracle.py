@@ -89,29 +89,28 @@ def values_of(result) -> list:
 
 def union(a, b):
     """a's values, then b's values not yet seen; each value once."""
-    out = []
-    for v in list(a) + list(b):
-        if v not in out:
-            out.append(v)
-    return out
+    return _distinct(list(a) + list(b), lambda v: True)
 
 
 def intersection(a, b):
     """a's values that b also has; each value once, in a's order."""
-    b = list(b)
-    out = []
-    for v in a:
-        if v in b and v not in out:
-            out.append(v)
-    return out
+    b = set(b)
+    return _distinct(a, lambda v: v in b)
 
 
 def difference(a, b):
     """a's values that b does not have; each value once, in a's order."""
-    b = list(b)
-    out = []
-    for v in a:
-        if v not in b and v not in out:
+    b = set(b)
+    return _distinct(a, lambda v: v not in b)
+
+
+def _distinct(values, keep) -> list:
+    """The values that ``keep`` accepts, each once (Python equality: 1, 1.0 and True are one),
+    in order; a set, so that a range of a million values is not a quadratic scan."""
+    out, seen = [], set()
+    for v in values:
+        if v not in seen and keep(v):
+            seen.add(v)
             out.append(v)
     return out
 

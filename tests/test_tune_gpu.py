@@ -44,6 +44,7 @@ def dev(x):
 
 class FakeRawKernel:
     compiled = 0
+    local_size_bytes = 0          # a class attribute: a test may make every kernel "spill"
 
     def __init__(self, code, name, options=()):
         assert isinstance(options, tuple)
@@ -52,7 +53,6 @@ class FakeRawKernel:
         self.max_dynamic_shared_size_bytes = 48 * 1024
         self.preferred_shared_memory_carveout = -1
         self.num_regs = 40
-        self.local_size_bytes = 0
 
     def compile(self):
         FakeRawKernel.compiled += 1
@@ -251,7 +251,8 @@ def test_tune_runs_through_the_cupy_backend(fake_cupy, tmp_path):
     assert report.counts[OK] == 3 and report.reference.status == OK
     text = format_report(report)
     assert "dgemm_NT  M=40 N=24 K=33  on Host CPU threads" in text and "3 verified" in text
-    assert len(log.read_text().splitlines()) == 1 + 1 + 3
+    lines = log.read_text().splitlines()
+    assert len(lines) == 1 + 1 + 3 + 1 and '"measured": 3,' in lines[-1]   # + the run's summary
 
 
 def test_no_cupy_means_no_gpu(monkeypatch):
@@ -360,3 +361,32 @@ def test_real_nvrtc_builds_cubin_and_ptx_without_a_gpu():
     with pytest.raises(CompileFailure, match="(?s)NVRTC_ERROR_COMPILATION.*error: expected") as info:
         NvrtcCompiler(settings, (9, 0), ("-Dbeast_gemm=1",)).build(config)
     assert "beast_gemm.cu" in info.value.message
+
+
+def test_the_backend_cuts_a_clear_loser_and_knows_its_twins(fake_cupy):
+    """CupyBackend.measure(best_ms=...): slower than 2x (1.5x when it spills) the best so far,
+    a configuration is recorded from its first timings; configurations differing only in
+    shmem_banks (not applied) have one identity, shmem_l1 (the carveout) makes another."""
+    from beast.tune.gpu import CupyBackend
+    space = beast.load(GEMM, device=resolve_device("k40c").replace(**SMALL), settings=dict(precision="single"))
+    backend = CupyBackend(space.settings, (33, 17, 21), max_samples=6, max_seconds=1.0)
+    rows = space.enumerate()
+    cfg = {n: int(rows[n][0]) for n in space.iterators}
+    compiled = backend.compile(cfg)
+    full = backend.measure(compiled)
+    assert full.status == OK and "early_cut" not in full.extra and full.ci_rel is not None
+    cut = backend.measure(compiled, best_ms=full.ms / 100)
+    assert cut.status == OK and cut.extra["early_cut"] is True and cut.ci_rel is None
+    assert cut.extra["cut_factor"] == 2.0 and cut.extra["cutoff_ms"] == pytest.approx(full.ms / 50)
+    assert cut.reps < full.reps
+    kept = backend.measure(compiled, best_ms=full.ms * 10)         # far faster than the best: full loop
+    assert "early_cut" not in kept.extra and kept.ci_rel is not None
+    FakeRawKernel.local_size_bytes = 64                            # a spilling kernel: the stricter factor
+    try:
+        spilled = backend.measure(compiled, best_ms=full.ms / 100)
+    finally:
+        FakeRawKernel.local_size_bytes = 0
+    assert spilled.extra["cut_factor"] == 1.5 and spilled.extra["local_bytes"] == 64
+    twin = backend.compile(dict(cfg, shmem_banks=1 - cfg["shmem_banks"]))
+    other = backend.compile(dict(cfg, shmem_l1=1 - cfg["shmem_l1"]))
+    assert backend.identity(twin) == backend.identity(compiled) != backend.identity(other)

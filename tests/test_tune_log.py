@@ -199,6 +199,8 @@ def test_failures_are_recorded_and_the_run_goes_on(space, tmp_path):
     assert counts[WRONG] == int(np.sum(rows["blk_k"][:need] == 7))
     assert counts[OK] == need - counts[COMPILE_ERROR] - counts[LAUNCH_ERROR] - counts[WRONG]
     _, records, _ = read_log(str(tmp_path / "r.jsonl"))
+    assert records[-1]["run"]["measured"] == need and records[-1]["run"]["ended"] == "done"
+    records = records[:-1]                            # the run's summary
     errors = {r["status"]: r.get("error") for r in records}
     assert "expected a ';'" in errors[COMPILE_ERROR]
     assert "too many resources" in errors[LAUNCH_ERROR]
@@ -265,7 +267,7 @@ def test_fatal_backend_error_stops_after_recording(space, tmp_path):
     report = tune(space, (64, 64, 64), budget=30, log_path=log, backend=backend)
     assert report.stopped and "illegal address" in report.stopped and report.tried == 11
     _, records, _ = read_log(str(log))
-    assert records[-1]["status"] == LAUNCH_ERROR
+    assert records[-1]["run"]["ended"] == "stopped" and records[-2]["status"] == LAUNCH_ERROR
     report = tune(space, (64, 64, 64), budget=30, log_path=log, backend=FakeBackend())
     assert report.tried == 30 and report.resumed == 11
 

@@ -28,7 +28,10 @@ there is no CuPy, driver or device.
   both results are within ``(K + 2) eps`` of the exact one by the usual componentwise bound).
 * Timing: CUDA events around batches of launches (alpha = 1, beta = 0, as for cuBLAS),
   warm-up first, repeated until the 95 % confidence interval is within 3 % of the mean
-  (:func:`beast.tune.measure.time_until_stable`), capped in samples and seconds.
+  (:func:`beast.tune.measure.time_until_stable`), capped in samples and seconds.  Given the
+  best time so far, a configuration whose warm-up launches are already ``early_cut`` (2) times
+  slower -- ``spill_cut`` (1.5) times when it spills registers -- is recorded from them
+  (``early_cut: true``): a clear loser costs three launches, not eight or more.
 * Failures (compile, launch, wrong result) become :class:`Measurement` records; a CUDA error
   that leaves the context unusable raises :class:`FatalBackendError` so the run can stop
   cleanly and be resumed from its log in a fresh process.
@@ -47,8 +50,8 @@ from typing import Mapping
 from beast.errors import BeastError, DeviceError
 
 from .kernel import GemmKernel, GemmSettings, generate
-from .measure import (LAUNCH_ERROR, OK, WRONG, CompileFailure, FatalBackendError, Measurement,
-                      gemm_flops, time_until_stable)
+from .measure import (EARLY_CUT, LAUNCH_ERROR, OK, SPILL_CUT, WRONG, CompileFailure, FatalBackendError,
+                      Measurement, cutoff_ms, gemm_flops, time_until_stable)
 
 #: the largest grid dimension y (and z) of CUDA.
 MAX_GRID_Y = 65535
@@ -316,8 +319,10 @@ class CupyBackend:
 
     def __init__(self, settings: GemmSettings | Mapping, size: tuple[int, int, int], *, device_id: int = 0,
                  seed: int = 0, rel_ci: float = 0.03, max_samples: int = 200, max_seconds: float = 10.0,
-                 compile_options: tuple[str, ...] = ()):
+                 compile_options: tuple[str, ...] = (), early_cut: float | None = EARLY_CUT,
+                 spill_cut: float | None = SPILL_CUT):
         self.cupy = require_gpu(device_id)
+        self.early_cut, self.spill_cut = early_cut, spill_cut
         self.settings = settings if isinstance(settings, GemmSettings) else GemmSettings.from_mapping(settings)
         self.size = tuple(int(x) for x in size)
         self.device_id = device_id
@@ -421,8 +426,21 @@ class CupyBackend:
                 hint="the log records this configuration; rerun the same command to resume after it")
         return Measurement(LAUNCH_ERROR, error=message, extra=extra)
 
-    def measure(self, compiled: Compiled) -> Measurement:
-        """Verify one compiled configuration against cuBLAS, then time it."""
+    def identity(self, compiled: Compiled) -> tuple:
+        """What the GPU runs for ``compiled``: its source (so its binary), the compile options
+        and the launch (grid, block, shared memory, carveout).  Configurations of one identity
+        differ only in settings the harness does not apply (``shmem_banks``): the runner
+        measures them once."""
+        k = compiled.kernel
+        p = self.size
+        return (k.source_hash, self.options, k.grid(p[0], p[1]), k.block, k.layout.smem_bytes,
+                k.layout.carveout)
+
+    def measure(self, compiled: Compiled, best_ms: float | None = None) -> Measurement:
+        """Verify one compiled configuration against cuBLAS, then time it.
+
+        With ``best_ms`` (the best time so far), a clear loser is cut short: see
+        :func:`~beast.tune.measure.cutoff_ms` and ``early_cut`` in the record."""
         cupy = self.cupy
         k = compiled.kernel
         L = k.layout
@@ -463,14 +481,17 @@ class CupyBackend:
                                    extra=extra)
             args = self._args(p, p.out, 1.0, 0.0)
             run = _event_timer(cupy, lambda: raw(grid, block, args, shared_mem=smem))
+            cutoff, factor = cutoff_ms(best_ms, extra["local_bytes"], self.early_cut, self.spill_cut)
             try:
-                timing = time_until_stable(run, **self.timing_kw)
+                timing = time_until_stable(run, cutoff_ms=cutoff, **self.timing_kw)
             except Exception as err:
                 return self._failed("timed launch", err, extra)
         flops = gemm_flops(p.m, p.n, p.k, self.settings.is_complex)
         extra["converged"] = timing.converged
+        if timing.cut:
+            extra.update(early_cut=True, cutoff_ms=round(cutoff, 6), cut_factor=factor)
         return Measurement(OK, ms=timing.mean_ms, gflops=flops / (timing.mean_ms * 1e6) if timing.mean_ms > 0 else None,
-                           ci_rel=timing.ci_rel, reps=timing.reps, extra=extra)
+                           ci_rel=None if timing.cut else timing.ci_rel, reps=timing.reps, extra=extra)
 
     def reference(self) -> Measurement:
         """Time ``cupy.matmul`` (cuBLAS) on the same operands (alpha = 1, beta = 0)."""

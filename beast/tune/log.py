@@ -10,6 +10,12 @@ then records::
 
     {"config": {"dim_m": 16, ...}, "status": "ok", "ms": 1.23, "gflops": 456.7, "ci_rel": 0.01, ...}
     {"reference": "cublas", "status": "ok", "ms": 1.01, "gflops": 540.2, ...}
+    {"run": {"measured": 200, "wall_s": 61.2, "gpu_busy": 0.83, "configs_per_s": 3.27, ...}}
+
+A record with ``"early_cut": true`` was timed from its warm-up launches only (slower than the
+cut-off; ``cutoff_ms`` says which), one with ``"twin_of"`` copies the measurement of a
+configuration that runs the same binary and launch; both count as measured.  The ``run``
+records (one per command) say how long each run took and how busy the GPU was.
 
 A record is appended and flushed as soon as the configuration is measured (and fsync'ed at
 most once a second), so an interruption loses at most the configuration in flight; a torn last line is dropped when
@@ -142,6 +148,7 @@ class TuneLog:
         self.records: list[dict] = []
         self.done: dict[tuple, dict] = {}
         self.reference: dict | None = None
+        self.runs: list[dict] = []
         self.resumed = resumed
         self._file = None
         self._synced = 0.0
@@ -184,6 +191,8 @@ class TuneLog:
             self.records.append(rec)
         elif "reference" in rec:
             self.reference = rec
+        elif isinstance(rec.get("run"), dict):
+            self.runs.append(rec["run"])
 
     def _write(self, obj: dict) -> None:
         if self._file is None:
@@ -214,6 +223,15 @@ class TuneLog:
         rec = _jsonable(rec)
         self._write(rec)
         self.reference = rec
+        return rec
+
+    def append_run(self, summary: Mapping) -> dict:
+        """Record what one run (one ``beast tune`` command) did: ``{"run": {...}}`` with its
+        wall time, GPU busy share, rate, early cuts and how it ended; a resumed log holds one
+        per run."""
+        rec = _jsonable({"run": dict(summary)})
+        self._write(rec)
+        self.runs.append(rec["run"])
         return rec
 
     def close(self) -> None:

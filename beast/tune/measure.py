@@ -68,6 +68,32 @@ class FatalBackendError(BeastError):
     resume after it."""
 
 
+#: a configuration whose warm-up launches are already slower than this many times the best
+#: time so far is recorded from them, without the confidence-interval loop (an early cut).
+EARLY_CUT = 2.0
+#: the same for a configuration whose compile put registers in local memory (``local_bytes``
+#: > 0, known before it runs): spilling kernels ran at a median 3.7 TFLOP/s against 8.2 on
+#: the H200 (DGEMM), so they get less benefit of the doubt.  1.5, not less: at 1.25 a spilling
+#: SGEMM kernel of rank 9 was cut and its rank swapped with a neighbour 0.2 % apart in most
+#: noisy replays of the H200 logs (``bench/early_cut.py``); at 1.5 no top-10 rank moves.
+SPILL_CUT = 1.5
+
+
+def cutoff_ms(best_ms: float | None, local_bytes: int | None = 0, early_cut: float | None = EARLY_CUT,
+              spill_cut: float | None = SPILL_CUT) -> tuple[float | None, float | None]:
+    """(cut-off in ms, its factor) for a configuration measured after ``best_ms`` (the best
+    time so far; None before any): ``early_cut`` x best, or ``spill_cut`` x best when its
+    compile reports ``local_bytes`` > 0.  (None, None): no cut (no best yet, or the factor
+    is None).  A factor below 1 would cut configurations faster than the best: refused."""
+    factor = spill_cut if (local_bytes or 0) > 0 and spill_cut is not None else early_cut
+    if best_ms is None or factor is None or not best_ms > 0:
+        return None, None
+    if factor < 1:
+        raise BeastError(f"an early-cut factor must be at least 1 (got {factor}): "
+                         f"a smaller one would cut configurations faster than the best")
+    return best_ms * factor, factor
+
+
 def gemm_flops(m: int, n: int, k: int, complex_arithmetic: bool) -> float:
     """Floating-point operations of one GEMM: 2MNK, or 8MNK for complex (4 real FMAs per complex FMA)."""
     return (8.0 if complex_arithmetic else 2.0) * m * n * k
@@ -98,6 +124,7 @@ class Timing:
     samples: int
     launches_per_sample: int
     converged: bool
+    cut: bool = False
 
     @property
     def ci_rel(self) -> float:
@@ -110,7 +137,8 @@ class Timing:
 
 def time_until_stable(run: Callable[[int], float], *, rel_ci: float = 0.03, warmup: int = 2,
                       min_samples: int = 5, max_samples: int = 200, max_seconds: float = 10.0,
-                      min_sample_ms: float = 1.0, clock: Callable[[], float] = time.perf_counter) -> Timing:
+                      min_sample_ms: float = 1.0, cutoff_ms: float | None = None,
+                      clock: Callable[[], float] = time.perf_counter) -> Timing:
     """Time ``run`` until the 95 % confidence interval of the mean is within ``rel_ci`` of it.
 
     ``run(n)`` performs ``n`` back-to-back launches and returns their elapsed milliseconds
@@ -119,12 +147,18 @@ def time_until_stable(run: Callable[[int], float], *, rel_ci: float = 0.03, warm
     samples are added until ``t(0.975, n-1) * s / sqrt(n) <= rel_ci * mean`` with at least
     ``min_samples`` samples, or until ``max_samples`` samples or ``max_seconds`` of wall time
     (then ``converged`` is False).
+
+    Early cut: with ``cutoff_ms``, a kernel already slower than that is not timed further.
+    When the warm-up launches each last at least ``min_sample_ms``, the fastest of them is
+    the time (``cut``: one sample of one launch); a shorter kernel is judged on its first
+    batched sample instead.  Either way a kernel at or under ``cutoff_ms`` gets the full loop.
     """
     start = clock()
-    first = None
-    for _ in range(max(1, warmup)):
-        first = run(1)
-    per = max(float(first or 0.0), 1e-6)
+    warm = [run(1) for _ in range(max(1, warmup))]
+    fastest = min(warm)
+    if cutoff_ms is not None and fastest >= min_sample_ms and fastest > cutoff_ms:
+        return Timing(fastest, math.inf, 1, 1, False, cut=True)
+    per = max(float(warm[-1] or 0.0), 1e-6)
     batch = max(1, math.ceil(min_sample_ms / per))
     samples: list[float] = []
     mean = half = math.inf
@@ -132,6 +166,8 @@ def time_until_stable(run: Callable[[int], float], *, rel_ci: float = 0.03, warm
     while True:
         samples.append(run(batch) / batch)
         n = len(samples)
+        if n == 1 and cutoff_ms is not None and samples[0] > cutoff_ms:
+            return Timing(samples[0], math.inf, 1, batch, False, cut=True)
         mean = sum(samples) / n
         if n >= 2:
             var = sum((x - mean) ** 2 for x in samples) / (n - 1)

@@ -56,7 +56,7 @@ from .kernel import KERNEL_VERSION, GemmLayout, GemmSettings
 from .log import TuneLog, config_key, make_header
 from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, CompileFailure, FatalBackendError,
                       Measurement)
-from .runner import (STRATEGIES, ProgressFn, TuneReport, TuneResult, _check_size, _device_identity,
+from .runner import (STRATEGIES, ProgressFn, TuneReport, TuneResult, _check_size, _device_identity, _takes,
                      _is_better, _message, _peak, _probe_config, _resume, _search_strategy,
                      candidates)
 from .strategies import strategy_stream
@@ -169,8 +169,9 @@ class GpuWorker:
         except Exception as err:  # noqa: BLE001 - the table then lacks "% of cuBLAS"
             return Measurement(LAUNCH_ERROR, error=f"cuBLAS reference: {_message(err)}")
 
-    def run(self, artifact) -> Outcome:
-        """Load one compiled configuration and measure it (GPU, one at a time).
+    def run(self, artifact, best_ms: float | None = None) -> Outcome:
+        """Load one compiled configuration and measure it (GPU, one at a time); ``best_ms``
+        goes to a backend whose ``measure`` takes it (the early cut of clear losers).
 
         After a fatal backend error the worker measures nothing more: it answers with
         ``measurement`` None, and the driver sends the artefact elsewhere."""
@@ -183,7 +184,10 @@ class GpuWorker:
             except CompileFailure as err:               # the driver refused the image
                 return Outcome(Measurement(COMPILE_ERROR, error=err.message), self.name)
             try:
-                meas = self.backend.measure(compiled)
+                if best_ms is not None and _takes(self.backend.measure, "best_ms"):
+                    meas = self.backend.measure(compiled, best_ms=best_ms)
+                else:
+                    meas = self.backend.measure(compiled)
             except FatalBackendError as err:
                 meas = Measurement(LAUNCH_ERROR, error=err.message)
                 fatal = self.fatal = str(err)
@@ -356,9 +360,11 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
                     on_result: Callable[[dict, Measurement, str], None], *,
                     skip: Mapping | None = None, limit: int | None = None,
                     max_attempts: int = MAX_ATTEMPTS,
-                    compile_timeout: float = COMPILE_TIMEOUT) -> DistributedStats:
+                    compile_timeout: float = COMPILE_TIMEOUT,
+                    best_ms: Callable[[], float | None] | None = None) -> DistributedStats:
     """Compile ``configs`` on CPU workers and measure them on the pool's GPU workers;
-    ``on_result(config, measurement, worker)`` for each.
+    ``on_result(config, measurement, worker)`` for each.  ``best_ms()`` (optional): the best
+    time so far, sent with each artefact so that a worker can cut a clear loser short.
 
     ``configs`` is pulled lazily, one item whenever the pipeline has room (``pool.prefetch``
     compiling or compiled per live GPU worker), so a strategy may decide what to propose from
@@ -424,7 +430,7 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
                 break
             slot = min(room, key=lambda s: (s.inflight, s.dispatched))
             cfg, key, art = ready.popleft()
-            measuring[slot.actor.run.remote(art)] = (slot, cfg, key, art)
+            measuring[slot.actor.run.remote(art, best_ms() if best_ms is not None else None)] = (slot, cfg, key, art)
             slot.inflight += 1
             slot.dispatched += 1
         ahead = pool.prefetch * max(1, len(live))
@@ -719,7 +725,8 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
 
         try:
             stats = run_distributed(pool, source, names, on_result, skip=log.done, limit=need,
-                                    max_attempts=max_attempts, compile_timeout=compile_timeout)
+                                    max_attempts=max_attempts, compile_timeout=compile_timeout,
+                                    best_ms=lambda: best.ms if best is not None else None)
         except KeyboardInterrupt:
             report.interrupted = True
         else:

@@ -20,9 +20,14 @@ The backend protocol (:class:`beast.tune.gpu.CupyBackend` is the real one; tests
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
+import math
 import os
+import re
+import time
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
@@ -39,6 +44,9 @@ from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, WRONG, FatalBac
 #: ``exhaustive`` and ``random`` stream the enumeration here (``random`` goes through
 #: :mod:`beast.tune.strategies` when the space can sample); the others are search strategies.
 STRATEGIES = ("exhaustive", "random", "local", "model", "hybrid")
+
+#: the most compile-ahead threads :func:`default_compile_workers` gives.
+MAX_COMPILE_WORKERS = 32
 
 
 @dataclass
@@ -69,7 +77,10 @@ class TuneReport:
     many this run measured; ``reference`` the cuBLAS measurement (None without one);
     ``peak_gflops`` the device profile's peak for the precision (None when unknown);
     ``interrupted`` whether Ctrl-C ended the run early; ``stopped`` the message of a fatal
-    backend error that ended it early.
+    backend error that ended it early; ``time_up`` whether ``time_limit`` (seconds) ended it.
+    ``wall_s`` is this run's time in its measuring loop and ``gpu_s`` the part of it spent in
+    the backend's ``measure`` (the GPU busy); ``cut`` how many configurations were cut short
+    as clear losers and ``twins`` how many ran a binary and launch measured before (copied).
     """
 
     iterators: tuple[str, ...]
@@ -88,6 +99,24 @@ class TuneReport:
     interrupted: bool = False
     stopped: str | None = None
     candidates_left: int | None = None
+    time_limit: float | None = None
+    time_up: bool = False
+    compile_workers: int | None = None
+    wall_s: float = 0.0
+    gpu_s: float = 0.0
+    cut: int = 0
+    twins: int = 0
+    compute_capability: tuple | None = None
+
+    @property
+    def gpu_busy(self) -> float | None:
+        """The share of this run's wall time the GPU spent measuring (None before any)."""
+        return min(1.0, self.gpu_s / self.wall_s) if self.wall_s > 0 and self.measured else None
+
+    @property
+    def rate(self) -> float | None:
+        """Configurations this run measured per second of wall time."""
+        return self.measured / self.wall_s if self.wall_s > 0 and self.measured else None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -207,6 +236,28 @@ def _device_identity(space, backend) -> dict:
     return {"profile": name, "profile_hash": digest, "gpu": getattr(backend, "device_name", None)}
 
 
+def _compute_capability(space) -> tuple[int, int] | None:
+    """(major, minor) of the device profile the space was pruned for (None: unknown)."""
+    profile = getattr(space, "device", None)
+    try:
+        return int(profile.cudamajor), int(profile.cudaminor)
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _untuned(report: "TuneReport") -> list[str]:
+    """Lines naming the template's settings that this device ignores and the space holds at
+    one value (so they were never tuned): the shared-memory bank size from Maxwell on."""
+    cc = report.compute_capability
+    if cc is None or cc[0] < 5 or "shmem_banks" not in report.iterators:
+        return []
+    values = {r.config.get("shmem_banks") for r in report.results}
+    if len(values) != 1:
+        return []
+    return [f"not tuned: shmem_banks (compute capability {cc[0]}.{cc[1]} has fixed 4-byte shared-memory "
+            f"banks; the space holds one value)"]
+
+
 def _peak(space, settings: GemmSettings) -> float | None:
     profile = getattr(space, "device", None)
     fn = getattr(profile, "peak_gflops", None)
@@ -232,27 +283,77 @@ def _is_better(r: TuneResult, best: TuneResult | None) -> bool:
     return r.status == OK and r.gflops is not None and (best is None or r.gflops > best.gflops)
 
 
+def default_compile_workers() -> int:
+    """Compile-ahead threads: one per CPU this process may run on (at most
+    :data:`MAX_COMPILE_WORKERS`).  NVRTC releases the GIL; on a 16-core H200 machine 16 threads
+    compiled 7.6 configurations/s against 5.6/s for 8 (``bench/gpu_runs``)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(MAX_COMPILE_WORKERS, n))
+
+
+def _takes(fn, name: str) -> bool:
+    """Whether ``fn`` accepts the keyword argument ``name`` (fake backends may not)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _progress_caller(progress):
+    """``progress`` called as ``(done, total, best, report)`` when it takes four arguments, else
+    as ``(done, total, best)``; None stays None."""
+    if progress is None:
+        return None
+    try:
+        sig = inspect.signature(progress)
+        sig.bind(0, None, None, None)
+    except (TypeError, ValueError):
+        return lambda done, total, best, report: progress(done, total, best)
+    return progress
+
+
+def _twin(first_cfg: Mapping, first: Measurement) -> Measurement:
+    """The outcome of a configuration that runs the binary and launch of ``first_cfg``: not
+    measured again, its measurement copied and marked ``twin_of``."""
+    twin = Measurement.from_dict(first.as_dict())
+    twin.extra.pop("measure_s", None)
+    twin.extra["twin_of"] = dict(first_cfg)
+    return twin
+
+
 def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive",
          log_path: str | os.PathLike | None = None, seed: int = 0, compile_workers: int | None = None,
          progress: ProgressFn | None = None, backend=None, lookahead: int | None = None,
-         chunk_size: int = 65536) -> TuneReport:
+         chunk_size: int = 65536, time_limit: float | None = None) -> TuneReport:
     """Tune the GEMM kernel over the survivors of ``space`` for an M x N x K problem.
 
     ``space``: a :class:`beast.space.Space` (its iterators name the GEMM parameters; its
     settings give precision, arithmetic and transposes).  ``size``: (M, N, K).  ``budget``:
     how many configurations the log should hold in the end (resumed ones count), or None
-    for all survivors.  ``strategy``: ``"exhaustive"`` (enumeration order) or ``"random"``
-    (uniform sample, ``seed``).  ``log_path``: JSONL log to write, or resume when it exists
-    (a log of another problem is refused).  ``compile_workers``: compile-ahead threads
-    (default: CPU count, at most 8).  ``progress(done, total, best)`` is called after every
-    configuration (``total`` is None when unknown).  ``backend``: the measuring backend
-    (default :class:`beast.tune.gpu.CupyBackend`, which raises DeviceError "no GPU found"
-    without a GPU).  Ctrl-C stops the run and returns the report with ``interrupted`` set.
+    for all survivors.  ``strategy``: one of :data:`STRATEGIES` (``seed`` seeds it).
+    ``log_path``: JSONL log to write, or resume when it exists (a log of another problem is
+    refused).  ``compile_workers``: compile-ahead threads (default
+    :func:`default_compile_workers`: every CPU).  ``time_limit``: seconds; the run stops
+    cleanly once they have passed (a measurement in flight finishes, compiles not yet
+    measured are dropped), with ``report.time_up`` set.  ``progress(done, total, best)`` --
+    or ``progress(done, total, best, report)`` when it takes four arguments, to show the
+    GPU's busy share -- is called after every configuration (``total`` is None when unknown).
+    ``backend``: the measuring backend (default :class:`beast.tune.gpu.CupyBackend`, which
+    raises DeviceError "no GPU found" without a GPU); a backend whose ``measure`` takes
+    ``best_ms`` is told the best time so far (it may then cut a clear loser short), and one
+    with ``identity(compiled)`` has configurations of equal identity (the same binary and
+    launch) measured once.  Ctrl-C stops the run and returns the report with ``interrupted``
+    set.
     """
     if strategy not in STRATEGIES:
         raise BeastError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(STRATEGIES))
     if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
         raise BeastError(f"--budget must be a positive integer, got {budget!r}")
+    time_limit = check_time_limit(time_limit)
     m, n, k = _check_size(size)
     names = tuple(space.iterators)
     settings = GemmSettings.from_mapping(space.settings)
@@ -262,8 +363,11 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
     if backend is None:
         from .gpu import CupyBackend
         backend = CupyBackend(settings, (m, n, k), seed=seed)
-    workers = compile_workers or min(8, os.cpu_count() or 1)
+    workers = compile_workers or default_compile_workers()
     lookahead = lookahead or 2 * workers + 2
+    takes_best = _takes(backend.measure, "best_ms")
+    identity = getattr(backend, "identity", None)
+    progress = _progress_caller(progress)
 
     header = make_header(device=_device_identity(space, backend), size=(m, n, k),
                          space_hash=space.source_hash, iterators=names,
@@ -273,10 +377,15 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
     report = TuneReport(iterators=names, settings=dict(space.settings), size=(m, n, k),
                         device_profile=header["device"]["profile"], device_name=header["device"]["gpu"],
                         strategy=strategy, budget=budget, peak_gflops=_peak(space, settings),
-                        log_path=os.fspath(log_path) if log_path is not None else None)
+                        log_path=os.fspath(log_path) if log_path is not None else None,
+                        time_limit=time_limit, compile_workers=workers,
+                        compute_capability=_compute_capability(space))
     best = _resume(report, log)
 
     pool = None
+    clock = time.monotonic
+    started = clock()
+    deadline = None if time_limit is None else started + time_limit
     try:
         if log.reference is not None:
             report.reference = Measurement.from_dict(log.reference)
@@ -298,16 +407,18 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
             except Exception:
                 total = None
         done_count = len(report.results)
+        started = clock()                            # the loop's own time: what busy shares divide
         if progress is not None:
-            progress(done_count, total, best)
+            progress(done_count, total, best, report)
 
-        search = _search_strategy(space, strategy, seed, budget, log.records)
+        search = _search_strategy(space, strategy, seed, budget, log.records, bounded=time_limit is not None)
         if search is not None:
             stream = strategy_stream(search, need, batch=lookahead)
         else:
             stream = candidates(space, strategy, need, log.done, seed=seed, chunk_size=chunk_size)
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="beast-compile")
         pending: deque = deque()
+        seen: dict = {}                              # identity -> (config, measurement)
 
         def fill():
             while len(pending) < lookahead:
@@ -316,25 +427,54 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
                     return
                 pending.append((cfg, pool.submit(backend.compile, cfg)))
 
+        def time_left() -> float | None:
+            return None if deadline is None else deadline - clock()
+
         fill()
         while pending:
+            left = time_left()
+            if left is not None and left <= 0:
+                report.time_up = True
+                break
             cfg, future = pending.popleft()
             fill()                                   # keep compiling ahead while measuring
             fatal = None
+            key = None
             try:
-                compiled = future.result()
+                compiled = future.result(timeout=time_left())
+            except FutureTimeout:                    # the limit passed while it compiled
+                report.time_up = True
+                break
             except Exception as err:
                 meas = Measurement(COMPILE_ERROR, error=_message(err))
             else:
-                try:
-                    meas = backend.measure(compiled)
-                except FatalBackendError as err:
-                    meas = Measurement(LAUNCH_ERROR, error=err.message)
-                    fatal = err
-                except Exception as err:
-                    meas = Measurement(LAUNCH_ERROR, error=_message(err))
-            if meas.status not in STATUSES:
-                meas = Measurement(LAUNCH_ERROR, error=f"backend returned unknown status {meas.status!r}")
+                key = _identity(identity, compiled)
+                if key is not None and key in seen:
+                    meas = _twin(*seen[key])
+                    report.twins += 1
+                else:
+                    t0 = clock()
+                    try:
+                        if takes_best:
+                            meas = backend.measure(compiled, best_ms=best.ms if best is not None else None)
+                        else:
+                            meas = backend.measure(compiled)
+                    except FatalBackendError as err:
+                        meas = Measurement(LAUNCH_ERROR, error=err.message)
+                        fatal = err
+                    except Exception as err:
+                        meas = Measurement(LAUNCH_ERROR, error=_message(err))
+                    spent = clock() - t0
+                    report.gpu_s += spent
+                    if isinstance(meas, Measurement):
+                        meas.extra.setdefault("measure_s", round(spent, 4))
+            if not isinstance(meas, Measurement) or meas.status not in STATUSES:
+                status = getattr(meas, "status", meas)
+                meas = Measurement(LAUNCH_ERROR, error=f"backend returned unknown status {status!r}")
+            if key is not None and key not in seen and fatal is None:
+                seen[key] = (dict(cfg), meas)
+            if meas.extra.get("early_cut"):
+                report.cut += 1
             log.append(cfg, meas)
             if search is not None:
                 search.tell(cfg, meas.ms if meas.status == OK else None)
@@ -344,20 +484,79 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
             if _is_better(r, best):
                 best = r
             done_count += 1
+            report.wall_s = clock() - started
             if progress is not None:
-                progress(done_count, total, best)
+                progress(done_count, total, best, report)
             if fatal is not None:
                 report.stopped = str(fatal)
                 break
     except KeyboardInterrupt:
         report.interrupted = True
     finally:
+        report.wall_s = clock() - started
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
-        log.close()
-        if own_backend and hasattr(backend, "close"):
-            backend.close()
+        try:
+            if report.measured:
+                log.append_run(run_summary(report))
+        finally:
+            log.close()
+            if own_backend and hasattr(backend, "close"):
+                backend.close()
     return report
+
+
+def _identity(identity, compiled):
+    """The backend's identity of a compiled configuration (None: it has none, or it failed)."""
+    if identity is None:
+        return None
+    try:
+        return identity(compiled)
+    except Exception:
+        return None
+
+
+def check_time_limit(time_limit) -> float | None:
+    """``time_limit`` as positive seconds (None: no limit); BeastError for anything else."""
+    if time_limit is None:
+        return None
+    try:
+        value = float(time_limit)
+    except (TypeError, ValueError):
+        value = math.nan
+    if isinstance(time_limit, bool) or not (value > 0 and math.isfinite(value)):
+        raise BeastError(f"the time limit must be a positive number of seconds, got {time_limit!r}")
+    return value
+
+
+def parse_duration(text: str) -> float:
+    """Seconds of a duration written ``90``, ``90s``, ``10m``, ``1.5h`` or ``1h30m``."""
+    s = str(text).strip().lower()
+    parts = re.fullmatch(r"(?:(\d+(?:\.\d*)?)h)?\s*(?:(\d+(?:\.\d*)?)m)?\s*(?:(\d+(?:\.\d*)?)s?)?", s)
+    if not s or parts is None or not any(parts.groups()):
+        raise BeastError(f"cannot read the duration {text!r}",
+                         hint="write seconds (600 or 600s), minutes (10m), hours (1.5h) or 1h30m")
+    h, m, sec = (float(g) if g else 0.0 for g in parts.groups())
+    return check_time_limit(3600 * h + 60 * m + sec)
+
+
+def run_summary(report: "TuneReport") -> dict:
+    """What the log's ``run`` record holds about this run: time, rate, GPU busy share, cuts."""
+    if report.interrupted:
+        ended = "interrupted"
+    elif report.stopped:
+        ended = "stopped"
+    elif report.time_up:
+        ended = "time limit"
+    else:
+        ended = "done"
+    out = {"strategy": report.strategy, "budget": report.budget,
+           "measured": report.measured, "wall_s": round(report.wall_s, 3), "gpu_s": round(report.gpu_s, 3),
+           "configs_per_s": report.rate, "gpu_busy": report.gpu_busy, "compile_workers": report.compile_workers,
+           "early_cut": report.cut, "twins": report.twins, "ended": ended}
+    if report.time_limit is not None:
+        out["time_limit_s"] = report.time_limit
+    return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
 
 
 def _resume(report, log) -> TuneResult | None:
@@ -372,11 +571,13 @@ def _resume(report, log) -> TuneResult | None:
     return best
 
 
-def _search_strategy(space, strategy: str, seed: int, budget: int | None, records):
+def _search_strategy(space, strategy: str, seed: int, budget: int | None, records, bounded: bool = False):
     """The :mod:`beast.tune.strategies` object for ``strategy`` (told what the log holds), or
     None for the strategies that stream the enumeration (exhaustive; random over every
-    survivor or without ``space.sample``)."""
-    if strategy == "exhaustive" or (strategy == "random" and (budget is None or not hasattr(space, "sample"))):
+    survivor or without ``space.sample``).  ``bounded``: the run ends by a time limit, so
+    ``random`` without a budget still draws from a sample rather than ordering every survivor."""
+    every = budget is None and not bounded
+    if strategy == "exhaustive" or (strategy == "random" and (every or not hasattr(space, "sample"))):
         return None
     search = make_strategy(strategy, space, seed=seed, budget=budget)
     search.resume(records)
@@ -397,18 +598,43 @@ def _message(err: Exception) -> str:
 
 # --------------------------------------------------------------------------- report
 
-def progress_line(done: int, total: int | None, best: TuneResult | None) -> str:
-    """One line for a progress display: ``[  120/4208]  best 812.3 GFLOP/s  dim_m=16 dim_n=8 ...``."""
+def progress_line(done: int, total: int | None, best: TuneResult | None,
+                  report: TuneReport | None = None) -> str:
+    """One line for a progress display: ``[  120/4208]  best 812.3 GFLOP/s  dim_m=16 dim_n=8 ...``;
+    with ``report``, the GPU's busy share and the rate first (``GPU 71 % busy, 3.2 configs/s``)."""
     width = len(str(total)) if total is not None else 1
     count = f"[{done:>{width}}/{total}]" if total is not None else f"[{done}]"
+    busy = f"  {pace(report)}" if report is not None and report.gpu_busy is not None else ""
     if best is None or best.gflops is None:
-        return f"{count}  no verified configuration yet"
+        return f"{count}{busy}  no verified configuration yet"
     cfg = " ".join(f"{k}={v}" for k, v in best.config.items())
-    return f"{count}  best {best.gflops:.1f} GFLOP/s  {cfg}"
+    return f"{count}{busy}  best {best.gflops:.1f} GFLOP/s  {cfg}"
+
+
+def pace(report: TuneReport) -> str:
+    """``GPU 71 % busy, 3.2 configs/s``: how much of the wall time the GPU measured, and the rate."""
+    return f"GPU {100 * (report.gpu_busy or 0.0):.0f} % busy, {report.rate or 0.0:.2f} configs/s"
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.3g} h"
+    if seconds >= 60:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds:.3g} s"
 
 
 def _fmt(x: float | None, spec: str, missing: str = "n/a") -> str:
     return missing if x is None else format(x, spec)
+
+
+def _ci_cell(meas: Measurement) -> str:
+    """The table's CI % of one measurement: its confidence interval, or how it was timed."""
+    if meas.extra.get("twin_of"):
+        return "twin"
+    if meas.extra.get("early_cut"):
+        return "cut"
+    return _fmt(None if meas.ci_rel is None else 100 * meas.ci_rel, ".1f")
 
 
 def format_report(report: TuneReport, top: int = 10) -> str:
@@ -438,8 +664,21 @@ def format_report(report: TuneReport, top: int = 10) -> str:
                  f"{c[WRONG]} wrong results)")
     if report.resumed:
         lines.append(f"({report.resumed} resumed from {report.log_path}, {report.measured} measured now)")
+    if report.measured:
+        workers = f", {report.compile_workers} compile threads" if report.compile_workers else ""
+        lines.append(f"measured {report.measured} in {_duration(report.wall_s)}: {pace(report)}{workers}")
+    if report.cut:
+        lines.append(f"{report.cut} clear loser(s) timed from their warm-up launches only, far slower than "
+                     f"the best so far (CI % 'cut')")
+    if report.twins:
+        lines.append(f"{report.twins} configuration(s) run a binary and launch measured before: "
+                     f"measured once, time copied (CI % 'twin')")
+    lines += _untuned(report)
     if report.interrupted:
         lines.append("interrupted: run the same command again to resume from the log")
+    if report.time_up:
+        lines.append(f"stopped at the time limit ({_duration(report.time_limit or 0.0)}): "
+                     f"run the same command again to go on from the log")
     if report.stopped:
         lines.append(f"stopped: {report.stopped}")
     best = report.best(top)
@@ -455,7 +694,7 @@ def format_report(report: TuneReport, top: int = 10) -> str:
                      _fmt(100 * g / ref_gflops if ref_gflops else None, ".1f"),
                      _fmt(100 * g / peak if peak else None, ".1f"),
                      _fmt(r.ms, ".4g"),
-                     _fmt(None if r.measurement.ci_rel is None else 100 * r.measurement.ci_rel, ".1f")]
+                     _ci_cell(r.measurement)]
                     + [str(r.config.get(name, "")) for name in names])
     widths = [max(len(h), *(len(row[j]) for row in rows)) for j, h in enumerate(head)]
     lines.append("")

@@ -55,6 +55,18 @@ def survivors_sample(space, n: int, seed: int) -> np.ndarray:
     return kept[np.argsort(keys, kind="stable")]
 
 
+def _key(values) -> bytes:
+    """The pool's index key of one configuration: its values as int64 bytes."""
+    return np.asarray(values, dtype=np.int64).tobytes()
+
+
+def _keys(X: np.ndarray) -> list[bytes]:
+    """:func:`_key` of every row of ``X`` (a third of the time of hashing tuples)."""
+    if X.shape[1] == 0:
+        return [b""] * len(X)
+    return np.ascontiguousarray(X, dtype=np.int64).view(np.dtype((np.void, 8 * X.shape[1]))).ravel().tolist()
+
+
 class Pool:
     """Configurations a strategy may propose, indexed.
 
@@ -74,15 +86,17 @@ class Pool:
         self.X = np.ascontiguousarray(np.asarray(X, dtype=np.int64).reshape(-1, len(self.names)))
         self.complete = complete
         self.member = None if complete else member
-        self._refused: set[tuple] = set()
+        self._refused: set[bytes] = set()
         self._room = None                           # (X, ranks) with room to add configurations
-        self.index = {tuple(row): i for i, row in enumerate(self.X.tolist())}
+        #: a configuration's values (as int64 bytes, :func:`_key`) -> its index
+        self.index = dict(zip(_keys(self.X), range(len(self.X))))
         if len(self.index) != len(self.X):
             raise BeastError("the pool of configurations holds duplicates",
                              hint="a space whose iterators repeat values yields the same "
                                   "configuration twice; strategies need distinct configurations")
-        self.values = [np.unique(self.X[:, j]) for j in range(self.X.shape[1])]
-        self.ranks = np.column_stack([np.searchsorted(v, self.X[:, j]) for j, v in enumerate(self.values)]) \
+        columns = [np.unique(self.X[:, j], return_inverse=True) for j in range(self.X.shape[1])]
+        self.values = [v for v, _ in columns]
+        self.ranks = np.column_stack([r.reshape(-1) for _, r in columns]).astype(np.int64) \
             if len(self.names) else np.zeros((len(self.X), 0), dtype=np.int64)
         self._neighbours: dict[int, list[int]] = {}
         self._lines: dict[int, list[int]] = {}
@@ -110,13 +124,38 @@ class Pool:
     def _lookup(self, cand: list) -> int | None:
         """The pool index of the configuration ``cand``; one the sample lacks is tested with
         :attr:`member` and added when it is a survivor."""
-        key = tuple(cand)
+        key = _key(cand)
         k = self.index.get(key)
         if k is not None or self.member is None or key in self._refused:
             return k
         if not self.member(cand):
             self._refused.add(key)
             return None
+        return self._append(cand)
+
+    def adopt(self, config: Mapping) -> int | None:
+        """The pool index of ``config``, added to a sampled pool when the sample lacks it and
+        it is a survivor (by :attr:`member`; taken on trust without one): a configuration a
+        tuning log holds.  None when it is no survivor, or when one of its values is not among
+        the pool's :attr:`values` (a strategy could never propose it)."""
+        try:
+            cand = [int(config[n]) for n in self.names]
+            k = self.index.get(_key(cand))
+        except (KeyError, TypeError, ValueError, OverflowError):
+            return None
+        if k is not None or self.complete:
+            return k
+        if any(len(v) == 0 or v[min(int(np.searchsorted(v, c)), len(v) - 1)] != c
+               for v, c in zip(self.values, cand)):
+            return None
+        if self.member is not None:
+            return self._lookup(cand)
+        self._neighbours.clear()                # memoized moves may lack it
+        self._lines.clear()
+        return self._append(cand)
+
+    def _append(self, cand: list) -> int:
+        """Add the configuration ``cand`` (values; not in the pool yet) at the end; its index."""
         k = len(self.X)
         if self._room is None or k == len(self._room[0]):   # grow by a quarter: amortized copies
             cap = k + k // 4 + 64
@@ -124,7 +163,7 @@ class Pool:
         self._room[0][k] = cand
         self._room[1][k] = [int(np.searchsorted(v, c)) for v, c in zip(self.values, cand)]
         self.X, self.ranks = self._room[0][:k + 1], self._room[1][:k + 1]
-        self.index[key] = k
+        self.index[_key(cand)] = k
         self._unit = self._centrality = None
         return k
 
@@ -159,8 +198,8 @@ class Pool:
     def find(self, config: Mapping) -> int | None:
         """The pool index of ``config`` (None when it is not in the pool)."""
         try:
-            return self.index.get(tuple(int(config[n]) for n in self.names))
-        except (KeyError, TypeError, ValueError):
+            return self.index.get(_key([int(config[n]) for n in self.names]))
+        except (KeyError, TypeError, ValueError, OverflowError):
             return None
 
     def neighbours(self, i: int) -> list[int]:
@@ -230,8 +269,11 @@ class Strategy:
         return [self.pool.config(i) for i in picks]
 
     def tell(self, config: Mapping, cost: float | None) -> None:
-        """The outcome of ``config``: its cost (lower is better), or None when it failed."""
-        i = self.pool.find(config)
+        """The outcome of ``config``: its cost (lower is better), or None when it failed.
+
+        Over a sampled pool, a configuration the sample lacks (one a resumed log holds: a
+        neighbour the run added) joins the pool, so that it is never proposed again."""
+        i = self.pool.adopt(config)
         if i is None:
             self.outside += 1
             return

@@ -139,10 +139,12 @@ class ModelGuided(Strategy):
         trees = extra_trees(self._Tree, X, y, self.trees, int(rng.integers(2**31 - 1)))
         cand = np.arange(len(self.pool))
         if len(cand) > self.candidates:
+            # neighbours first: over a sampled pool they may add configurations to it
+            near = [k for i in self.ranked()[: self.top] for k in self.pool.neighbours(i)]
             free = self.free_mask()
-            near = {k for i in self.ranked()[: self.top] for k in self.pool.neighbours(i) if free[k]}
+            near = [k for k in near if free[k]]
             pick = rng.choice(np.flatnonzero(free), size=min(self.candidates, int(free.sum())), replace=False)
-            cand = np.unique(np.concatenate([pick, np.fromiter(near, dtype=np.int64, count=len(near))]))
+            cand = np.unique(np.concatenate([pick, np.asarray(near, dtype=np.int64)]))
         Xc = self._features(self.pool.X[cand])
         # converted once to what each tree's predict() converts to: its own checks were a third of a replay
         Xc = np.ascontiguousarray(Xc, dtype=np.float32)

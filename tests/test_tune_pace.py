@@ -1,0 +1,239 @@
+"""The tuner's pace (issue 21): the early cut of clear losers, twins measured once, the compile
+pool sized to the machine, a time limit, and the GPU's busy share in the report, the progress
+line and the log.  Fake backends; the cut replayed on the real H200 logs of bench/gpu_runs."""
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from beast.errors import BeastError
+from beast.tune import format_report, progress_line, tune
+from beast.tune.cut_replay import format_cut_table, replay_cut
+from beast.tune.log import read_log
+from beast.tune.measure import EARLY_CUT, OK, SPILL_CUT, Measurement, cutoff_ms, time_until_stable
+from beast.tune.runner import MAX_COMPILE_WORKERS, default_compile_workers, parse_duration, run_summary
+
+from test_tune_log import FakeBackend, fake_speed, small_space
+
+ROOT = Path(__file__).resolve().parent.parent
+H200_LOGS = sorted((ROOT / "bench" / "gpu_runs" / "h200_2026-11-27").glob("*.jsonl"))
+
+
+# ------------------------------------------------------------------ the cut rule
+
+def launches(times):
+    """``run(n)`` over a list of per-launch times (ms), recording every launch."""
+    done = []
+
+    def run(n):
+        t = [times[min(len(done) + i, len(times) - 1)] for i in range(n)]
+        done.extend(t)
+        return sum(t)
+    return run, done
+
+
+def test_a_long_kernel_slower_than_the_cutoff_stops_after_its_warm_up():
+    run, done = launches([30.0, 25.0, 25.0])
+    t = time_until_stable(run, cutoff_ms=20.0)
+    assert t.cut and not t.converged and len(done) == 2
+    assert t.mean_ms == 25.0 and math.isinf(t.half_width_ms)     # the faster warm-up launch
+    run, done = launches([30.0, 19.0, 19.0])                         # one warm-up under it: no cut
+    t = time_until_stable(run, cutoff_ms=20.0)
+    assert not t.cut and t.converged and len(done) == 2 + 5
+
+
+def test_a_short_kernel_is_judged_on_its_first_batched_sample():
+    run, done = launches([0.05] * 100)                 # 50 us: one sample is 20 launches
+    t = time_until_stable(run, cutoff_ms=0.04)
+    assert t.cut and t.samples == 1 and t.launches_per_sample == 20 and len(done) == 2 + 20
+    assert t.mean_ms == pytest.approx(0.05)
+    run, done = launches([0.05] * 400)
+    t = time_until_stable(run, cutoff_ms=0.06)
+    assert not t.cut and t.samples == 5
+
+
+def test_the_cutoff_is_the_best_so_far_times_a_factor_stricter_for_spilling_kernels():
+    assert cutoff_ms(None, 0) == (None, None)                        # no best yet: no cut
+    assert cutoff_ms(4.0, 0) == (4.0 * EARLY_CUT, EARLY_CUT)
+    assert cutoff_ms(4.0, 120) == (4.0 * SPILL_CUT, SPILL_CUT)       # spills: local memory
+    assert cutoff_ms(4.0, 0, early_cut=None) == (None, None)          # switched off
+    assert 1 < SPILL_CUT < EARLY_CUT
+    with pytest.raises(BeastError, match="at least 1"):
+        cutoff_ms(4.0, 0, early_cut=0.5)
+
+
+# ------------------------------------------------------------------ the runner
+
+class PacedBackend(FakeBackend):
+    """FakeBackend whose measure takes ``best_ms`` and cuts (as CupyBackend does: configurations
+    with blk_k > 4 spill) and whose identity ignores ``tex_a`` (two binaries that are one)."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.best = []
+
+    def identity(self, cfg):
+        return tuple(v for k, v in sorted(cfg.items()) if k != "tex_a")
+
+    def measure(self, cfg, best_ms=None):
+        self.best.append(best_ms)
+        meas = super().measure(cfg)
+        if meas.status != OK:
+            return meas
+        cut, factor = cutoff_ms(best_ms, 8 if cfg["blk_k"] > 4 else 0)
+        if cut is not None and meas.ms > cut:
+            meas.ci_rel = None
+            meas.extra.update(early_cut=True, cutoff_ms=cut, cut_factor=factor)
+        return meas
+
+
+def test_the_backend_is_told_the_best_time_so_far_and_cut_losers_are_logged_as_measured(tmp_path):
+    space = small_space()
+    log = tmp_path / "r.jsonl"
+    backend = PacedBackend()
+    report = tune(space, (64,) * 3, budget=60, strategy="random", seed=3, log_path=log, backend=backend)
+    measured = [c for c in backend.measured]
+    # every measure call got the best time of the configurations before it (None at first)
+    best = None
+    for cfg, told in zip(measured, backend.best):
+        assert told == best
+        if cfg["blk_k"] not in (3, 5, 7):
+            ms = 1000.0 / fake_speed(cfg)
+            best = ms if best is None else min(best, ms)
+    _, records, _ = read_log(str(log))
+    cut = [r for r in records if r.get("early_cut")]
+    assert cut and report.cut == len(cut)
+    assert all(r["status"] == OK and r["ms"] > r["cutoff_ms"] for r in cut)
+    assert "cut" in format_report(report, top=60) and "clear loser(s)" in format_report(report)
+    run = records[-1]["run"]
+    assert run["early_cut"] == len(cut) and run["strategy"] == "random" and run["measured"] == 60
+    # a resumed run counts the cut configurations as measured
+    again = tune(space, (64,) * 3, budget=60, strategy="random", seed=3, log_path=log, backend=PacedBackend())
+    assert again.measured == 0 and again.tried == 60
+
+
+def test_twins_are_measured_once_and_their_time_copied(tmp_path):
+    space = small_space()
+    backend = PacedBackend()
+    report = tune(space, (64,) * 3, budget=80, log_path=tmp_path / "r.jsonl", backend=backend,
+                  compile_workers=1)
+    configs = [r.config for r in report.results]
+    twins = [r for r in report.results if r.measurement.extra.get("twin_of")]
+    assert twins and report.twins == len(twins) and len(backend.measured) == 80 - len(twins) - report.counts["compile_error"]
+    for r in twins:
+        first = r.measurement.extra["twin_of"]
+        assert first in configs and first != r.config and dict(first, tex_a=r.config["tex_a"]) == r.config
+        original = next(o for o in report.results if o.config == first)
+        assert r.ms == original.ms and r.status == original.status
+    assert "measured once" in format_report(report)
+
+
+def test_a_time_limit_stops_cleanly_with_the_log_complete(tmp_path):
+    class Slow(FakeBackend):
+        def measure(self, cfg):
+            time.sleep(0.05)
+            return super().measure(cfg)
+
+    space = small_space()
+    log = tmp_path / "r.jsonl"
+    t0 = time.monotonic()
+    report = tune(space, (64,) * 3, budget=10_000, strategy="random", log_path=log, backend=Slow(),
+                  time_limit=0.6, compile_workers=2)
+    took = time.monotonic() - t0
+    assert report.time_up and report.complete and not report.interrupted
+    assert 3 <= report.measured < 40 and took < 3.0
+    _, records, _ = read_log(str(log))
+    assert sum("config" in r for r in records) == report.measured
+    assert records[-1]["run"]["ended"] == "time limit" and records[-1]["run"]["time_limit_s"] == 0.6
+    text = format_report(report)
+    assert "stopped at the time limit (0.6 s)" in text and "GPU" in text and "% busy" in text
+    # and the busy share is the measuring share of the loop's wall time
+    assert 0.2 < report.gpu_busy <= 1.0 and report.rate == pytest.approx(report.measured / report.wall_s)
+    with pytest.raises(BeastError, match="positive number of seconds"):
+        tune(space, (64,) * 3, budget=5, backend=FakeBackend(), time_limit=0)
+
+
+def test_progress_with_four_arguments_gets_the_report_and_shows_the_busy_share():
+    space = small_space()
+    seen = []
+    tune(space, (64,) * 3, budget=12, backend=FakeBackend(),
+         progress=lambda done, total, best, report: seen.append((done, total, best, report)))
+    done, total, best, report = seen[-1]
+    assert (done, total) == (12, 12) and report.measured == 12
+    line = progress_line(done, total, best, report)
+    assert line.startswith("[12/12]  GPU ") and "% busy" in line and "configs/s  best " in line
+    three = []
+    tune(space, (64,) * 3, budget=3, backend=FakeBackend(), progress=lambda d, t, b: three.append(d))
+    assert three == [0, 1, 2, 3]
+
+
+def test_the_compile_pool_is_sized_to_the_machine():
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert default_compile_workers() == min(MAX_COMPILE_WORKERS, cpus)
+    space = small_space()
+    report = tune(space, (64,) * 3, budget=2, backend=FakeBackend())
+    assert report.compile_workers == default_compile_workers()
+    assert run_summary(report)["compile_workers"] == report.compile_workers
+
+
+@pytest.mark.parametrize("text, seconds", [("600", 600), ("90s", 90), ("10m", 600), ("1.5h", 5400),
+                                           ("1h30m", 5400), ("2m30s", 150), (" 45 ", 45)])
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "ten minutes", "10x", "-5m", "0", "m"])
+def test_bad_durations(text):
+    with pytest.raises(BeastError):
+        parse_duration(text)
+
+
+def test_cli_time_limit_errors_are_for_users():
+    from conftest import run_beast
+    proc = run_beast("tune", str(ROOT / "spaces" / "gemm.py"), "--size", "64", "64", "64", "--time", "soon")
+    assert proc.returncode == 2 and "cannot read the duration 'soon'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------ the cut on real H200 logs
+
+@pytest.mark.parametrize("path", H200_LOGS, ids=lambda p: p.stem)
+def test_the_cut_replayed_on_the_h200_logs_keeps_the_best_and_the_top_ten(path):
+    _, records, _ = read_log(str(path))
+    got = replay_cut(records, path.name, draws=200)
+    assert got.timed == sum("config" in r for r in records)
+    assert got.best_kept and got.top_kept == 1.0 and got.worst_rank_shift == 0
+    assert got.cut >= got.timed // 4 and got.saved_share > 0.4          # what it saves
+    assert got.launches[1] < got.launches[0] and got.kernel_s[1] < got.kernel_s[0]
+    assert "| yes |" in format_cut_table([got])
+
+
+# ------------------------------------------------------------------ the prepared GPU check
+
+def test_gpu_check_without_a_gpu_says_so_in_one_line_and_fails(tmp_path):
+    env = dict(os.environ, PYTHON=sys.executable, OUT=str(tmp_path))
+    proc = subprocess.run(["bash", str(ROOT / "bench" / "gpu_check.sh")], capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert proc.returncode != 0
+    assert proc.stdout.strip().count("\n") == 0 and "no NVIDIA GPU" in proc.stdout and not proc.stderr
+    assert not list(tmp_path.iterdir())                       # nothing measured, nothing written
+
+
+def test_gpu_table_summarizes_logs(tmp_path):
+    space = small_space()
+    for name in ("random", "local"):
+        tune(space, (64,) * 3, budget=20, strategy=name, log_path=tmp_path / f"{name}.jsonl", backend=FakeBackend())
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_table.py"), str(tmp_path / "random.jsonl"),
+                           str(tmp_path / "local.jsonl"), "--tests", "3 passed"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("| run | problem | strategy | configs | best GFLOP/s | cuBLAS GFLOP/s | % cuBLAS")
+    random_row = next(line for line in lines if line.startswith("| random |")).split(" | ")
+    assert random_row[1:4] == ["SGEMM NN 64³", "random", "20"]
+    assert random_row[5] == "300" and float(random_row[7]) > 0 and 0 <= float(random_row[8]) <= 100
+    assert lines[-1] == "GPU tests: 3 passed"
