@@ -36,7 +36,9 @@ class CutReplay:
     spill rule); ``launches``/``kernel_s``: (without, with) the cut, every launch counted;
     ``best_kept``: the fastest configuration is never cut; ``top_kept``: in this share of the
     ``draws`` noisy replays, the ``top`` fastest configurations came out in the same order;
-    ``worst_rank_shift``: the largest move of a top-``top`` configuration over the draws."""
+    ``worst_rank_shift``: the largest move of a top-``top`` configuration over the draws;
+    ``cut_indices``: the cut configurations' positions among the timed ones (log order),
+    ``cut_ranks`` their final ranks (1: the fastest)."""
 
     name: str
     timed: int = 0
@@ -50,6 +52,7 @@ class CutReplay:
     worst_rank_shift: int = 0
     draws: int = 0
     cut_ranks: list = field(default_factory=list)
+    cut_indices: list = field(default_factory=list)
 
     @property
     def saved_share(self) -> float:
@@ -107,6 +110,7 @@ def replay_cut(records: Iterable[Mapping], name: str = "log", *, early_cut: floa
     out.kernel_s = (float((before * ms).sum() / 1e3), float((after * ms).sum() / 1e3))
     order = np.argsort(ms, kind="stable")
     out.best_kept = not bool(cut[order[0]])
+    out.cut_indices = [int(i) for i in np.flatnonzero(cut)]
     out.cut_ranks = sorted(int(np.flatnonzero(order == i)[0]) + 1 for i in np.flatnonzero(cut))
 
     top_idx = order[:top]

@@ -1,10 +1,14 @@
 """Tuning: stream a space's survivors through compile-ahead and measurement, log, report.
 
 :func:`tune` is what ``beast tune`` runs.  The survivors come from ``space.iterate`` (never
-materialized for the exhaustive strategy); a thread pool compiles the next configurations
-(NVRTC, CPU) while the main thread measures the current one on the GPU; every outcome is
-appended to the log at once; a resumed run skips what its log already holds.  It prints
-nothing: progress goes to the ``progress`` callback, the summary to :func:`format_report`.
+materialized for the exhaustive strategy) or a search strategy; a thread pool (one thread per
+CPU) compiles the next configurations (NVRTC, CPU) while the main thread measures one on the
+GPU -- the oldest compiled, or a later one when the oldest compile lags (:func:`next_ready`);
+the backend is told the best time so far, so that it can cut a clear loser short, and a
+configuration that runs a binary and launch measured before is not measured again; every
+outcome is appended to the log at once, and a ``run`` record at the end says how busy the GPU
+was; a resumed run skips what its log already holds; ``time_limit`` ends a run cleanly.  It
+prints nothing: progress goes to the ``progress`` callback, the summary to :func:`format_report`.
 
 The backend protocol (:class:`beast.tune.gpu.CupyBackend` is the real one; tests pass fakes):
 
@@ -27,7 +31,7 @@ import os
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import FIRST_COMPLETED, TimeoutError as FutureTimeout, wait as futures_wait
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
@@ -47,6 +51,8 @@ STRATEGIES = ("exhaustive", "random", "local", "model", "hybrid")
 
 #: the most compile-ahead threads :func:`default_compile_workers` gives.
 MAX_COMPILE_WORKERS = 32
+#: how long the measuring loop waits for the oldest compile before it takes a later one that is done.
+HEAD_WAIT = 0.25
 
 
 @dataclass
@@ -436,15 +442,18 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
             if left is not None and left <= 0:
                 report.time_up = True
                 break
-            cfg, future = pending.popleft()
+            try:
+                index = next_ready(pending, time_left)
+            except FutureTimeout:                    # the limit passed while they compiled
+                report.time_up = True
+                break
+            cfg, future = pending[index]
+            del pending[index]
             fill()                                   # keep compiling ahead while measuring
             fatal = None
             key = None
             try:
-                compiled = future.result(timeout=time_left())
-            except FutureTimeout:                    # the limit passed while it compiled
-                report.time_up = True
-                break
+                compiled = future.result()
             except Exception as err:
                 meas = Measurement(COMPILE_ERROR, error=_message(err))
             else:
@@ -504,6 +513,25 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
             if own_backend and hasattr(backend, "close"):
                 backend.close()
     return report
+
+
+def next_ready(pending, time_left, head_wait: float = HEAD_WAIT) -> int:
+    """The position in ``pending`` (``(config, future)`` in submission order) of the next
+    configuration to measure: the oldest, unless its compile still runs ``head_wait`` seconds on
+    while a later one's is done -- then the oldest of those done, so that one slow compile (the
+    H200's SGEMM compiles took up to 13 s against a median of 3) does not hold the GPU up.
+    ``time_left()``: seconds until the time limit (None: none); FutureTimeout when it passes
+    with no compile done."""
+    left = time_left()
+    futures_wait([pending[0][1]], timeout=head_wait if left is None else max(0.0, min(head_wait, left)))
+    while True:
+        for i, (_, future) in enumerate(pending):
+            if future.done():
+                return i
+        left = time_left()
+        if left is not None and left <= 0:
+            raise FutureTimeout()
+        futures_wait([f for _, f in pending], timeout=left, return_when=FIRST_COMPLETED)
 
 
 def _identity(identity, compiled):
