@@ -172,9 +172,14 @@ class Sampler:
         if len(ranks) > total * self.enumerate_fraction:
             # most of the space: one enumeration costs less than a descent per rank
             enum = self._enumerator("bound", 0)
-            parts = list(enum.chunks(1 << 20, threads=self.threads))
-            every = np.concatenate(parts) if len(parts) > 1 else parts[0]
-            out[:] = every[ranks]
+            order = np.argsort(ranks, kind="stable")
+            wanted = ranks[order]
+            start = 0
+            for part in enum.chunks(1 << 20, threads=self.threads):   # each chunk's rows as it comes
+                lo, hi = np.searchsorted(wanted, [start, start + len(part)])
+                if hi > lo:
+                    out[order[lo:hi]] = part[wanted[lo:hi] - start]
+                start += len(part)
             return out
         order = np.argsort(ranks, kind="stable")
         depth, prefixes, counts, sums = self.table()

@@ -132,7 +132,7 @@ def test_tune_progress_hook_draws_a_bar_on_a_terminal_only(monkeypatch, capsys):
     from beast import cli
     calls = []
 
-    def fake_tune(space, size, budget, strategy, log_path, seed, progress):
+    def fake_tune(space, size, budget, strategy, log_path, seed, progress, time_limit=None):
         for done in range(1, 4):
             progress(done, 3, None)
         calls.append(size)

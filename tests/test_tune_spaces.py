@@ -143,7 +143,8 @@ def test_a_resumed_strategy_adopts_logged_configurations_the_sample_lacks(h200_p
         for cfg in grown.ask(4):
             grown.tell(cfg, gemm_cost(cfg))
     told = [pool.config(i) for i in grown.costs]
-    fresh = Pool.from_space(space, seed=1)                # the sample again, without the additions
+    # the sample again (Pool.from_space draws the same one), without what the walks added
+    fresh = Pool(pool.names, pool.X[:POOL_LIMIT], complete=False, member=pool.member)
     outside = [c for c in told if fresh.find(c) is None]
     assert outside, "the walk never left the sample: the test proves nothing"
     resumed = make_strategy("local", pool=fresh, seed=2)

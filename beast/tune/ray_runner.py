@@ -723,6 +723,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
             if progress is not None:
                 progress(len(report.results), total, best)
 
+        started = time.monotonic()
         try:
             stats = run_distributed(pool, source, names, on_result, skip=log.done, limit=need,
                                     max_attempts=max_attempts, compile_timeout=compile_timeout,
@@ -737,6 +738,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
             report.compile_timeouts = stats.compile_timeouts
             report.compiled = stats.compiled
             report.stopped = stats.stopped
+        report.wall_s = time.monotonic() - started
         return report
     finally:
         if log is not None:

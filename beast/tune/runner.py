@@ -117,7 +117,7 @@ class TuneReport:
     @property
     def gpu_busy(self) -> float | None:
         """The share of this run's wall time the GPU spent measuring (None before any)."""
-        return min(1.0, self.gpu_s / self.wall_s) if self.wall_s > 0 and self.measured else None
+        return min(1.0, self.gpu_s / self.wall_s) if self.wall_s > 0 and self.gpu_s > 0 else None
 
     @property
     def rate(self) -> float | None:
@@ -641,7 +641,8 @@ def progress_line(done: int, total: int | None, best: TuneResult | None,
 
 def pace(report: TuneReport) -> str:
     """``GPU 71 % busy, 3.2 configs/s``: how much of the wall time the GPU measured, and the rate."""
-    return f"GPU {100 * (report.gpu_busy or 0.0):.0f} % busy, {report.rate or 0.0:.2f} configs/s"
+    rate = f"{report.rate or 0.0:.2f} configs/s"
+    return rate if report.gpu_busy is None else f"GPU {100 * report.gpu_busy:.0f} % busy, {rate}"
 
 
 def _duration(seconds: float) -> str:
@@ -692,7 +693,7 @@ def format_report(report: TuneReport, top: int = 10) -> str:
                  f"{c[WRONG]} wrong results)")
     if report.resumed:
         lines.append(f"({report.resumed} resumed from {report.log_path}, {report.measured} measured now)")
-    if report.measured:
+    if report.measured and report.wall_s > 0:
         workers = f", {report.compile_workers} compile threads" if report.compile_workers else ""
         lines.append(f"measured {report.measured} in {_duration(report.wall_s)}: {pace(report)}{workers}")
     if report.cut:
