@@ -59,6 +59,9 @@ HEAD = ["run", "problem", "strategy", "configs", "best GFLOP/s", "cuBLAS GFLOP/s
 def table(paths) -> str:
     lines = ["| " + " | ".join(HEAD) + " |", "|" + "|".join("---" if i < 3 else "---:" for i in range(len(HEAD) - 1)) + "|---|"]
     for p in paths:
+        if not Path(p).exists():
+            lines.append(f"| {Path(p).stem} | no log: the run failed (its output is beside the logs) |")
+            continue
         try:
             lines.append("| " + " | ".join(row(Path(p))) + " |")
         except Exception as err:  # noqa: BLE001 - one broken log must not hide the others
