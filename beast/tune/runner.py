@@ -482,7 +482,7 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
                 meas = Measurement(LAUNCH_ERROR, error=f"backend returned unknown status {status!r}")
             if key is not None and key not in seen and fatal is None:
                 seen[key] = (dict(cfg), meas)
-            if meas.extra.get("early_cut"):
+            if meas.extra.get("early_cut") and not meas.extra.get("twin_of"):
                 report.cut += 1
             log.append(cfg, meas)
             if search is not None:
