@@ -5,10 +5,10 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 
-from .errors import BeastError
+from .errors import BeastError, Terminated
+from .output import cannot_write, check_output, write_output
 
 OUTPUT_FORMATS = ("csv", "npy", "jsonl")
 
@@ -59,33 +59,6 @@ def cmd_count(args):
     return 0
 
 
-def _atomic_write(path, write):
-    """Write a file whole or not at all: ``write(fh)`` fills a temporary file beside ``path``,
-    which then takes its name; stdout for ``-``."""
-    if path == "-":
-        write(sys.stdout.buffer)
-        sys.stdout.buffer.flush()
-        return
-    directory = os.path.dirname(os.path.abspath(path)) or "."
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".beast-", suffix=os.path.splitext(path)[1], dir=directory)
-    except OSError as exc:          # before anything is enumerated
-        raise _cannot_write(path, exc) from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except OSError as exc:          # the disk is full, or path is a directory
-        raise _cannot_write(path, exc) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _cannot_write(path, exc: OSError) -> BeastError:
-    return BeastError(f"cannot write {path}: {exc.strerror or exc}")
-
-
 def _sampled(space, args):
     """``--sample N --seed S``: N survivors drawn uniformly at random (see Space.sample)."""
     return space.sample(args.sample, seed=args.seed, backend=args.backend, threads=args.threads)
@@ -99,6 +72,7 @@ def cmd_enumerate(args):
                          hint=f"use a .csv, .npy or .jsonl file name, or --format {'|'.join(OUTPUT_FORMATS)}")
     if args.seed is not None and args.sample is None:
         raise BeastError("--seed needs --sample N", hint="beast enumerate SPACE.py --sample N --seed S -o FILE")
+    check_output(args.output)
     space = _load(args)
     names = space.iterators
     progress = _progress_chunks(space, args)
@@ -112,31 +86,44 @@ def cmd_enumerate(args):
                 rows = _sampled(space, args)
             np.save(fh, rows)
             return
-        if fmt == "csv":
-            fh.write((",".join(names) + "\n").encode())
+        header = (",".join(names) + "\n").encode() if fmt == "csv" else b""
         for chunk in (progress(space.iterate(backend=args.backend, threads=args.threads))
                       if args.sample is None else [_sampled(space, args)]):
-            table = np.column_stack([chunk[n] for n in names]) if len(chunk) else None
-            if table is None:
+            if not len(chunk):
                 continue
-            if fmt == "csv":
-                np.savetxt(fh, table, fmt="%d", delimiter=",")
+            fh.write(header)                  # with the first rows: nothing is written before an error
+            header = b""
+            if not names:                     # a space without iterators: one empty configuration
+                fh.write(b"{}\n" * len(chunk) if fmt == "jsonl" else b"\n" * len(chunk))
+            elif fmt == "csv":
+                np.savetxt(fh, np.column_stack([chunk[n] for n in names]), fmt="%d", delimiter=",")
             else:
+                table = np.column_stack([chunk[n] for n in names])
                 lines = (json.dumps(dict(zip(names, map(int, row)))) for row in table)
                 fh.write(("\n".join(lines) + "\n").encode())
+        fh.write(header)                      # no rows: the header alone
 
-    _atomic_write(args.output, write)
+    write_output(args.output, write)
     return 0
 
 
 def cmd_dag(args):
+    picture = args.format in ("png", "svg")
+    if picture and not args.output:
+        args.output = f"{os.path.splitext(os.path.basename(args.space))[0]}_dag.{args.format}"
+    if args.output:
+        check_output(args.output)
     space = _load(args)
-    if args.format in ("png", "svg"):
+    if picture:
         from .graphviz import draw
-        stem = os.path.splitext(os.path.basename(args.space))[0]
-        print(draw(space.dag("dot"), args.output or f"{stem}_dag.{args.format}", args.format))
+        print(draw(space.dag("dot"), args.output, args.format))
         return 0
-    print(space.dag(args.format))
+    text = space.dag(args.format)
+    if args.output:
+        write_output(args.output, lambda fh: fh.write((text.rstrip("\n") + "\n").encode()))
+        print(args.output)
+        return 0
+    print(text)
     return 0
 
 
@@ -161,6 +148,7 @@ def cmd_stats(args):
     if args.plot:
         from .plots import check_plot
         check_plot(args.plot)          # before the work: matplotlib is there, the name says png or svg
+        check_output(args.plot)
     space = _load(args)
     stats = space.stats(backend=args.backend, threads=args.threads, values=bool(args.plot))
     if args.plot:
@@ -191,10 +179,10 @@ def cmd_compile(args):
     try:
         os.makedirs(args.output, exist_ok=True)
     except OSError as exc:
-        raise _cannot_write(args.output, exc) from None
+        raise cannot_write(args.output, exc) from None
     for name, text in files.items():
         path = os.path.join(args.output, name)
-        _atomic_write(path, lambda fh, t=text: fh.write(t.encode()))
+        write_output(path, lambda fh, t=text: fh.write(t.encode()))
         print(path)
     return 0
 
@@ -244,6 +232,8 @@ def cmd_tune(args):
     print(format_report(report, top=args.top))
     if getattr(args, "ray", None) is not None:
         print(format_ray_summary(report))
+    if getattr(report, "interrupted", False):       # the log is complete and the table printed
+        return _interrupted(report.interruption or KeyboardInterrupt())
     return 0
 
 
@@ -295,7 +285,8 @@ def build_parser():
     _space_args(p)
     p.add_argument("--format", choices=("text", "dot", "json", "png", "svg"), default="text",
                    help="png and svg are drawn by Graphviz's dot program")
-    p.add_argument("-o", "--output", default=None, help="the picture (png, svg; default: SPACE_dag.FORMAT)")
+    p.add_argument("-o", "--output", default=None,
+                   help="write it to this file (text, dot, json: default stdout; png, svg: default SPACE_dag.FORMAT)")
     p.set_defaults(func=cmd_dag)
 
     p = sub.add_parser("stats", help="how the space is pruned: values tried per loop level, rejections per condition")
@@ -352,12 +343,15 @@ def build_parser():
     return parser
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, raised like Ctrl-C so that partial output files are removed on the way out."""
-
-
 def _on_sigterm(signum, frame):
-    raise _Terminated()
+    raise Terminated()
+
+
+def _interrupted(exc: BaseException) -> int:
+    """Say that Ctrl-C (130) or SIGTERM (143) stopped the command, in one line; its status."""
+    terminated = isinstance(exc, Terminated)
+    print("beast: terminated" if terminated else "beast: interrupted", file=sys.stderr)
+    return 143 if terminated else 130
 
 
 def main(argv=None) -> int:
@@ -373,8 +367,7 @@ def main(argv=None) -> int:
         print(str(err), file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
-        print("beast: terminated" if isinstance(exc, _Terminated) else "beast: interrupted", file=sys.stderr)
-        return 143 if isinstance(exc, _Terminated) else 130
+        return _interrupted(exc)
     except BrokenPipeError:         # (beast enumerate -o - | head): stop quietly, as cat does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -109,3 +109,8 @@ def frame_position(tb):
     except (AttributeError, IndexError):
         pass
     return code.co_filename, tb.tb_lineno, col, end
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C (the ``beast`` command installs the handler) so that partial
+    output is removed on the way out; the command then exits with status 143, not 130."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 
 from .errors import BeastError
 
@@ -27,18 +26,10 @@ def draw(dot_text: str, path: str, fmt: str) -> str:
     if dot is None:
         raise BeastError(f"drawing the DAG as {fmt} needs Graphviz's `dot` program, which is not on PATH",
                          hint=HOW_TO_GET)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".beast-", suffix="." + fmt, dir=directory)
-    os.close(fd)
-    try:
+    from .output import output_file
+    with output_file(path, "." + fmt) as tmp:
         proc = subprocess.run([dot, f"-T{fmt}", "-o", tmp], input=dot_text, capture_output=True,
                               text=True, timeout=120)
         if proc.returncode != 0:
             raise BeastError(f"Graphviz's dot failed: {(proc.stderr or proc.stdout).strip()[-2000:]}")
-        from .plots import _readable
-        _readable(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 
 from .errors import BeastError
 
@@ -21,13 +20,6 @@ def _pyplot():
     except ImportError:
         raise BeastError("plots need matplotlib, which is not installed", hint=HINT) from None
     return plt
-
-
-def _readable(path):
-    """mkstemp makes a private file: give it the permissions a new file gets."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
 
 
 def check_plot(path: str) -> str:
@@ -102,15 +94,10 @@ def plot_stats(stats, path: str, title: str | None = None) -> str:
         ax.set_title(f"{name}: survivors per value", fontsize=9)
         ax.tick_params(axis="y", labelsize=6)
 
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".beast-", suffix="." + fmt, dir=directory)
-    os.close(fd)
+    from .output import output_file
     try:
-        fig.savefig(tmp, format=fmt, dpi=80)
-        _readable(tmp)
-        os.replace(tmp, path)
+        with output_file(path, "." + fmt) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=80)
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path

@@ -1,19 +1,16 @@
-"""Progress bars, Ctrl-C during ``beast enumerate``, ``beast stats --plot`` and ``beast dag --format png``."""
+"""Progress bars, ``beast stats --plot`` and ``beast dag --format png`` (Ctrl-C: tests/test_interrupts.py)."""
 from __future__ import annotations
 
 import io
 import os
-import signal
-import subprocess
 import sys
-import time
 
 import pytest
 
 import beast
 from beast.graphviz import dot_program
 from beast.progress import Progress, loop_fraction
-from conftest import ROOT, run_beast, write_space
+from conftest import ROOT, run_beast
 
 SPACES = os.path.join(ROOT, "spaces")
 
@@ -55,33 +52,6 @@ def test_enumerate_quiet_and_piped_writes_no_progress(tmp_path):
     proc = run_beast("enumerate", os.path.join(SPACES, "features.py"), "-o", out, "--backend", "python")
     assert proc.returncode == 0 and proc.stderr == ""
     assert out.read_text().count("\n") == 77
-
-
-@pytest.mark.parametrize("sig,rc,line", [(signal.SIGINT, 130, "beast: interrupted"),
-                                         (signal.SIGTERM, 143, "beast: terminated")])
-def test_ctrl_c_leaves_no_partial_file_and_exits_130(tmp_path, sig, rc, line):
-    space = write_space(tmp_path, "from beast import *\na = range(10**9)\nb = range(10)\n")
-    out = tmp_path / "rows.csv"
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.pop("BEAST_DEBUG", None)
-    proc = subprocess.Popen([sys.executable, "-m", "beast", "enumerate", space, "-o", str(out),
-                             "--backend", "python"], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while not any(p.name.startswith(".beast-") for p in tmp_path.iterdir()):   # writing has begun
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.05)
-        time.sleep(0.3)
-        proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=60)
-    finally:    # an interrupted or failed test must not leave 10**10 rows being written
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == rc
-    assert stderr.strip() == line and "Traceback" not in stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["space.py"]       # no rows.csv, no temp file
 
 
 def test_stats_plot_png_and_svg(tmp_path):

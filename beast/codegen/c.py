@@ -285,6 +285,8 @@ class CPrinter:
             code.open(f"for (int64_t {i} = 0; {i} < {q}->n; {i}++) {{")
             code(f"bn_num {x} = bn_seq_get({q}, {i});")
             self.bind(var, CVal(x, "num"), "flag", s, depth)
+        if self.lower.polls(form):
+            code("BN_POLL();")
         self.block(s.body, depth + 1, loops + [lid], lets)
         if f"bn_n{lid}" in self.used_labels:
             code(f"bn_n{lid}:;")

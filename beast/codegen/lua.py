@@ -40,6 +40,8 @@ class LuaSource:
 
 
 HELPERS = (Path(__file__).with_name("lua_prelude.lua")).read_text(encoding="utf-8")
+#: the stop poll of an iterating loop (the prelude's _b_tick and _b_poll)
+POLL = "_b_tick = _b_tick - 1; if _b_tick < 0 then _b_tick = _b_poll() end"
 
 
 # what the Python stub of an untranslated function returns, and what its call returned
@@ -293,6 +295,7 @@ class LuaPrinter:
             for i, ((loop, _), values) in enumerate(zip(chain, columns)):
                 table = self.const_table(values)
                 self.emit(depth + 1, f"local {self.lname(loop.var)} = {table}[_b_q{n}]", loop.node, nloops + i)
+            self.emit(depth + 1, POLL)
         # leaving a loop of one value goes on with the next combination, as a continue does
         self.block(last.body, depth + 1, mode, (cont, cont if fused.single else brk), nloops + len(chain))
         for d, line in ((depth + 1, f"::{cont}::"), (depth, "end"), (depth, f"::{brk}::")):
@@ -370,6 +373,8 @@ class LuaPrinter:
             self.emit(body, bind, *at)
         if check:
             self.emit(body, check, s.node, nloops + 1)
+        if self.lower.polls(form):
+            self.emit(body, POLL)
         self.block(s.body, body, mode, (cont, cont if form.single else brk), nloops + 1)
         if form.single:                                 # Bind, Solved: no loop
             for d in ((inner, depth) if head else (depth,)):

@@ -1,6 +1,9 @@
 -- beast's Lua prelude: Python's arithmetic on LuaJIT doubles with overflow and zero checks, ranges,
 -- set operations, divisor loops and lists. Every chunk printed by beast.codegen.lua starts with it.
 local _b_R = ...
+-- every iterating loop counts down _b_tick and, at zero, calls Python (_b_R.poll returns the next
+-- count): Ctrl-C and SIGTERM, which Python handles between its own instructions, reach the loop
+local _b_tick, _b_poll = 0, _b_R.poll
 local _b_floor, _b_fmod, _b_abs, _b_inf = math.floor, math.fmod, math.abs, math.huge
 local _b_error, _b_pcall, _b_yield, _b_type = error, pcall, coroutine.yield, type
 local _b_sort = table.sort

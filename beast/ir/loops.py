@@ -294,6 +294,13 @@ class LoopLowering:
             hit = self._forms[id(loop)] = (loop, form)
         return hit[1]
 
+    @staticmethod
+    def polls(form) -> bool:
+        """Whether a loop of ``form`` polls for a stop request (Ctrl-C) as it iterates: every
+        form that can run many times (not Bind's or Solved's one value), so that no loop runs
+        long unchecked (targets without Python's own signal checks print the poll)."""
+        return not isinstance(form, (Bind, Solved))
+
     def fused(self, loop):
         """A :class:`Fused` chain starting at ``loop`` where the target fuses, else None."""
         if not self.target.fuse:

@@ -15,7 +15,10 @@ for every thread count.
 Rows are written into fixed-size C blocks that the consumer copies, in order, straight into the
 NumPy arrays ``chunks`` yields (no Python object per row); the oldest item's blocks are handed over
 while it runs and workers wait when too many blocks are buffered, so memory stays bounded.
-Counting writes nothing. Calls into C wait at most ``WAIT_MS``, so Ctrl-C stops a run.
+Counting writes nothing. Calls into C wait at most ``WAIT_MS``, so Ctrl-C stops a run: the walks
+poll a cancel flag in every iterating loop (every ``BN_TICKS`` iterations), and the calls that
+walk on the calling thread (sampling, stats' outer walk) run on a thread of their own
+(:func:`interruptible`) while the caller waits where a signal reaches it.
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ from .errors import (COMPLEX_POW, COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, ROL
 from .python_backend import compile_functions
 
 NAME = "c"
-ABI_VERSION = "5"
+ABI_VERSION = "6"
 WAIT_MS = 100               # how long one call waits in C before Python may handle a signal
 CFLAGS = ("-O2", "-std=gnu99", "-fPIC", "-shared", "-pthread")
 LIBS = ("-lm",)
@@ -61,17 +64,38 @@ int bn_wait(void *h, int timeout_ms, int64_t *out, bn_err *err);
 int64_t bn_fetch(void *h, int64_t *out, int64_t max_rows, int timeout_ms, int *state, bn_err *err);
 void bn_close(void *h);
 int bn_tally(void *h, int64_t *out);
-int bn_outer(int split, int64_t *out);
-int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int64_t *out, bn_err *err);
-int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err);
+int bn_outer(int split, int64_t *out, const int *cancel);
+int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int64_t *out, bn_err *err,
+                  const int *cancel);
+int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err, const int *cancel);
 int bn_pick_each(const int64_t *pre, int64_t npre, int width, const int64_t *nsel, const int64_t *sel,
-                 int64_t *scratch, int64_t *out, bn_err *err);
+                 int64_t *scratch, int64_t *out, bn_err *err, const int *cancel);
 """
 
 
 def driver_text() -> str:
     return _DRIVER.replace("@TARGET@", str(TARGET_PER_THREAD)).replace("@ABI@", ABI_VERSION) \
         .replace("@BLOCK_ROWS@", str(BLOCK_ROWS))
+
+
+def interruptible(call):
+    """``call(cancel)`` (a C function that polls ``*cancel``) on a thread of its own, the calling
+    thread waiting where Ctrl-C and SIGTERM reach it: on one, ``*cancel`` is set, the call stops
+    at its next poll, and the interrupt goes on.  cffi releases the GIL around the C call."""
+    cancel = _get_ffi().new("int[1]")
+    box = []
+    worker = threading.Thread(target=lambda: box.append(call(cancel)), name="beast-c-call", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(WAIT_MS / 1000)
+    except BaseException:
+        cancel[0] = 1
+        worker.join()
+        raise
+    if not box:
+        raise BeastError("internal error: a call into the C enumerator failed")
+    return box[0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,7 +432,7 @@ class CEnumerator:
         counters = [int(inner[i]) for i in range(len(depths))]
         if split >= 0:
             outer = ffi.new("int64_t[]", len(depths) + 1)
-            self.lib.bn_outer(split, outer)
+            interruptible(lambda cancel: self.lib.bn_outer(split, outer, cancel))
             counters = [int(outer[i]) if d <= split else c for i, (d, c) in enumerate(zip(depths, counters))]
         return int(out[0]), counters
 
@@ -444,7 +468,7 @@ class CEnumerator:
             self.lib.bn_close(handle)
 
     # -- sampling (beast.ir.prefix): programs whose outer loops are bound to a given prefix
-    EACH_CALL = 1 << 14          # prefixes per call into C (Ctrl-C is handled between calls)
+    EACH_CALL = 1 << 14          # prefixes per call into C
 
     def count_each(self, prefixes, threads=None) -> np.ndarray:
         """The count under each prefix (rows of an int64 array), for a program made by
@@ -462,7 +486,7 @@ class CEnumerator:
             part = pre[lo:hi]
             base = ffi.cast("int64_t *", ffi.from_buffer(part)) if part.size else dummy
             dst = ffi.cast("int64_t *", ffi.from_buffer(out[lo:hi]))
-            if self.lib.bn_count_each(base, hi - lo, width, n, dst, err) < 0:
+            if interruptible(lambda cancel: self.lib.bn_count_each(base, hi - lo, width, n, dst, err, cancel)) < 0:
                 raise self.error(err).with_traceback(None)
         return out
 
@@ -476,7 +500,7 @@ class CEnumerator:
         dummy = ffi.new("int64_t[1]")
         pbase = ffi.cast("int64_t *", ffi.from_buffer(pre)) if pre.size else dummy
         obase = ffi.cast("int64_t *", ffi.from_buffer(arr)) if arr.size and self.ncols else dummy
-        got = self.lib.bn_rows_under(pbase, int(n), obase, err)
+        got = interruptible(lambda cancel: self.lib.bn_rows_under(pbase, int(n), obase, err, cancel))
         if got < 0:
             raise self.error(err).with_traceback(None)
         if got != n:
@@ -500,8 +524,8 @@ class CEnumerator:
 
         def ptr(a):
             return ffi.cast("int64_t *", ffi.from_buffer(a)) if a.size and a.dtype.itemsize else dummy
-        if self.lib.bn_pick_each(ptr(pre), len(pre), width, ptr(nsel), ptr(sel), ptr(scratch),
-                                 ptr(out), err) < 0:
+        if interruptible(lambda cancel: self.lib.bn_pick_each(ptr(pre), len(pre), width, ptr(nsel), ptr(sel),
+                                                              ptr(scratch), ptr(out), err, cancel)) < 0:
             if err.kind == 0:
                 raise BeastError("internal error: fewer survivors under a prefix than its count")
             raise self.error(err).with_traceback(None)

@@ -389,9 +389,10 @@ int bn_tally(void *hv, int64_t *out) {
 
 /* beast stats: one walk of the loops above the claim points of depth `split` (every work item
    skipped): the counters of the statements there, each counted once */
-int bn_outer(int split, int64_t *out) {
+int bn_outer(int split, int64_t *out, const int *cancel) {
     bn_worker x;
     bn_worker_init(&x, NULL, 0, split);
+    x.w.cancel = cancel;
     x.d.probe = 1; x.d.target = INT64_MAX;
     int rc = bn_walk(&x.w);
     for (int i = 0; i < BN_NTALLY; i++) out[i] = x.w.tally[i];
@@ -402,6 +403,7 @@ int bn_outer(int split, int64_t *out) {
 /* ---- sampling (beast.ir.prefix): walks whose outer loops are bound to given prefixes */
 typedef struct {
     const int64_t *pre; int64_t npre; int width; int64_t *out;
+    const int *cancel;      /* set by the caller (Ctrl-C): the walks stop at their next poll */
     int64_t next;           /* the next prefix to count (atomic) */
     int64_t err_j;          /* the first prefix whose walk failed, -1: none (lock held) */
     bn_rec err;
@@ -412,6 +414,7 @@ static void *bn_each_thread(void *arg) {
     bn_each *e = (bn_each *)arg;
     bn_worker x;
     bn_worker_init(&x, NULL, 0, -1);
+    x.w.cancel = e->cancel;
     for (;;) {
         int64_t j = __atomic_fetch_add(&e->next, 1, __ATOMIC_RELAXED);
         if (j >= e->npre) break;
@@ -421,7 +424,9 @@ static void *bn_each_thread(void *arg) {
         if (stop) break;
         x.w.pre = e->pre + j * e->width;
         x.w.count = 0;
-        if (bn_walk(&x.w) == 1) {
+        int rc = bn_walk(&x.w);
+        if (rc == 2) break;         /* cancelled */
+        if (rc == 1) {
             pthread_mutex_lock(&e->mu);
             if (e->err_j < 0 || j < e->err_j) { e->err_j = j; bn_record(&e->err, &x.w); }
             pthread_mutex_unlock(&e->mu);
@@ -433,12 +438,13 @@ static void *bn_each_thread(void *arg) {
     return NULL;
 }
 
-/* the count under each of npre prefixes (width values each) into out; 0, or -1 (err: the first
-   failing prefix's error) */
-int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int64_t *out, bn_err *err) {
+/* the count under each of npre prefixes (width values each) into out; 0, -1 (err: the first
+   failing prefix's error), or -2 when *cancel was set */
+int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int64_t *out, bn_err *err,
+                  const int *cancel) {
     bn_each e;
     memset(&e, 0, sizeof e);
-    e.pre = pre; e.npre = npre; e.width = width; e.out = out; e.err_j = -1;
+    e.pre = pre; e.npre = npre; e.width = width; e.out = out; e.err_j = -1; e.cancel = cancel;
     pthread_mutex_init(&e.mu, NULL);
     pthread_t th[64];
     int started = 0;
@@ -449,20 +455,23 @@ int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int
     bn_each_thread(&e);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     pthread_mutex_destroy(&e.mu);
+    if (__atomic_load_n(cancel, __ATOMIC_RELAXED)) return -2;
     if (e.err_j >= 0) { bn_export(err, &e.err); return -1; }
     return 0;
 }
 
 /* the first cap survivors under one prefix, in order, into out: how many, -1 on error (the walk
-   stops at the row after the cap-th: with no block left, bn_row fails with BN_K_NO_MEMORY) */
-int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err) {
+   stops at the row after the cap-th: with no block left, bn_row fails with BN_K_NO_MEMORY), -2
+   when *cancel was set */
+int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err, const int *cancel) {
     bn_worker x;
     bn_worker_init(&x, NULL, 1, -1);
-    x.w.pre = pre;
+    x.w.pre = pre; x.w.cancel = cancel;
     x.d.out.rows = out; x.d.out.n = 0; x.d.out.cap = cap;
     int rc = bn_walk(&x.w);
     int64_t n = x.d.out.n;
-    if (rc == 1 && !(x.w.site == 0 && x.w.kind == BN_K_NO_MEMORY && n == cap)) {
+    if (rc == 2) n = -2;
+    else if (rc == 1 && !(x.w.site == 0 && x.w.kind == BN_K_NO_MEMORY && n == cap)) {
         bn_rec r; bn_record(&r, &x.w); bn_export(err, &r); n = -1;
     }
     bn_w_free(&x.w);
@@ -471,14 +480,15 @@ int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err
 
 /* for each of npre prefixes, the rows at nsel[j] ranks (ascending, in sel, one list after the
    other) of its subtree, into out, one after the other; scratch holds the largest rank + 1 rows.
-   0, or -1 on error */
+   0, -1 on error, -2 when *cancel was set */
 int bn_pick_each(const int64_t *pre, int64_t npre, int width, const int64_t *nsel, const int64_t *sel,
-                 int64_t *scratch, int64_t *out, bn_err *err) {
+                 int64_t *scratch, int64_t *out, bn_err *err, const int *cancel) {
     int64_t k = 0;
     for (int64_t j = 0; j < npre; j++) {
         if (nsel[j] <= 0) continue;
         int64_t stop = sel[k + nsel[j] - 1] + 1;
-        int64_t got = bn_rows_under(pre + j * width, stop, scratch, err);
+        int64_t got = bn_rows_under(pre + j * width, stop, scratch, err, cancel);
+        if (got == -2) return -2;
         if (got != stop) return -1;
         for (int64_t i = 0; i < nsel[j]; i++, k++)
             if (BN_NCOLS > 0)

@@ -97,6 +97,17 @@ except ImportError as _exc:  # pragma: no cover - get_backend() then says "not a
                               name=__name__) from _exc
 
 
+#: iterations of a loop between two calls of :func:`_poll`
+TICKS = 1 << 16
+
+
+def _poll():
+    """Called by every iterating loop of the Lua nest each :data:`TICKS` iterations: Python runs
+    its signal handlers as the call starts, so a KeyboardInterrupt (Ctrl-C, or beast's SIGTERM)
+    raised there reaches the Lua code as an error, and :meth:`LuaEnumerator._raise` raises it."""
+    return TICKS
+
+
 def _new_runtime():
     return _LUAJIT.LuaRuntime(unpack_returned_tuples=True, register_eval=False)
 
@@ -125,7 +136,7 @@ class LuaEnumerator(PrefixWalks):
         self._tally = self.lua.table_from([0] * len(program.tallies))    # beast stats
         self._pre = self.lua.table()     # sampling: the prefix PrefixValue reads (beast.ir.prefix)
         runtime = self.lua.table_from({"py": self.lua.table_from(wrappers), "tally": self._tally,
-                                       "pre": self._pre})
+                                       "pre": self._pre, "poll": _poll})
         try:
             count, rows, parts = self.lua.execute(self.source.text, runtime)
             self._run_count, self._start_rows = self.lua.execute(_DRIVER, count, rows, parts)
@@ -289,6 +300,9 @@ class LuaEnumerator(PrefixWalks):
         return EvaluationError(message, filename, lineno, col, end, hint=hint, config=config)
 
     def _raise(self, info):
+        err = info["err"]
+        if isinstance(err, BaseException) and not isinstance(err, Exception):
+            raise err               # Ctrl-C or SIGTERM, raised in Python while Lua ran (_poll)
         raise self._error(info).with_traceback(None) from None
 
     # -- the enumerator interface

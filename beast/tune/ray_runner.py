@@ -728,8 +728,8 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
             stats = run_distributed(pool, source, names, on_result, skip=log.done, limit=need,
                                     max_attempts=max_attempts, compile_timeout=compile_timeout,
                                     best_ms=lambda: best.ms if best is not None else None)
-        except KeyboardInterrupt:
-            report.interrupted = True
+        except KeyboardInterrupt as exc:
+            report.interrupted, report.interruption = True, exc
         else:
             report.lost_workers = stats.lost_workers
             report.replaced_workers = stats.replaced_workers

@@ -30,8 +30,9 @@ import math
 import os
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import FIRST_COMPLETED, TimeoutError as FutureTimeout, wait as futures_wait
+import queue
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, TimeoutError as FutureTimeout, wait as futures_wait
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
@@ -113,6 +114,7 @@ class TuneReport:
     cut: int = 0
     twins: int = 0
     compute_capability: tuple | None = None
+    interruption: BaseException | None = None
 
     @property
     def gpu_busy(self) -> float | None:
@@ -289,6 +291,51 @@ def _is_better(r: TuneResult, best: TuneResult | None) -> bool:
     return r.status == OK and r.gflops is not None and (best is None or r.gflops > best.gflops)
 
 
+class CompilePool:
+    """``workers`` daemon threads running submitted calls, each answered by a
+    :class:`concurrent.futures.Future`.  ThreadPoolExecutor's threads hold the interpreter's exit
+    up until their calls end (an NVRTC compile can take 13 s); these do not, so Ctrl-C ends
+    ``beast tune`` at once."""
+
+    def __init__(self, workers: int):
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._work, name=f"beast-compile-{i}", daemon=True)
+                         for i in range(max(1, int(workers)))]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, fn, *args) -> Future:
+        future: Future = Future()
+        self._queue.put((future, fn, args))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            future, fn, args = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the future
+                future.set_exception(exc)
+
+    def shutdown(self) -> None:
+        """Cancel what has not started and let the threads end (a call in flight finishes on its
+        own, or dies with the process)."""
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                item[0].cancel()
+        for _ in self._threads:
+            self._queue.put(None)
+
+
 def default_compile_workers() -> int:
     """Compile-ahead threads: one per CPU this process may run on (at most
     :data:`MAX_COMPILE_WORKERS`).  NVRTC releases the GIL; on a 16-core H200 machine 16 threads
@@ -422,7 +469,7 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
             stream = strategy_stream(search, need, batch=lookahead)
         else:
             stream = candidates(space, strategy, need, log.done, seed=seed, chunk_size=chunk_size)
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="beast-compile")
+        pool = CompilePool(workers)
         pending: deque = deque()
         seen: dict = {}                              # identity -> (config, measurement)
 
@@ -499,12 +546,12 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
             if fatal is not None:
                 report.stopped = str(fatal)
                 break
-    except KeyboardInterrupt:
-        report.interrupted = True
+    except KeyboardInterrupt as exc:
+        report.interrupted, report.interruption = True, exc
     finally:
         report.wall_s = clock() - started
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown()
         try:
             if report.measured:
                 log.append_run(run_summary(report))

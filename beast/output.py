@@ -1,0 +1,190 @@
+"""Writing what a command produces (``-o PATH``): whole or not at all, and never replacing what
+is not a regular file.
+
+* ``-``: standard output.
+* A new path or an existing regular file: the bytes go to a temporary file in the same folder
+  (unnamed where Linux allows, ``O_TMPFILE``, so that even SIGKILL leaves nothing behind),
+  which then takes the name in one rename.  A new file gets the mode the umask gives
+  (``0666 & ~umask``); a file that is replaced keeps its own mode.
+* A symbolic link: what it points to is written by these rules; the link stays.
+* A character or block device or a FIFO (``/dev/null``, ``/dev/stdout``, ``mkfifo``): written in
+  place, as a shell redirection would; never replaced.
+* A folder or a socket: refused (``cannot write PATH: ...``).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from typing import BinaryIO, Callable, Iterator
+
+from .errors import BeastError
+
+
+def cannot_write(path, exc: OSError | str) -> BeastError:
+    """The error of an output that cannot be written."""
+    why = exc if isinstance(exc, str) else (exc.strerror or str(exc))
+    return BeastError(f"cannot write {path}: {why}")
+
+
+def new_file_mode() -> int:
+    """The permission bits a new file gets under the process's umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _target(path: str) -> tuple[str, os.stat_result | None]:
+    """(the path to write, its stat or None when it does not exist): links followed."""
+    real = os.path.realpath(path) if os.path.islink(path) else path
+    try:
+        return real, os.stat(real)
+    except FileNotFoundError:
+        return real, None
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+
+
+def _refuse(path: str, st: os.stat_result) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        raise cannot_write(path, "it is a folder")
+    if stat.S_ISSOCK(st.st_mode):
+        raise cannot_write(path, "it is a socket")
+
+
+def _in_place(st: os.stat_result | None) -> bool:
+    """Whether an existing ``st`` is written in place (a device or a FIFO) rather than replaced."""
+    return st is not None and not stat.S_ISREG(st.st_mode)
+
+
+def _link_open_file(fd: int, name: str) -> None:
+    """Give the unnamed (``O_TMPFILE``) file open as ``fd`` the name ``name``: ``linkat`` of
+    its ``/proc/self/fd`` entry with ``AT_SYMLINK_FOLLOW``, which needs no privilege (Python's
+    ``os.link`` calls ``link``, which would link the ``/proc`` entry itself)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_fdcwd, at_symlink_follow = -100, 0x400
+    if libc.linkat(at_fdcwd, f"/proc/self/fd/{fd}".encode(), at_fdcwd, os.fsencode(name), at_symlink_follow):
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), name)
+
+
+class _Staged:
+    """A temporary file beside ``real`` that :meth:`publish` renames to it (see the module)."""
+
+    def __init__(self, path: str, real: str, st: os.stat_result | None):
+        self.path, self.real = path, real
+        self.mode = stat.S_IMODE(st.st_mode) if st is not None else new_file_mode()
+        self.directory = os.path.dirname(os.path.abspath(real)) or "."
+        self.name = None                      # the named temporary file, when O_TMPFILE is out
+        flags = getattr(os, "O_TMPFILE", 0)
+        fd = -1
+        if flags and os.path.isdir("/proc/self/fd"):
+            try:
+                fd = os.open(self.directory, flags | os.O_WRONLY, 0o600)
+            except OSError:                   # a file system without unnamed files
+                fd = -1
+        if fd < 0:
+            try:
+                fd, self.name = tempfile.mkstemp(prefix=".beast-", suffix=os.path.splitext(real)[1],
+                                                 dir=self.directory)
+            except OSError as exc:
+                raise cannot_write(path, exc) from None
+        self.fd = fd
+
+    def publish(self, fh: BinaryIO) -> None:
+        """Give the finished temporary file its name (and mode)."""
+        fh.flush()
+        os.fchmod(self.fd, self.mode)
+        if self.name is None:                 # link the unnamed file under a name, then rename it
+            name = os.path.join(self.directory, f".beast-{os.getpid()}-{id(self):x}.tmp")
+            _link_open_file(self.fd, name)
+            self.name = name
+        os.replace(self.name, self.real)
+        self.name = None
+
+    def discard(self) -> None:
+        if self.name is not None and os.path.lexists(self.name):
+            os.unlink(self.name)
+        self.name = None
+
+
+@contextlib.contextmanager
+def open_output(path) -> Iterator[BinaryIO]:
+    """A binary file to write ``path`` through (see the module): on a clean exit of the block the
+    output takes its place; on an error or an interrupt nothing of it is left."""
+    path = os.fspath(path)
+    if path == "-":
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    real, st = _target(path)
+    if st is not None:
+        _refuse(path, st)
+    if _in_place(st):
+        try:
+            fh = open(real, "wb")             # a device or a FIFO: written where it is
+        except OSError as exc:
+            raise cannot_write(path, exc) from None
+        try:
+            with fh:
+                yield fh
+        except OSError as exc:
+            raise cannot_write(path, exc) from None
+        return
+    staged = _Staged(path, real, st)
+    try:
+        with os.fdopen(staged.fd, "wb", closefd=False) as fh:
+            yield fh
+            staged.publish(fh)
+    except OSError as exc:                    # the disk is full, the folder went away, ...
+        raise cannot_write(path, exc) from None
+    finally:
+        staged.discard()
+        os.close(staged.fd)
+
+
+def check_output(path) -> None:
+    """Refuse, before any work, an output that cannot be written: a folder or a socket, or a
+    new file in a folder that does not exist or cannot be written to."""
+    path = os.fspath(path)
+    if path == "-":
+        return
+    real, st = _target(path)
+    if st is not None:
+        _refuse(path, st)
+        if _in_place(st):
+            return
+    directory = os.path.dirname(os.path.abspath(real)) or "."
+    if not os.path.isdir(directory):
+        raise cannot_write(path, f"there is no folder {os.path.dirname(path) or '.'}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise cannot_write(path, f"the folder {os.path.dirname(path) or '.'} is not writable")
+
+
+def write_output(path, write: Callable[[BinaryIO], None]) -> None:
+    """Write ``path`` whole or not at all with ``write(fh)`` (see :func:`open_output`)."""
+    with open_output(path) as fh:
+        write(fh)
+
+
+@contextlib.contextmanager
+def output_file(path, suffix: str = "") -> Iterator[str]:
+    """For programs that write a file by name (Graphviz, matplotlib): a temporary path to give
+    them; after the block its bytes are written to ``path`` by :func:`open_output`'s rules."""
+    path = os.fspath(path)
+    check_output(path)
+    scratch = tempfile.mkdtemp(prefix="beast-out-")   # not beside the output: nothing to leave there
+    tmp = os.path.join(scratch, "out" + suffix)
+    try:
+        yield tmp
+        with open(tmp, "rb") as src, open_output(path) as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+__all__ = ["open_output", "write_output", "output_file", "check_output", "cannot_write", "new_file_mode"]
