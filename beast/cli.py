@@ -270,8 +270,32 @@ def cmd_replay(args):
     return 0
 
 
+def version() -> str:
+    """The version of the installed distribution ``beast-autotune``; ``beast.__version__`` (from
+    which pyproject.toml takes it) when the package runs from a source tree without installing."""
+    from importlib.metadata import PackageNotFoundError, version as dist_version
+    try:
+        return dist_version("beast-autotune")
+    except PackageNotFoundError:
+        from . import __version__
+        return __version__
+
+
+class _Version(argparse.Action):
+    """``--version``: the version is looked up only when asked for (the start of every other
+    command stays as fast as it was)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"beast {version()}")
+        parser.exit()
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="beast", description="Declarative search-space compiler for autotuners.")
+    parser.add_argument("--version", action=_Version, help="print beast's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("count", help="count the configurations that survive every condition")

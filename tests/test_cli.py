@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -255,6 +256,37 @@ def test_python_dash_m_and_the_script():
         pytest.skip("the beast script is not installed")
     proc = subprocess.run([script, "count", FIG01], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout == "56\n"
+
+
+def test_version():
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        expected = version("beast-autotune")
+    except PackageNotFoundError:          # a source tree that is not installed
+        expected = beast.__version__
+    proc = ok("--version")
+    assert proc.stdout == f"beast {expected}\n" and proc.stderr == ""
+
+
+def test_version_without_an_installed_distribution(monkeypatch):
+    import importlib.metadata
+    from beast.cli import version
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert version() == beast.__version__
+
+
+def test_the_version_has_one_source():
+    """pyproject.toml takes the distribution's version from beast.__version__ (also a part of the
+    cache keys of compiled enumerators), so the two cannot disagree."""
+    with open(os.path.join(os.path.dirname(SPACES), "pyproject.toml"), encoding="utf-8") as fh:
+        text = fh.read()
+    assert re.search(r'^dynamic = \["version"\]', text, re.M)
+    assert 'version = {attr = "beast.__version__"}' in text
+    assert not re.search(r'^version\s*=\s*"', text, re.M)     # no second, literal version
+    assert re.fullmatch(r"\d+\.\d+\.\d+\S*", beast.__version__)
 
 
 def test_usage_errors():
