@@ -8,7 +8,7 @@ import sys
 import tempfile
 import time
 
-from .errors import BeastError
+from .errors import BeastError, DeviceError
 
 OUTPUT_FORMATS = ("csv", "npy", "jsonl")
 
@@ -28,10 +28,17 @@ def _load(args):
     return load(args.space, device=args.device, settings=_settings(args.define))
 
 
-def _space_args(p):
+def _space_args(p, tune=False):
+    from .devices import DEFAULT_DEVICE
     p.add_argument("space", help="the space file (.py)")
-    p.add_argument("--device", default=None,
-                   help="device profile: a name (see `beast devices`), a JSON file, or 'auto' (default: k40c)")
+    if tune:
+        device_help = (f"the device profile the space is pruned for (default: {DEFAULT_DEVICE}, the paper's "
+                       "Tesla K40c, whatever GPU measures): 'auto' reads the local GPU, the one tune "
+                       "measures on; or a name (see `beast devices`) or a JSON file")
+    else:
+        device_help = ("the device profile the space is pruned for: a name (see `beast devices`), a JSON "
+                       f"file, or 'auto' for the local GPU (default: {DEFAULT_DEVICE}, the paper's Tesla K40c)")
+    p.add_argument("--device", default=None, help=device_help)
     p.add_argument("-D", dest="define", action="append", metavar="NAME=VALUE",
                    help="override a setting declared by the space (repeatable)")
 
@@ -199,12 +206,26 @@ def cmd_compile(args):
     return 0
 
 
+# `--device auto` without a local GPU: naming a profile lets count and enumerate run, not tune
+_TUNE_NO_GPU = ("`beast tune` compiles and times kernels on this machine's NVIDIA GPU through CuPy "
+                "(pip install cupy-cuda12x), so it needs one whatever --device names; without a GPU, "
+                "`beast count` and `beast enumerate` can prune the space for a named profile "
+                "(--device h100; see `beast devices`)")
+_TUNE_NO_GPU_RAY = ("with --ray the kernels run on the cluster's GPUs: name their profile "
+                    "(--device h100; see `beast devices`) when this machine has none")
+
+
 def cmd_tune(args):
     from .tune import format_report, tune
     from .tune.runner import pace, parse_duration
     if args.budget is not None and args.all:
         raise BeastError("give --budget N or --all, not both")
-    space = _load(args)
+    try:
+        space = _load(args)
+    except DeviceError as err:
+        if (args.device or "").strip().lower() == "auto" and err.message.startswith("no GPU found"):
+            err.hint = _TUNE_NO_GPU_RAY if getattr(args, "ray", None) is not None else _TUNE_NO_GPU
+        raise
     interactive = sys.stderr.isatty() and not args.quiet
     last = [0.0]
     from .progress import Progress
@@ -340,7 +361,7 @@ def build_parser():
     p.set_defaults(func=cmd_devices)
 
     p = sub.add_parser("tune", help="compile, verify and time the GEMM kernel for each survivor on the GPU")
-    _space_args(p)
+    _space_args(p, tune=True)
     p.add_argument("--size", nargs=3, type=int, required=True, metavar=("M", "N", "K"), help="problem size")
     p.add_argument("--budget", type=int, default=None,
                    help="configurations the log should hold (default: 100, or no limit with --time)")

@@ -258,6 +258,33 @@ def test_python_dash_m_and_the_script():
     assert proc.returncode == 0 and proc.stdout == "56\n"
 
 
+def test_device_help_says_what_the_default_is():
+    for command in ("count", "enumerate", "dag", "stats", "compile", "replay", "tune"):
+        text = " ".join(ok(command, "--help").stdout.split())
+        assert "(default: k40c, the paper's Tesla K40c" in text and "'auto'" in text, command
+    assert "whatever GPU measures" in " ".join(ok("tune", "--help").stdout.split())
+
+
+def test_tune_without_a_gpu_does_not_suggest_naming_a_device():
+    from beast.tune.gpu import gpu_available
+    if gpu_available():
+        pytest.skip("a GPU is present")
+    proc = run_beast("tune", GEMM, "--device", "auto", "--size", "64", "64", "64")
+    assert proc.returncode == 2 and "no GPU found" in proc.stderr and "Traceback" not in proc.stderr
+    hint = " ".join(proc.stderr.split())
+    assert "name a device" not in hint
+    assert "NVIDIA GPU through CuPy" in hint and "so it needs one whatever --device names" in hint
+    assert "`beast count` and `beast enumerate` can prune the space for a named profile" in hint
+    # with --ray the GPUs are elsewhere: there naming their profile is the answer
+    proc = run_beast("tune", GEMM, "--device", "auto", "--size", "64", "64", "64", "--ray")
+    assert proc.returncode == 2 and "name their profile" in proc.stderr
+    # count and enumerate keep their hint: a named profile is all they need
+    proc = run_beast("count", FIG01, "--device", "auto")
+    assert proc.returncode == 2 and "no GPU found" in proc.stderr
+    if "CuPy is not installed" in proc.stderr:
+        assert "name a device" in proc.stderr
+
+
 def test_version():
     from importlib.metadata import PackageNotFoundError, version
     try:
