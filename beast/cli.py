@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from .errors import BeastError, Terminated
+from .errors import BeastError, DeviceError, Terminated
 from .output import cannot_write, check_output, write_output
 
 OUTPUT_FORMATS = ("csv", "npy", "jsonl")
@@ -28,10 +28,17 @@ def _load(args):
     return load(args.space, device=args.device, settings=_settings(args.define))
 
 
-def _space_args(p):
+def _space_args(p, tune=False):
+    from .devices import DEFAULT_DEVICE
     p.add_argument("space", help="the space file (.py)")
-    p.add_argument("--device", default=None,
-                   help="device profile: a name (see `beast devices`), a JSON file, or 'auto' (default: k40c)")
+    if tune:
+        device_help = (f"the device profile the space is pruned for (default: {DEFAULT_DEVICE}, the paper's "
+                       "Tesla K40c, whatever GPU measures): 'auto' reads the local GPU, the one tune "
+                       "measures on; or a name (see `beast devices`) or a JSON file")
+    else:
+        device_help = ("the device profile the space is pruned for: a name (see `beast devices`), a JSON "
+                       f"file, or 'auto' for the local GPU (default: {DEFAULT_DEVICE}, the paper's Tesla K40c)")
+    p.add_argument("--device", default=None, help=device_help)
     p.add_argument("-D", dest="define", action="append", metavar="NAME=VALUE",
                    help="override a setting declared by the space (repeatable)")
 
@@ -187,12 +194,26 @@ def cmd_compile(args):
     return 0
 
 
+# `--device auto` without a local GPU: naming a profile lets count and enumerate run, not tune
+_TUNE_NO_GPU = ("`beast tune` compiles and times kernels on this machine's NVIDIA GPU through CuPy "
+                "(pip install cupy-cuda12x), so it needs one whatever --device names; without a GPU, "
+                "`beast count` and `beast enumerate` can prune the space for a named profile "
+                "(--device h100; see `beast devices`)")
+_TUNE_NO_GPU_RAY = ("with --ray the kernels run on the cluster's GPUs: name their profile "
+                    "(--device h100; see `beast devices`) when this machine has none")
+
+
 def cmd_tune(args):
     from .tune import format_report, tune
     from .tune.runner import pace, parse_duration
     if args.budget is not None and args.all:
         raise BeastError("give --budget N or --all, not both")
-    space = _load(args)
+    try:
+        space = _load(args)
+    except DeviceError as err:
+        if (args.device or "").strip().lower() == "auto" and err.message.startswith("no GPU found"):
+            err.hint = _TUNE_NO_GPU_RAY if getattr(args, "ray", None) is not None else _TUNE_NO_GPU
+        raise
     interactive = sys.stderr.isatty() and not args.quiet
     last = [0.0]
     from .progress import Progress
@@ -260,8 +281,32 @@ def cmd_replay(args):
     return 0
 
 
+def version() -> str:
+    """The version of the installed distribution ``beast-autotune``; ``beast.__version__`` (from
+    which pyproject.toml takes it) when the package runs from a source tree without installing."""
+    from importlib.metadata import PackageNotFoundError, version as dist_version
+    try:
+        return dist_version("beast-autotune")
+    except PackageNotFoundError:
+        from . import __version__
+        return __version__
+
+
+class _Version(argparse.Action):
+    """``--version``: the version is looked up only when asked for (the start of every other
+    command stays as fast as it was)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"beast {version()}")
+        parser.exit()
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="beast", description="Declarative search-space compiler for autotuners.")
+    parser.add_argument("--version", action=_Version, help="print beast's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("count", help="count the configurations that survive every condition")
@@ -307,7 +352,7 @@ def build_parser():
     p.set_defaults(func=cmd_devices)
 
     p = sub.add_parser("tune", help="compile, verify and time the GEMM kernel for each survivor on the GPU")
-    _space_args(p)
+    _space_args(p, tune=True)
     p.add_argument("--size", nargs=3, type=int, required=True, metavar=("M", "N", "K"), help="problem size")
     p.add_argument("--budget", type=int, default=None,
                    help="configurations the log should hold (default: 100, or no limit with --time)")

@@ -1,7 +1,7 @@
 """The vocabulary of a space file: ``from beast import *``.
 
 A space file stays importable as plain Python: these functions build symbolic iterators,
-expressions and conditions that the front end later compiles. See LANGUAGE.md for the meaning.
+expressions and conditions that the front end later compiles. See docs/language.md for the meaning.
 """
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """beast's search strategies against Kernel Tuner's, replayed on brute-forced GPU data.
 
 Both tools "measure" a configuration by looking its recorded time up in the same file of the
-FAIR Benchmark Hub (``../shared/data/benchmark_hub``, RTX A4000): beast through
+FAIR Benchmark Hub (RTX A4000; the directory ``$BEAST_BENCHMARK_HUB``, by default the trimmed
+copies in ``tests/data/benchmark_hub``, see bench/README.md): beast through
 :func:`beast.tune.replay.replay`, Kernel Tuner through its own simulation mode
 (``tune_kernel(..., simulation_mode=True, cache=FILE, strategy=S,
 strategy_options={"max_fevals": B})``).  Each run goes to the largest budget B (10 % of the
@@ -31,10 +32,10 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DATA_DIR = os.environ.get("BEAST_BENCHMARK_HUB", os.path.join(os.path.dirname(ROOT), "shared", "data",
-                                                               "benchmark_hub"))
-if not os.path.isdir(DATA_DIR):
-    DATA_DIR = "/work/shared/data/benchmark_hub"
+# beast needs only each configuration's time, which the trimmed copies in tests/data keep; Kernel
+# Tuner's simulation mode also reads the compile, verification and benchmark times of the full files.
+DATA_DIR = os.environ.get("BEAST_BENCHMARK_HUB") or os.path.join(ROOT, "tests", "data", "benchmark_hub")
+KT_FIELDS = ("compile_time", "verification_time", "benchmark_time")
 RESULTS = os.path.join(HERE, "results", "strategies.json")
 
 DATASETS = {"dedispersion": "dedispersion_A4000.json.gz", "convolution": "convolution_A4000.json.gz"}
@@ -67,6 +68,10 @@ def kt_curves(name, strategy, budget, repeats, workdir):
     with open(cache) as fh:
         data = json.load(fh)
     keys = data["tune_params_keys"]
+    if not all(f in entry for entry in data["cache"].values() for f in KT_FIELDS):
+        raise SystemExit(f"{os.path.join(DATA_DIR, DATASETS[name])} lacks the {', '.join(KT_FIELDS)} that "
+                         "Kernel Tuner's simulation mode needs: fetch the full files and set "
+                         "BEAST_BENCHMARK_HUB (bench/README.md)")
     times = {}
     for entry in data["cache"].values():
         t = entry["time"]

@@ -1,4 +1,4 @@
-"""Every construct of the language on one small space (see /work/shared/LANGUAGE.md).
+"""Every construct of the language on one small space (see docs/language.md).
 
     beast count spaces/features.py
     beast count spaces/features.py -D mode=thorough -D limit=5

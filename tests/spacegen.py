@@ -21,7 +21,7 @@ derived variable or picks an iterator's definition, expression conditions with `
 comparisons (named, unnamed, with a kind), ``@condition`` functions with and/or/not and chained
 comparisons, and divisions whose divisor can be zero.
 
-Semantics modelled (LANGUAGE.md): module-level code is Python, so a module-level expression reads
+Semantics modelled (docs/language.md): module-level code is Python, so a module-level expression reads
 the binding current at its line, while a function reads the final binding of a name; True rejects.
 """
 from __future__ import annotations

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -255,6 +256,64 @@ def test_python_dash_m_and_the_script():
         pytest.skip("the beast script is not installed")
     proc = subprocess.run([script, "count", FIG01], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout == "56\n"
+
+
+def test_device_help_says_what_the_default_is():
+    for command in ("count", "enumerate", "dag", "stats", "compile", "replay", "tune"):
+        text = " ".join(ok(command, "--help").stdout.split())
+        assert "(default: k40c, the paper's Tesla K40c" in text and "'auto'" in text, command
+    assert "whatever GPU measures" in " ".join(ok("tune", "--help").stdout.split())
+
+
+def test_tune_without_a_gpu_does_not_suggest_naming_a_device():
+    from beast.tune.gpu import gpu_available
+    if gpu_available():
+        pytest.skip("a GPU is present")
+    proc = run_beast("tune", GEMM, "--device", "auto", "--size", "64", "64", "64")
+    assert proc.returncode == 2 and "no GPU found" in proc.stderr and "Traceback" not in proc.stderr
+    hint = " ".join(proc.stderr.split())
+    assert "name a device" not in hint
+    assert "NVIDIA GPU through CuPy" in hint and "so it needs one whatever --device names" in hint
+    assert "`beast count` and `beast enumerate` can prune the space for a named profile" in hint
+    # with --ray the GPUs are elsewhere: there naming their profile is the answer
+    proc = run_beast("tune", GEMM, "--device", "auto", "--size", "64", "64", "64", "--ray")
+    assert proc.returncode == 2 and "name their profile" in proc.stderr
+    # count and enumerate keep their hint: a named profile is all they need
+    proc = run_beast("count", FIG01, "--device", "auto")
+    assert proc.returncode == 2 and "no GPU found" in proc.stderr
+    if "CuPy is not installed" in proc.stderr:
+        assert "name a device" in proc.stderr
+
+
+def test_version():
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        expected = version("beast-autotune")
+    except PackageNotFoundError:          # a source tree that is not installed
+        expected = beast.__version__
+    proc = ok("--version")
+    assert proc.stdout == f"beast {expected}\n" and proc.stderr == ""
+
+
+def test_version_without_an_installed_distribution(monkeypatch):
+    import importlib.metadata
+    from beast.cli import version
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert version() == beast.__version__
+
+
+def test_the_version_has_one_source():
+    """pyproject.toml takes the distribution's version from beast.__version__ (also a part of the
+    cache keys of compiled enumerators), so the two cannot disagree."""
+    with open(os.path.join(os.path.dirname(SPACES), "pyproject.toml"), encoding="utf-8") as fh:
+        text = fh.read()
+    assert re.search(r'^dynamic = \["version"\]', text, re.M)
+    assert 'version = {attr = "beast.__version__"}' in text
+    assert not re.search(r'^version\s*=\s*"', text, re.M)     # no second, literal version
+    assert re.fullmatch(r"\d+\.\d+\.\d+\S*", beast.__version__)
 
 
 def test_usage_errors():

@@ -1,4 +1,4 @@
-"""The errors a user must get (LANGUAGE.md, "Errors a user must get"): each at file:line:col with
+"""The errors a user must get (docs/language.md, "Errors"): each at file:line:col with
 the source line and a caret under the offending code, and a message that says what is wrong --
 from the API (``str(err)``), and from the ``beast`` command (exit status 2, no traceback, nothing
 of beast's own files on stderr). Plus division by zero while evaluating a configuration: the

@@ -193,7 +193,7 @@ n = range(1, 5)
 
 @iterator
 def unroll(n):
-    # the closure iterator of LANGUAGE.md: primes up to MAX // n, with state
+    # the closure iterator of docs/language.md: primes up to MAX // n, with state
     seen = []
     k = 2
     while k <= MAX // n:
