@@ -107,6 +107,24 @@ def check_body(fdef: ast.FunctionDef, filename: str):
         for kind, what in _REJECTED_EXPRS.items():
             if isinstance(stmt, kind):
                 raise SpaceError.at(stmt, filename, f"unsupported syntax in a beast function: {what}")
+        if isinstance(stmt, ast.UnaryOp) and isinstance(stmt.op, ast.Invert) and _is_truth(stmt.operand):
+            raise SpaceError.at(stmt, filename, "'~' of a truth value in a function body is Python's bitwise "
+                                "not: ~True is -2 and ~False is -1, and both are true",
+                                hint=f"use not: not {_operand_text(stmt.operand)} "
+                                     "(at module level, ~ is beast's logical not)")
+
+
+def _is_truth(node) -> bool:
+    """Whether ``node`` is a truth value by its syntax: a comparison, and/or/not, True or False."""
+    return isinstance(node, (ast.Compare, ast.BoolOp)) or \
+        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) or \
+        isinstance(node, ast.Constant) and isinstance(node.value, bool)
+
+
+def _operand_text(node) -> str:
+    """The source of ``node`` to write after ``not``, in parentheses unless it is a constant."""
+    text = ast.unparse(node)
+    return text if isinstance(node, ast.Constant) else f"({text})"
 
 
 def local_names(fdef: ast.FunctionDef) -> set:
