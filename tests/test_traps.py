@@ -7,14 +7,20 @@ meaning, the same in every backend, or an error at its caret.
   function body, ``~`` of a comparison (always true in Python) is refused.
 - a condition's value is a truth value or an integer (``condition(a % 2)``: odd); a float is
   refused at its caret.
+- reading a device attribute that does not exist is an error at the caret with the closest name;
+  ``beast devices --fields`` lists every attribute a space file can read.
 """
 from __future__ import annotations
+
+import dataclasses
+import os
 
 import pytest
 
 import beast
+from beast.devices import DeviceProfile, device_attributes
 from beast.errors import EvaluationError, SpaceError
-from conftest import rows, write_space
+from conftest import ROOT, rows, run_beast, write_space
 from test_errors import check_cli, check_report
 
 
@@ -244,6 +250,78 @@ def test_an_integer_condition_is_pythons_truth_value(backend, tmp_path):
         outside = condition(a // 3)
         """, "odd_inside.py")
     assert survivors(path, backend) == (2, [(0,), (2,)])
+
+
+# ---------------------------------------------------------------------------------------------
+# Device attributes
+
+
+def test_a_device_attribute_typo_is_an_error_at_its_caret(tmp_path):
+    path = write_space(tmp_path, """
+        from beast import *
+        dev = device()
+        blk = range(1, 65)
+        sms = range(1, dev.multiprocessor_count + 1)
+        """, "typo.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    check_report(info.value, path, 4, 16, "the device has no attribute 'multiprocessor_count'",
+                 "dev.multiprocessor_count", "did you mean 'multi_processor_count'? "
+                 "(`beast devices --fields` lists the device's attributes)")
+    check_cli(path, expect_in_stderr=f"{path}:4:16: error: the device has no attribute")
+
+
+def test_a_device_attribute_typo_in_a_function_is_an_error_before_it_runs(tmp_path):
+    path = write_space(tmp_path, """
+        from beast import *
+        dev = device()
+        blk = range(1, 65)
+        @condition
+        def too_many(blk):
+            return blk > dev.max_thread_per_block
+        """, "typo_function.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    check_report(info.value, path, 6, 18, "the device has no attribute 'max_thread_per_block'",
+                 "dev.max_thread_per_block", "did you mean 'max_threads_per_block'? "
+                 "(`beast devices --fields` lists the device's attributes)")
+
+
+def test_a_device_attribute_nothing_resembles_lists_the_fields(tmp_path):
+    path = write_space(tmp_path, "from beast import *\nx = range(device().tensor_cores)\n", "far.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    check_report(info.value, path, 2, 11, "the device has no attribute 'tensor_cores'",
+                 "device().tensor_cores", "`beast devices --fields` lists the device's attributes")
+
+
+def test_any_attribute_typo_at_module_level_gets_a_caret_and_a_guess(tmp_path):
+    path = write_space(tmp_path, "import math\nfrom beast import *\nx = range(1, 4)\ny = x * math.pie\n",
+                       "math_typo.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    check_report(info.value, path, 4, 9, "AttributeError: module 'math' has no attribute 'pie'",
+                 "math.pie", "did you mean 'pi'?")
+
+
+def test_devices_fields_lists_every_field_with_unit_and_meaning():
+    listed = {name: (unit, meaning) for name, unit, meaning in device_attributes()}
+    for f in dataclasses.fields(DeviceProfile):
+        assert f.name in listed and all(listed[f.name]), f.name
+    proc = run_beast("devices", "--fields")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    for name, unit, meaning in device_attributes():
+        assert any(line.split()[:2] == [name, unit] and line.endswith(meaning) for line in lines), name
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        assert "beast devices --fields" in fh.read()
+
+
+def test_every_listed_attribute_can_be_read_in_a_space(tmp_path):
+    names = [name.split("(")[0] for name, _, _ in device_attributes()]
+    reads = "\n".join(f"v{i} = dev.{name}" for i, name in enumerate(names))
+    path = write_space(tmp_path, f"from beast import *\ndev = device()\n{reads}\na = range(dev.warp_size)\n")
+    assert beast.load(path, device="h100").count() == 32
 
 
 def test_the_intervals_of_bitwise_results_hold_every_value():

@@ -185,4 +185,17 @@ def analyze_function(func, role: str, ident: str, tree, filename, nodes: set, na
             continue
         else:
             raise SpaceError.at(use, filename, f"undefined name '{name}'")
+    _check_device_reads(fdef, info.constants, filename)
     return info
+
+
+def _check_device_reads(fdef, constants, filename):
+    """A device attribute the body reads that the device does not have (``dev.multiprocessor_count``)
+    is an error at its caret now, not an AttributeError when the function first runs."""
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and type(constants.get(node.value.id)).__name__ == "DeviceProfile" \
+                and not hasattr(constants[node.value.id], node.attr):
+            from ..devices import unknown_attribute
+            message, hint = unknown_attribute(node.attr)
+            raise SpaceError.at(node, filename, message, hint=hint)

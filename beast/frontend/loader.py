@@ -140,6 +140,25 @@ def _name_error(exc, tree, filename, lineno, namespace):
     return SpaceError(message, filename, lineno, hint=hint)
 
 
+def _attribute_error(exc: AttributeError, tree, filename, lineno):
+    """Reading an attribute that is not there (``dev.multiprocessor_count``): the caret under the
+    attribute, and the closest name the object has (a device's: its fields, see
+    ``beast devices --fields``). None when the line reads no attribute of that name."""
+    name, obj = getattr(exc, "name", None), getattr(exc, "obj", None)
+    nodes = [n for n in _nodes_on_line(tree, lineno, ast.Attribute) if n.attr == name]
+    if not nodes or name is None:
+        return None
+    if type(obj).__name__ == "DeviceProfile":
+        from ..devices import unknown_attribute
+        message, hint = unknown_attribute(name)
+    else:
+        import difflib
+        message = f"{type(exc).__name__}: {exc}"
+        close = difflib.get_close_matches(name, [k for k in dir(obj) if not k.startswith("_")], 1)
+        hint = f"did you mean '{close[0]}'?" if close else None
+    return SpaceError.at(nodes[0], filename, message, hint=hint)
+
+
 # Python's messages that name no call, and the call that raises them
 _SILENT_CALLS = {"too large to convert to C ssize_t": (
     "len", "len() stops at 2**63 - 1 (sys.maxsize); a range with a positive step has "
@@ -229,6 +248,10 @@ def load_module(path, device=None, settings=None) -> LoadedModule:
             raise _name_error(exc, loaded.tree, filename, line, namespace) from None
         except Exception as exc:  # noqa: BLE001 - any failure of user code is reported at its line
             lineno = _user_frame_line(exc.__traceback__, filename)
+            if isinstance(exc, AttributeError):
+                error = _attribute_error(exc, loaded.tree, filename, lineno)
+                if error is not None:
+                    raise error from None
             hint = None if _imports_beast(loaded.tree) else \
                 f"the file does not import beast, so range() and min() are Python's own: {IMPORT_HINT}"
             raise _called(SpaceError(f"{type(exc).__name__}: {exc}", filename, lineno, hint=hint),
