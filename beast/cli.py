@@ -174,8 +174,8 @@ def cmd_stats(args):
 
 
 def cmd_devices(args):
-    from .devices import describe_devices
-    print(describe_devices())
+    from .devices import describe_devices, describe_fields
+    print(describe_fields() if args.fields else describe_devices())
     return 0
 
 
@@ -349,6 +349,8 @@ def build_parser():
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("devices", help="list the built-in device profiles and the local GPU")
+    p.add_argument("--fields", action="store_true",
+                   help="list instead every device attribute a space file can read, with its unit and meaning")
     p.set_defaults(func=cmd_devices)
 
     p = sub.add_parser("tune", help="compile, verify and time the GEMM kernel for each survivor on the GPU")

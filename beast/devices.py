@@ -138,6 +138,17 @@ _PRECISIONS = {"single": "fp32", "float": "fp32", "fp32": "fp32",
                "double": "fp64", "fp64": "fp64"}
 
 
+_NO_DEFAULT = object()
+
+
+def _about(unit: str, meaning: str, default=_NO_DEFAULT):
+    """A DeviceProfile field with its unit and one-line meaning (``field.metadata``)."""
+    meta = {"unit": unit, "meaning": meaning}
+    if default is _NO_DEFAULT:
+        return dataclasses.field(metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
 @dataclass(frozen=True)
 class DeviceProfile:
     """Everything a space file may read about the target GPU.
@@ -148,27 +159,38 @@ class DeviceProfile:
     ``memory_bandwidth_gbs`` describe the product and may be unknown (None).
     """
 
-    name: str
-    max_threads_per_block: int
-    max_threads_dim_x: int
-    max_threads_dim_y: int
-    max_threads_dim_z: int
-    max_shared_mem_per_block: int
-    warp_size: int
-    max_regs_per_block: int
-    max_threads_per_multi_processor: int
-    cudamajor: int
-    cudaminor: int
-    max_registers_per_multi_processor: int
-    max_shmem_per_multi_processor: int
-    float_size: int
-    max_blocks_per_multi_processor: int
-    max_warps_per_multi_processor: int
-    max_registers_per_thread: int
-    max_shared_mem_per_block_optin: int
-    multi_processor_count: int | None = None
-    clock_rate_khz: int | None = None
-    memory_bandwidth_gbs: float | None = None
+    # Each field's unit and meaning (``beast devices --fields``, :func:`describe_fields`): read
+    # from here, so the listing cannot leave a field out.
+    name: str = _about("-", "the profile's name: a built-in one, a JSON file's stem, or the local GPU's")
+    max_threads_per_block: int = _about("threads", "most threads in one block (maxThreadsPerBlock)")
+    max_threads_dim_x: int = _about("threads", "largest x dimension of a block (maxThreadsDim[0])")
+    max_threads_dim_y: int = _about("threads", "largest y dimension of a block (maxThreadsDim[1])")
+    max_threads_dim_z: int = _about("threads", "largest z dimension of a block (maxThreadsDim[2])")
+    max_shared_mem_per_block: int = _about(
+        "bytes", "shared memory of one block without opting in (sharedMemPerBlock)")
+    warp_size: int = _about("threads", "threads of a warp (warpSize)")
+    max_regs_per_block: int = _about("registers", "32-bit registers one block may use (regsPerBlock)")
+    max_threads_per_multi_processor: int = _about(
+        "threads", "resident threads of one SM (maxThreadsPerMultiProcessor)")
+    cudamajor: int = _about("-", "compute capability, major (9 of 9.0)")
+    cudaminor: int = _about("-", "compute capability, minor (0 of 9.0)")
+    max_registers_per_multi_processor: int = _about(
+        "registers", "32-bit registers of one SM (regsPerMultiprocessor)")
+    max_shmem_per_multi_processor: int = _about(
+        "bytes", "shared memory of one SM (sharedMemPerMultiprocessor)")
+    float_size: int = _about("bytes", "size of a single-precision float: 4")
+    max_blocks_per_multi_processor: int = _about(
+        "blocks", "resident blocks of one SM (compute-capability table)")
+    max_warps_per_multi_processor: int = _about(
+        "warps", "resident warps of one SM (compute-capability table)")
+    max_registers_per_thread: int = _about(
+        "registers", "most 32-bit registers of one thread (compute-capability table)")
+    max_shared_mem_per_block_optin: int = _about(
+        "bytes", "shared memory one block may opt in to (sharedMemPerBlockOptin)")
+    multi_processor_count: int | None = _about("SMs", "number of SMs (multiProcessorCount); None if unknown",
+                                               None)
+    clock_rate_khz: int | None = _about("kHz", "SM clock (clockRate); None if unknown", None)
+    memory_bandwidth_gbs: float | None = _about("GB/s", "peak memory bandwidth; None if unknown", None)
 
     @classmethod
     def from_compute_capability(cls, major: int, minor: int, name: str | None = None, *,
@@ -238,6 +260,34 @@ class DeviceProfile:
 
 
 _FIELDS = [f.name for f in dataclasses.fields(DeviceProfile)]
+# what else a space file may read of a profile: (how it is written, unit, meaning)
+_DERIVED = (("cc", "-", "the compute capability as (major, minor)"),
+            ("peak_gflops(precision)", "GFLOP/s", "peak of the CUDA cores, 'single' or 'double'; "
+             "None if the SM count or clock is unknown"))
+
+
+def device_attributes() -> list[tuple[str, str, str]]:
+    """(name, unit, meaning) of everything a space file can read of ``device()``: every field of
+    :class:`DeviceProfile` (from its metadata), then ``cc`` and ``peak_gflops``."""
+    return [(f.name, f.metadata["unit"], f.metadata["meaning"]) for f in dataclasses.fields(DeviceProfile)] \
+        + list(_DERIVED)
+
+
+def describe_fields() -> str:
+    """The table of ``beast devices --fields``."""
+    rows = [("attribute", "unit", "meaning")] + device_attributes()
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    lines = [f"{a.ljust(widths[0])}  {u.ljust(widths[1])}  {m}" for a, u, m in rows]
+    lines.append("read them in a space file as dev = device(); dev.warp_size (--device picks the profile)")
+    return "\n".join(lines)
+
+
+def unknown_attribute(name: str) -> tuple[str, str]:
+    """The message and hint of reading a device attribute that does not exist (a typo)."""
+    names = [a.split("(")[0] for a, _, _ in device_attributes()]
+    guess = _did_you_mean(name, names)
+    listing = "`beast devices --fields` lists the device's attributes"
+    return (f"the device has no attribute '{name}'", f"{guess} ({listing})" if guess else listing)
 _OPTIONAL = ("multi_processor_count", "clock_rate_khz", "memory_bandwidth_gbs")
 
 # Product facts (SM count, SM clock in kHz as cudaDeviceProp.clockRate reports it, memory

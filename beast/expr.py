@@ -69,12 +69,13 @@ class Expr:
     def __ge__(self, o): return _written(Compare(">=", self, wrap(o)))
     def __eq__(self, o): return _written(Compare("==", self, wrap(o)))  # type: ignore[override]
     def __ne__(self, o): return _written(Compare("!=", self, wrap(o)))  # type: ignore[override]
-    # logical (the overloadable stand-ins for and/or/not)
-    def __and__(self, o): return _written(BoolOp("and", self, wrap(o)))
-    def __rand__(self, o): return _written(BoolOp("and", wrap(o), self))
-    def __or__(self, o): return _written(BoolOp("or", self, wrap(o)))
-    def __ror__(self, o): return _written(BoolOp("or", wrap(o), self))
-    def __invert__(self): return Not(self)
+    # & | ~: logical on truth values (the overloadable stand-ins for and/or/not), & | bitwise on
+    # integers (Python's meaning); anything else is refused (see _logic)
+    def __and__(self, o): return _logic("&", self, wrap(o))
+    def __rand__(self, o): return _logic("&", wrap(o), self)
+    def __or__(self, o): return _logic("|", self, wrap(o))
+    def __ror__(self, o): return _logic("|", wrap(o), self)
+    def __invert__(self): return _invert(self)
     # the other operators of Python's ints: not beast's (a clear error, not a TypeError)
     def __lshift__(self, o): _no_operator("<<")
     __rlshift__ = __lshift__
@@ -102,7 +103,7 @@ class Expr:
     def __bool__(self):
         raise IteratorTruthError(
             "the truth value of an iterator expression is not known at module level",
-            hint="use select(cond, a, b) for a value, & | ~ instead of and/or/not, "
+            hint="use select(cond, a, b) for a value, & | ~ between comparisons instead of and/or/not, "
                  "or a @condition function for a test")
 
     def __index__(self):
@@ -114,9 +115,78 @@ class Expr:
         return ()
 
 
+def _logic(symbol, left, right):
+    """``left & right`` or ``left | right`` written at module level. Python's own meaning where it is
+    one: on two truth values (bools: comparisons, & | ~ of them, True/False) the logical and/or
+    (short-circuit, a bool: what Python's & | give on bools), on two integers the bitwise and/or.
+    A truth value with an integer, or a float, is refused at its caret: the text reads as logical
+    where Python's value is bitwise (``True & 4`` is 0), or Python has no value at all."""
+    types = static_type(left), static_type(right)
+    if types == ("bool", "bool"):
+        return _written(BoolOp("and" if symbol == "&" else "or", left, right))
+    if types == ("int", "int"):
+        return _written(BinOp(symbol, left, right))
+    word = "and" if symbol == "&" else "or"
+    if "bool" in types and "int" in types:
+        number = left if types[0] == "int" else right
+        _logic_error(symbol, left, right,
+                     f"'{symbol}' of a truth value and an integer at module level: '{symbol}' is logical "
+                     f"{word} on truth values and bitwise {word} on integers",
+                     f"for logical {word}, make the integer a truth value: {_operand(number)[1]} != 0; for "
+                     f"Python's bitwise {word} of the two, write it in a @condition function")
+    bad, operand = next((t, e) for t, e in zip(types, (left, right)) if t not in ("bool", "int"))
+    what = {"float": "a float", "str": "a string", "num": "a value that may be a float"}.get(bad, bad)
+    raw, text = _operand(operand)
+    _logic_error(symbol, left, right,
+                 f"'{symbol}' on {what} ({raw}) at module level: '{symbol}' takes truth values "
+                 f"(logical {word}) or integers (bitwise {word})",
+                 f"compare it for a truth value ({text} > 0), or use // for an integer quotient")
+
+
+def _invert(operand):
+    """``~x`` at module level: logical not of a truth value (Python's ``~True``, -2, is always true:
+    beast keeps its stand-in for ``not``). Of an integer it is refused, since beast's ~ used to be
+    ``x == 0`` where Python's is -x - 1; of a float too."""
+    t = static_type(operand)
+    if t == "bool":
+        return Not(operand)
+    from .spell import spell, user_names
+    focus = spell(Not(operand), user_names())       # the source of ~x, for the caret
+    raw, text = _operand(operand)
+    if t == "int":
+        _not_beasts("'~' on an integer at module level: beast's ~ is logical not (of a truth value), "
+                    "Python's ~ of an integer is -x - 1",
+                    f"for logical not write {text} == 0; for Python's bitwise not write -{text} - 1",
+                    operator="~", focus=focus)
+    what = {"float": "a float", "str": "a string", "num": "a value that may be a float"}.get(t, t)
+    _not_beasts(f"'~' on {what} at module level: ~ is logical not of a truth value",
+                f"compare the value for a truth value: ~({raw} > 0)", operator="~", focus=focus)
+
+
+def _operand(e):
+    """``e`` spelled as the user wrote it: as it is, and in parentheses unless it is a name, a
+    constant or a call (to be written next to an operator)."""
+    import ast
+    from .spell import spell, user_names
+    text = spell(e, user_names())
+    try:
+        atom = isinstance(ast.parse(text, mode="eval").body, (ast.Name, ast.Constant, ast.Call))
+    except SyntaxError:         # an unnamed iterator: <iterator>
+        atom = True
+    return text, (text if atom else f"({text})")
+
+
+def _logic_error(symbol, left, right, message, hint):
+    """Refuse ``left symbol right``; ``focus``, its source as ast.unparse writes it, puts the caret
+    under the whole operation (the line may have others)."""
+    from .spell import spell, user_names
+    _not_beasts(message, hint, operator=symbol, focus=spell(BinOp(symbol, left, right), user_names()))
+
+
 def _no_operator(symbol):
     _not_beasts(f"'{symbol}' on an iterator value at module level: beast's expressions have + - * / // % **, "
-                "comparisons, abs, min and max (& | ~ are and, or, not)",
+                "comparisons, abs, min and max (& | are and/or of truth values and bitwise and/or of "
+                "integers, ~ is not)",
                 "write 2**n for 1 << n and x // 2**n for x >> n, or compute it in a @condition or @iterator "
                 "function, where Python's operators all work", operator=symbol)
 
@@ -285,7 +355,8 @@ def evaluate(expr: Expr, env: dict, funcs: dict | None = None):
     if isinstance(expr, Var):
         return env[expr.name]
     if isinstance(expr, BinOp):
-        return BINOPS[expr.op](evaluate(expr.left, env, funcs), evaluate(expr.right, env, funcs))
+        fn = BINOPS.get(expr.op) or BITWISE[expr.op]
+        return fn(evaluate(expr.left, env, funcs), evaluate(expr.right, env, funcs))
     if isinstance(expr, UnOp):
         return -evaluate(expr.operand, env, funcs)
     if isinstance(expr, Compare):

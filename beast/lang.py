@@ -345,8 +345,25 @@ def condition(test=None, *, kind=None):
             return Condition(None, kind, where=(code.co_filename, code.co_firstlineno), func=func)
         return decorate
     if isinstance(test, (Expr, bool, int, float)):
-        return Condition(wrap(test), kind)
+        return Condition(_truth_value(wrap(test)), kind)
     raise SpaceError(f"condition() takes an expression or a function, not {type(test).__name__}")
+
+
+def _truth_value(test):
+    """The test of ``condition(test)``: a truth value or an integer (Python's truth of an int,
+    ``condition(a % 2)``: odd, is an idiom). A float (``a / b``) or a string is refused at its
+    caret: a float is true unless it is exactly 0.0, which is rarely what was meant."""
+    t = static_type(test)
+    if t not in ("float", "str"):
+        return test
+    text = spell(test, user_names())
+    what = "a float" if t == "float" else "a string"
+    hint = (f"compare it (condition({text} > 1)), or use // for an integer quotient" if t == "float"
+            else f"compare it: condition({text} == '...')")
+    err = SpaceError(f"the value of a condition is {what}: {text}; a condition is a truth value "
+                     "(True rejects) or an integer (not 0 rejects)", hint=hint)
+    err.focus = text
+    raise err
 
 
 # ---------------------------------------------------------------------------------------------

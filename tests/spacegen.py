@@ -16,9 +16,11 @@ ranges, scalars and named iterators (an operand that is a named iterator stands 
 deferred ``@iterator`` functions with if/elif/else returning a scalar, list or range (placed
 anywhere in the file, also before the iterators they read), closure iterators (generators with
 while/for loops, break/continue and state), derived variables with ``+ - * // % / **``, ``min``,
-``max``, ``abs`` and ``select`` (floats included), module-level ``if`` on a setting that rebinds a
+``max``, ``abs`` and ``select`` (floats included), Python's bitwise ``&`` and ``|`` of integers,
+module-level ``if`` on a setting that rebinds a
 derived variable or picks an iterator's definition, expression conditions with ``& | ~`` and
-comparisons (named, unnamed, with a kind), ``@condition`` functions with and/or/not and chained
+comparisons (a number as an operand of ``& | ~`` is compared with 0: beast refuses it as it is;
+named, unnamed, with a kind), ``@condition`` functions with and/or/not and chained
 comparisons, and divisions whose divisor can be zero.
 
 Semantics modelled (docs/language.md): module-level code is Python, so a module-level expression reads
@@ -131,6 +133,25 @@ class Bin(X):
         return f"({self.left.py(names, logic)} {self.op} {self.right.py(names, logic)})"
 
 
+class Bits(X):
+    """Python's bitwise ``&`` / ``|`` of two integers (a bool counts 0/1): in beast's vocabulary
+    each operand is made an integer (``* 1``), since ``&`` of a truth value and an integer is refused
+    at module level; in plain Python, as written."""
+    type = "int"
+
+    def __init__(self, op, left, right):
+        self.op, self.left, self.right = op, left, right
+
+    def children(self):
+        return (self.left, self.right)
+
+    def beast(self):
+        return f"({self.left.beast()} * 1 {self.op} {self.right.beast()} * 1)"
+
+    def py(self, names, logic):
+        return f"({self.left.py(names, logic)} {self.op} {self.right.py(names, logic)})"
+
+
 class Neg(X):
     def __init__(self, operand):
         self.operand = operand
@@ -180,7 +201,7 @@ class Logic(X):
 
     def beast(self):
         sym = "&" if self.op == "and" else "|"
-        return f"({self.left.beast()} {sym} {self.right.beast()})"
+        return f"({truth(self.left)} {sym} {truth(self.right)})"
 
     def py(self, names, logic):
         left, right = self.left.py(names, logic), self.right.py(names, logic)
@@ -199,10 +220,16 @@ class Not(X):
         return (self.operand,)
 
     def beast(self):
-        return f"(~{self.operand.beast()})"
+        return f"(~{truth(self.operand)})"
 
     def py(self, names, logic):
         return f"(not {self.operand.py(names, logic)})"
+
+
+def truth(e):
+    """``e`` as an operand of beast's logical & | ~ (which refuse an integer at module level): a
+    number is compared with 0, as its truth value."""
+    return e.beast() if isinstance(e, (Cmp, Logic, Not)) else f"({e.beast()} != 0)"
 
 
 class Call(X):
@@ -366,9 +393,19 @@ class Builder:
             return self.leaf(want, need_ref, pool)
         need = need_ref or not func
         kind = self.d(st.sampled_from(["+", "-", "*", "//", "%", "/", "**", "neg", "min", "max",
-                                       "abs", "sel", "cmp"] + ["+", "-", "*"]))
+                                       "abs", "sel", "cmp"] + ["+", "-", "*"] + ["&", "|"]))
         if kind == "/" and want == "int":
             kind = "//"
+        if kind in ("&", "|"):
+            if want != "int":
+                kind = "+"
+            else:
+                side = self.chance(0.5)
+                a = self.expr("int", depth - 1, need and side, pool, func)
+                b = self.expr("int", depth - 1, need and not side, pool, func)
+                if a is None or b is None:
+                    return self.leaf(want, need_ref, pool)
+                return Bits(kind, a, b)
         if kind in ("+", "-", "*"):
             side = self.chance(0.5)
             a = self.expr(want, depth - 1, need and side, pool, func)

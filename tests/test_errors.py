@@ -172,7 +172,8 @@ COMPILE_ERRORS = {
         from beast import *
         a = range(3)
         condition(a > 1 and a < 3)
-        """, 3, 11, "`and`/`or` on an iterator value", "a > 1 and a < 3", "use & and | (or a @condition)"),
+        """, 3, 11, "`and`/`or` on an iterator value", "a > 1 and a < 3",
+        "use & and | between truth values: (a > 1) & (b != 0) (or a @condition)"),
     "chained_comparison_on_iterators": ("""
         from beast import *
         a = range(3)
@@ -244,7 +245,7 @@ EXPRESSIONS_IN_A_LIST = {
     "list_built_on_another_line": ("""
         from beast import *
         a = iterator(range(1, 4))
-        vals = [3, -(a % 2) / 4 + min(a, 2), select(a > 1, a, 2) & ~(a == 2)]
+        vals = [3, -(a % 2) / 4 + min(a, 2), (select(a > 1, a, 2) != 0) & ~(a == 2)]
         b = union(range(a), vals)
         """, 4, 5, "iterator values must be integers, got -(a % 2) / 4 + min(a, 2)",
         "union(range(a), vals)", "iterator values are integers; use // for integer division"),

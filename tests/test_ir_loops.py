@@ -296,7 +296,7 @@ def test_target_settings_live_in_the_ir(tmp_path):
         "b = iterator(a * 2)\n"
         "c = iterator(max(a, a / 2))\n"
         "d = iterator(a > 2)\n"
-        "e = condition((a > 2) | (a % 2))\n"))
+        "@condition\ndef e(a):\n    return a > 2 or a % 2\n"))     # (inlined: `|` refuses a % 2)
     assert [l.var for l in LoopLowering(program, C).work_items()] == [l.var for l in claim_chain(program, 3)]
     assert LoopLowering(program, LUA).work_items() == []                 # one work item
     py = LoopLowering(program, PY_LOOPS)

@@ -11,6 +11,7 @@ from ..ir.record import record
 from .exprs import ATOM
 
 LUA_HELPER = {"/": "_b_tdiv", "//": "_b_fdiv", "%": "_b_mod", "**": "_b_pow"}
+LUA_BITWISE = {"&": "_b_band", "|": "_b_bor"}       # Python's & and | of integers below 2**53
 
 # Lua operator precedence (higher binds tighter)
 OR, AND, CMP, CONCAT, ADD, MUL, UNARY, POW = 1, 2, 3, 4, 5, 6, 7, 8
@@ -196,6 +197,9 @@ class OpSpeller:
     def spell_arith(self, d, a: V, b: V, node=None) -> V:
         """The Lua of the decided binop ``d`` on the numbers ``a`` and ``b``."""
         op, ty, form, check = d.op, d.type, d.form, d.check
+        if op in LUA_BITWISE:                   # integers only (beast.ir.ops); -2**53 is an overflow
+            code = f"{LUA_BITWISE[op]}({a.code}, {b.code})"
+            return V(f"_b_chk({code}, {self.site('overflow', op, node)})" if check else code, ATOM, "int")
         if form != "ii" or op == "/":           # an int becomes a float: Python's int has no -0
             a, b = (V(f"({v.code} + 0)", ATOM, "int") if v.ty == "int" and not v.const else v for v in (a, b))
         k = self.site("op", op, node) if op == "**" else None     # registered even where unused

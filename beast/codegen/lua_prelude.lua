@@ -26,6 +26,17 @@ local function _b_chkn(v, f, k)
   if not f and (v >= _b_LIM or v <= -_b_LIM) then _b_fail(k, v) end
   return v
 end
+-- Python's & and | of two integers of magnitude below 2**53: LuaJIT's bit library works on 32
+-- bits, so each operand is split into a signed high part and an unsigned low 32-bit part
+local _b_band32, _b_bor32 = bit.band, bit.bor
+local function _b_band(a, b)
+  local ah, bh = _b_floor(a / 4294967296), _b_floor(b / 4294967296)
+  return _b_band32(ah, bh) * 4294967296 + _b_band32(a - ah * 4294967296, b - bh * 4294967296) % 4294967296
+end
+local function _b_bor(a, b)
+  local ah, bh = _b_floor(a / 4294967296), _b_floor(b / 4294967296)
+  return _b_bor32(ah, bh) * 4294967296 + _b_bor32(a - ah * 4294967296, b - bh * 4294967296) % 4294967296
+end
 local function _b_idiv(a, b, k)
   if b == 0 then _b_fail(k, a, b, false, false) end
   return _b_floor(a / b)

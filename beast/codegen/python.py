@@ -22,8 +22,8 @@ HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_in
 
 
 class PyExpr(ExprPrinter):
-    PREC = {"or": 1, "and": 2, "not": 3, "cmp": 4, "+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7,
-            "unary": 8, "**": 9}
+    PREC = {"or": 1, "and": 2, "not": 3, "cmp": 4, "|": 5, "&": 5.5, "+": 6, "-": 6, "*": 7, "/": 7,
+            "//": 7, "%": 7, "unary": 8, "**": 9}
     NONASSOC = {"cmp"}
 
     def __init__(self, types=None, to_bool=None):

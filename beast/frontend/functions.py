@@ -107,6 +107,24 @@ def check_body(fdef: ast.FunctionDef, filename: str):
         for kind, what in _REJECTED_EXPRS.items():
             if isinstance(stmt, kind):
                 raise SpaceError.at(stmt, filename, f"unsupported syntax in a beast function: {what}")
+        if isinstance(stmt, ast.UnaryOp) and isinstance(stmt.op, ast.Invert) and _is_truth(stmt.operand):
+            raise SpaceError.at(stmt, filename, "'~' of a truth value in a function body is Python's bitwise "
+                                "not: ~True is -2 and ~False is -1, and both are true",
+                                hint=f"use not: not {_operand_text(stmt.operand)} "
+                                     "(at module level, ~ is beast's logical not)")
+
+
+def _is_truth(node) -> bool:
+    """Whether ``node`` is a truth value by its syntax: a comparison, and/or/not, True or False."""
+    return isinstance(node, (ast.Compare, ast.BoolOp)) or \
+        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) or \
+        isinstance(node, ast.Constant) and isinstance(node.value, bool)
+
+
+def _operand_text(node) -> str:
+    """The source of ``node`` to write after ``not``, in parentheses unless it is a constant."""
+    text = ast.unparse(node)
+    return text if isinstance(node, ast.Constant) else f"({text})"
 
 
 def local_names(fdef: ast.FunctionDef) -> set:
@@ -167,4 +185,17 @@ def analyze_function(func, role: str, ident: str, tree, filename, nodes: set, na
             continue
         else:
             raise SpaceError.at(use, filename, f"undefined name '{name}'")
+    _check_device_reads(fdef, info.constants, filename)
     return info
+
+
+def _check_device_reads(fdef, constants, filename):
+    """A device attribute the body reads that the device does not have (``dev.multiprocessor_count``)
+    is an error at its caret now, not an AttributeError when the function first runs."""
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and type(constants.get(node.value.id)).__name__ == "DeviceProfile" \
+                and not hasattr(constants[node.value.id], node.attr):
+            from ..devices import unknown_attribute
+            message, hint = unknown_attribute(node.attr)
+            raise SpaceError.at(node, filename, message, hint=hint)

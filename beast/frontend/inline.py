@@ -171,6 +171,14 @@ def inline_condition(info):
         return None
 
 
+def returned_node(info):
+    """The ``ast`` expression an inlined condition returns (None when it is not inlined)."""
+    try:
+        return _Translator(info, info.filename).body(info.fdef.body)
+    except CannotInline:
+        return None
+
+
 def inline_iterator(info, types=None):
     """The deferred iterator's value sequence, or None when it must stay a function.
 

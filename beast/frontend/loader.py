@@ -72,9 +72,11 @@ def _truth_error(err, tree, filename, lineno):
         (ast.If, None, "module-level `if` on an iterator value", "use select() or a @condition"),
         (ast.While, None, "module-level `while` on an iterator value", "use select() or a @condition"),
         (ast.IfExp, None, "conditional expression on an iterator value", "use select(cond, a, b)"),
-        (ast.BoolOp, None, "`and`/`or` on an iterator value", "use & and | (or a @condition)"),
+        (ast.BoolOp, None, "`and`/`or` on an iterator value",
+         "use & and | between truth values: (a > 1) & (b != 0) (or a @condition)"),
         (ast.Compare, lambda n: len(n.ops) > 1, "chained comparison on iterator values", "write (a < b) & (b < c)"),
-        (ast.UnaryOp, lambda n: isinstance(n.op, ast.Not), "`not` on an iterator value", "use ~ (or a @condition)"),
+        (ast.UnaryOp, lambda n: isinstance(n.op, ast.Not), "`not` on an iterator value",
+         "use ~ on a truth value: ~(a > 1) (or a @condition)"),
         (ast.Assert, None, "`assert` on an iterator value", "use a @condition"),
         (ast.Call, None, "an iterator value used where a plain integer is needed", err.hint),
     ]
@@ -87,7 +89,8 @@ def _truth_error(err, tree, filename, lineno):
     return SpaceError(err.message, filename, lineno, hint=err.hint)
 
 
-_OPERATORS = {"<<": ast.LShift, ">>": ast.RShift, "^": ast.BitXor, "@": ast.MatMult}
+_OPERATORS = {"<<": ast.LShift, ">>": ast.RShift, "^": ast.BitXor, "@": ast.MatMult, "&": ast.BitAnd,
+              "|": ast.BitOr, "~": ast.Invert}
 
 
 def _locate(err: BeastError, tree, filename, lineno):
@@ -99,9 +102,10 @@ def _locate(err: BeastError, tree, filename, lineno):
     calls = _nodes_on_line(tree, lineno, ast.Call)
     exact = [n for n in _nodes_on_line(tree, lineno, ast.expr)
              if focus and n.end_lineno == lineno and ast.unparse(n) == focus]
-    operator = _OPERATORS.get(getattr(err, "operator", None))     # an operator beast does not have
-    if operator is not None:
-        exact = [n for n in _nodes_on_line(tree, lineno, ast.BinOp) if isinstance(n.op, operator)]
+    operator = _OPERATORS.get(getattr(err, "operator", None))     # an operator beast refuses here
+    if operator is not None and not exact:
+        exact = [n for n in _nodes_on_line(tree, lineno, (ast.BinOp, ast.UnaryOp))
+                 if isinstance(n.op, operator)]
     call = getattr(err, "call", None)                               # or a conversion
     if call is not None:
         exact = [n for n in calls if _callee(n) == call]
@@ -134,6 +138,25 @@ def _name_error(exc, tree, filename, lineno, namespace):
     if nodes:
         return SpaceError.at(nodes[0], filename, message, hint=hint)
     return SpaceError(message, filename, lineno, hint=hint)
+
+
+def _attribute_error(exc: AttributeError, tree, filename, lineno):
+    """Reading an attribute that is not there (``dev.multiprocessor_count``): the caret under the
+    attribute, and the closest name the object has (a device's: its fields, see
+    ``beast devices --fields``). None when the line reads no attribute of that name."""
+    name, obj = getattr(exc, "name", None), getattr(exc, "obj", None)
+    nodes = [n for n in _nodes_on_line(tree, lineno, ast.Attribute) if n.attr == name]
+    if not nodes or name is None:
+        return None
+    if type(obj).__name__ == "DeviceProfile":
+        from ..devices import unknown_attribute
+        message, hint = unknown_attribute(name)
+    else:
+        import difflib
+        message = f"{type(exc).__name__}: {exc}"
+        close = difflib.get_close_matches(name, [k for k in dir(obj) if not k.startswith("_")], 1)
+        hint = f"did you mean '{close[0]}'?" if close else None
+    return SpaceError.at(nodes[0], filename, message, hint=hint)
 
 
 # Python's messages that name no call, and the call that raises them
@@ -225,6 +248,10 @@ def load_module(path, device=None, settings=None) -> LoadedModule:
             raise _name_error(exc, loaded.tree, filename, line, namespace) from None
         except Exception as exc:  # noqa: BLE001 - any failure of user code is reported at its line
             lineno = _user_frame_line(exc.__traceback__, filename)
+            if isinstance(exc, AttributeError):
+                error = _attribute_error(exc, loaded.tree, filename, lineno)
+                if error is not None:
+                    raise error from None
             hint = None if _imports_beast(loaded.tree) else \
                 f"the file does not import beast, so range() and min() are Python's own: {IMPORT_HINT}"
             raise _called(SpaceError(f"{type(exc).__name__}: {exc}", filename, lineno, hint=hint),

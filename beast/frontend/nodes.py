@@ -10,7 +10,7 @@ from ..expr import (BinOp, BoolOp, Call, CallSeq, Compare, Const, Expr, FuncCall
 from ..lang import (Condition, FunctionSource, Iterator, RangeSource, ScalarSource, SetOpSource,
                     ValuesSource)
 from .functions import FuncInfo, analyze_function, tree_index
-from .inline import inline_condition, inline_iterator
+from .inline import inline_condition, inline_iterator, returned_node
 from .loader import LoadedModule
 
 
@@ -212,6 +212,7 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
         add(node)
     _infer_types(model)
     types = {n.name: ("int" if n.role == "iterator" else n.type) for n in model.nodes.values()}
+    _check_inlined_truth(model, inlined, types)
     for node in model.by_role("iterator"):
         if node.func is not None:
             simple = inline_iterator(node.func, types)
@@ -227,6 +228,21 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
             model.funcs[info.ident] = info
             model.constants.update(info.constants)
     return model
+
+
+def _check_inlined_truth(model, inlined, types):
+    """An inlined @condition that returns a float (``return a / b``) is refused at the value it
+    returns, as ``condition(a / b)`` is (beast.lang): a float is true unless it is exactly 0.0."""
+    for node in model.by_role("condition"):
+        if node.func is None or node.func.ident not in inlined or static_type(node.expr, types) != "float":
+            continue
+        import ast
+        value = returned_node(node.func)       # (an inlined body returns an expression)
+        text = ast.unparse(value)
+        raise SpaceError.at(value, node.filename,
+                            f"the value of condition '{node.name}' is a float: {text}; a condition is a "
+                            "truth value (True rejects) or an integer (not 0 rejects)",
+                            hint=f"compare it (return {text} > 1), or use // for an integer quotient")
 
 
 def _called(seq) -> set:

@@ -49,7 +49,19 @@ def binop(op, a, b):
             return (b[0] + 1, 0)
         m = max(abs(b[0]), abs(b[1]))
         return (-m, m)
+    if op in ("&", "|"):
+        return bitwise(op, a, b)
     return None
+
+
+def bitwise(op, a, b):
+    """Interval of ``a & b`` or ``a | b`` (two's complement, as Python's integers)."""
+    if op == "&" and (a[0] >= 0 or b[0] >= 0):     # no more bits than a non-negative operand
+        return (0, min(x[1] for x in (a, b) if x[0] >= 0))
+    if op == "|" and a[0] >= 0 and b[0] >= 0:
+        return (max(a[0], b[0]), (1 << max(a[1], b[1]).bit_length()) - 1)
+    k = max(abs(x) for x in a + b).bit_length()     # both fit k + 1 bits: so does the result
+    return (-(1 << k), (1 << k) - 1)
 
 
 def power(a, k):

@@ -520,6 +520,10 @@ def arith(op, a, b, target, where=None, node=None) -> Op:
         check = None if _never_zero(b) else "zero"
     elif op in ("<<", ">>"):
         check = "shift"
+    elif op in ("&", "|") and ii:       # within the operands' bits: only LuaJIT's -2**53 is out
+        out_iv = target.inside(iv.binop(op, a.iv, b.iv))
+        check = None if out_iv or target.inside(iv.binop(op, target.known(a), target.known(b))) \
+            else "overflow"
     elif op == "//":
         check = None if _never_zero(b) else "zero"
         if ii:
