@@ -137,18 +137,40 @@ def cmd_dag(args):
 # -- progress (beast enumerate, beast tune) and statistics (beast stats)
 
 def _progress_chunks(space, args):
-    """A wrapper of a chunk iterator that shows a progress bar (a terminal, not --quiet)."""
+    """A wrapper of a chunk iterator that shows a progress bar (a terminal, not --quiet): the
+    share of the survivors written once a count on a thread of its own has them (a count costs a
+    fraction of writing the rows), the position of the outermost loops until then."""
     from .progress import Progress, loop_fraction
     fraction = loop_fraction(space.program)
 
     def wrap(chunks):
         rows = 0
         with Progress("enumerate", quiet=args.quiet) as bar:
+            total = _count_aside(space, args) if bar.enabled else []
             for chunk in chunks:
                 rows += len(chunk)
-                bar.update(fraction(chunk) if fraction else None, rows)
+                if total:
+                    bar.update(rows / total[0] if total[0] else 1.0, rows, exact=True)
+                else:
+                    bar.update(fraction(chunk) if fraction else None, rows)
                 yield chunk
+            bar.finish(rows)
     return wrap
+
+
+def _count_aside(space, args) -> list:
+    """A list that receives the space's count from a daemon thread (it stays empty if the count
+    fails: the enumeration reports the error)."""
+    import threading
+    box: list = []
+
+    def run():
+        try:
+            box.append(space.count(backend=args.backend, threads=args.threads))
+        except Exception:  # noqa: BLE001 - the enumeration itself meets and reports it
+            pass
+    threading.Thread(target=run, name="beast-progress-count", daemon=True).start()
+    return box
 
 
 def cmd_stats(args):
@@ -342,7 +364,8 @@ def build_parser():
                    help="draw the funnel, the rejections and the survivors' values (.png or .svg; needs matplotlib)")
     p.set_defaults(func=cmd_stats)
 
-    p = sub.add_parser("compile", help="write the generated enumerator source for a person to read")
+    p = sub.add_parser("compile", help="write the generated enumerator source for a person to read "
+                                       "(--backend auto: the one auto runs for this space once C is cached)")
     _space_args(p)
     _backend_args(p)
     p.add_argument("-o", "--output", required=True, help="output directory")

@@ -82,16 +82,18 @@ class Progress:
                 self.bar = tqdm(total=1000, desc=desc, file=self.stream, leave=False,
                                 bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]")
 
-    def update(self, fraction=None, items=None):
-        """Say how far the work is (``fraction`` of 1) and how many ``items`` are done."""
+    def update(self, fraction=None, items=None, exact: bool = False, force: bool = False):
+        """Say how far the work is (``fraction`` of 1) and how many ``items`` are done; an
+        estimate never moves the bar back, an ``exact`` fraction replaces it."""
         if items is not None:
             self.items = items
         if fraction is not None:
-            self.fraction = max(self.fraction, min(1.0, fraction))
+            fraction = min(1.0, fraction)
+            self.fraction = fraction if exact else max(self.fraction, fraction)
         if not self.enabled:
             return
         now = time.monotonic()
-        if now - self.last < 0.2:
+        if now - self.last < 0.2 and not force:
             return
         self.last = now
         rate = self.items / max(now - self.start, 1e-9)
@@ -102,6 +104,10 @@ class Progress:
             return
         self.stream.write("\r" + self.line(now - self.start, rate) + "\x1b[K")
         self.stream.flush()
+
+    def finish(self, items=None):
+        """The work is done: the bar shows 100 %."""
+        self.update(1.0, items, exact=True, force=True)
 
     def line(self, elapsed, rate) -> str:
         """The plain progress line (no tqdm)."""

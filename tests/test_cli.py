@@ -166,7 +166,8 @@ def test_enumerate_to_stdout(tmp_path):
 
 
 def test_an_output_that_cannot_be_written_is_a_user_error(tmp_path):
-    for target, why in ((tmp_path / "missing" / "x.csv", "No such file or directory"), (tmp_path, "Is a directory")):
+    for target, why in ((tmp_path / "missing" / "x.csv", f"there is no folder {tmp_path / 'missing'}"),
+                        (tmp_path, "it is a folder")):
         proc = run_beast("enumerate", FIG05, "-o", target, "--format", "csv")
         assert proc.returncode == 2 and proc.stderr == f"error: cannot write {target}: {why}\n", proc.stderr
     (tmp_path / "afile").write_text("")

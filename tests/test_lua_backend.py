@@ -777,7 +777,7 @@ def test_prelude_range_length_and_membership_are_pythons():
     from hypothesis import given, settings, strategies as st
     from beast.codegen.lua import HELPERS
     from beast.runtime.lua_backend import _new_runtime
-    rlen, inrange = _new_runtime().execute(HELPERS.replace("local _b_R = ...", "local _b_R = nil")
+    rlen, inrange = _new_runtime().execute(HELPERS.replace("local _b_R = ...", "local _b_R = {}")
                                            + "\nreturn _b_rlen, _b_inrange")
     exact = st.integers(-(2**53 - 1), 2**53 - 1)
     edge = st.one_of(exact, st.sampled_from([2**53 - 1, -(2**53 - 1), 2**53 - 2, -(2**53 - 2), 0, 1, -1]))

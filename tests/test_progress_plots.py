@@ -125,3 +125,29 @@ def test_tune_progress_hook_draws_a_bar_on_a_terminal_only(monkeypatch, capsys):
 
 def _recording_update(self, fraction=None, items=None):
     _recording_update.seen.append((fraction, items))
+
+
+def test_enumerate_progress_is_the_share_of_rows_once_counted_and_ends_at_100(monkeypatch, tmp_path):
+    """Rows per outer value grow as a**2 here, so the outer loop's position alone would say 50 %
+    with an eighth of the rows written; the bar takes the share of the survivors once a count
+    on its own thread has them, and ends at 100 %."""
+    import types
+    from beast import cli
+    from conftest import write_space
+    space = beast.load(write_space(tmp_path, "from beast import *\na = range(1, 120)\nb = range(a * a * 4)\n"))
+    total = space.count(backend="python")
+    seen = []
+
+    def update(self, fraction=None, items=None, exact=False, force=False):
+        seen.append((fraction, items, exact))
+    monkeypatch.setattr("beast.progress.Progress.update", update)
+    monkeypatch.setattr(sys, "stderr", _Tty())
+    args = types.SimpleNamespace(quiet=False, backend="python", threads=None)
+    wrap = cli._progress_chunks(space, args)
+    rows = 0
+    for chunk in wrap(space.iterate(chunk_size=2000, backend="python")):
+        rows += len(chunk)
+    assert rows == total and seen[-1] == (1.0, total, True)
+    exact = [(f, n) for f, n, e in seen[:-1] if e]
+    assert exact, "the count never arrived"
+    assert all(f == pytest.approx(n / total) for f, n in exact)

@@ -1,6 +1,6 @@
 /* beast's C prelude: Python's arithmetic on 64-bit integers and doubles, value sequences, set
    operations, divisor loops, lists, tables, and the walk's state. Included (as text) at the top of
-   every generated enumerator by beast.codegen.c; @KINDS@ and @MAX_VALUES@ are filled in there. */
+   every generated enumerator by beast.codegen.c, which fills in the error kinds and the value limit. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -84,6 +84,9 @@ class Program:
     constants: dict = field(default_factory=dict)  # names read by functions -> values
     types: dict = field(default_factory=dict)      # variable -> static type
     tallies: tuple = ()                  # instrumented programs: the depth of each Tally slot
+    # a rewritten program (beast.ir.prefix): the one it came from, whose loops give the user
+    # functions' argument domains (not compared, not shown)
+    origin: object = field(default=None, repr=False, compare=False)
 
 
 def walk_statements(stmts):

@@ -100,7 +100,7 @@ def _rewrite_loops(program: Program, suffix: str, loop) -> Program:
 
     return Program(f"{program.name}_{suffix}", block(program.body), program.columns,
                    program.loop_order, dict(program.funcs), dict(program.constants),
-                   dict(program.types))
+                   dict(program.types), origin=program.origin or program)
 
 
 def member(program: Program) -> Program:

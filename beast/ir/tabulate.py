@@ -164,7 +164,7 @@ class Tabulator:
 
     def domains(self):
         if self._domains is None:
-            self._domains = Domains(self.program, self.pyfuncs())
+            self._domains = Domains(self.program.origin or self.program, self.pyfuncs())
         return self._domains
 
     def key_of(self, value, type_):

@@ -171,16 +171,13 @@ def choose(program):
     if work < BACKGROUND_C_WORK:
         # LuaJIT finishes before a C compiler has started: no C at all, not even a cache look-up
         return _fallback(), reason, None
-    c_ok = _available("c")
-    source = None
-    if c_ok:
-        from . import c_backend
-        try:
-            source = c_backend.prepare(program)
-        except BeastError:      # no C compiler on this machine
-            c_ok = False
-    if not c_ok:
+    if not _available("c"):
         return _fallback(), reason + "; no C compiler", None
+    from . import c_backend
+    try:
+        source = c_backend.prepare(program)
+    except BeastError as err:   # the compiler does not work, or C refuses this space
+        return _fallback(), reason + f"; the C backend cannot run this space ({err.message})", None
     if c_backend.cached_library(source) is not None:
         return "c", reason + "; the C enumerator is in the cache", source
     if work >= FOREGROUND_C_WORK:
@@ -283,7 +280,24 @@ def build(program, threads=None) -> AutoEnumerator:
     return AutoEnumerator(program, threads)
 
 
+def steady_backend(program) -> str:
+    """The backend ``auto`` runs for ``program`` once its C build (if any) is in the cache: Python
+    for the smallest spaces, LuaJIT (else Python) below the C threshold, C above it where C
+    compiles the space.  Starts nothing."""
+    work = estimate_work(program)
+    if work < PYTHON_WORK:
+        return "python"
+    if work >= BACKGROUND_C_WORK and _available("c"):
+        from . import c_backend
+        try:
+            c_backend.prepare(program)
+            return "c"
+        except BeastError:
+            pass
+    return _fallback()
+
+
 def render(program) -> dict:
-    """``beast compile --backend auto`` writes the C enumerator (what ``auto`` runs once built)."""
-    from . import c_backend
-    return c_backend.render(program)
+    """``beast compile --backend auto`` writes the enumerator of :func:`steady_backend`."""
+    from . import get_backend
+    return get_backend(steady_backend(program)).render(program)

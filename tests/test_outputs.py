@@ -1,0 +1,195 @@
+"""What the ``beast`` command writes (beast/output.py and the commands that use it): a regular file
+replaced whole with the umask's mode, a link's target written and the link kept, a device or FIFO
+written in place and never replaced, a folder or socket refused; nothing half-written, no
+temporary file left; and the small command-line fixes around outputs (issue 22)."""
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import threading
+
+import numpy as np
+import pytest
+
+import beast
+from beast.errors import BeastError
+from beast.output import open_output, write_output
+from conftest import ROOT, run_beast, write_space
+
+SPACE = "from beast import *\na = range(3)\nb = range(2)\n"
+CSV = "a,b\n0,0\n0,1\n1,0\n1,1\n2,0\n2,1\n"
+
+
+@pytest.fixture
+def umask022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def listing(folder):
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_a_new_file_gets_the_umask_mode_and_a_replaced_one_keeps_its_own(tmp_path, umask022):
+    out = tmp_path / "x.csv"
+    write_output(out, lambda fh: fh.write(b"one\n"))
+    assert out.read_bytes() == b"one\n" and stat.S_IMODE(out.stat().st_mode) == 0o644
+    out.chmod(0o640)
+    write_output(out, lambda fh: fh.write(b"two\n"))
+    assert out.read_bytes() == b"two\n" and stat.S_IMODE(out.stat().st_mode) == 0o640
+    os.umask(0o077)
+    write_output(tmp_path / "y.csv", lambda fh: fh.write(b"y"))
+    assert stat.S_IMODE((tmp_path / "y.csv").stat().st_mode) == 0o600
+    assert listing(tmp_path) == ["x.csv", "y.csv"]
+
+
+def test_an_error_or_an_interrupt_leaves_the_old_file_and_nothing_else(tmp_path):
+    out = tmp_path / "x.csv"
+    out.write_bytes(b"old\n")
+    for exc in (BeastError("the enumeration failed"), KeyboardInterrupt()):
+        def write(fh, exc=exc):
+            fh.write(b"partial")
+            raise exc
+        with pytest.raises(type(exc)):
+            write_output(out, write)
+        assert out.read_bytes() == b"old\n" and listing(tmp_path) == ["x.csv"]
+
+
+def test_a_link_writes_its_target_and_stays_a_link(tmp_path):
+    target, link, dangling = tmp_path / "target.csv", tmp_path / "l.csv", tmp_path / "d.csv"
+    target.write_bytes(b"old")
+    link.symlink_to("target.csv")
+    dangling.symlink_to("new.csv")
+    write_output(link, lambda fh: fh.write(b"new"))
+    write_output(dangling, lambda fh: fh.write(b"created"))
+    assert link.is_symlink() and target.read_bytes() == b"new"
+    assert dangling.is_symlink() and (tmp_path / "new.csv").read_bytes() == b"created"
+
+
+def test_a_fifo_and_a_device_are_written_in_place(tmp_path):
+    fifo = tmp_path / "f.csv"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    write_output(fifo, lambda fh: fh.write(b"through the pipe"))
+    reader.join(10)
+    assert got == [b"through the pipe"] and stat.S_ISFIFO(fifo.stat().st_mode)
+    write_output("/dev/null", lambda fh: fh.write(b"gone"))
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    if os.path.exists("/dev/full"):
+        with pytest.raises(BeastError, match="cannot write /dev/full: No space left on device"):
+            write_output("/dev/full", lambda fh: fh.write(b"x" * 65536))
+        assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    assert listing(tmp_path) == ["f.csv"]
+
+
+def test_a_folder_and_a_socket_are_refused(tmp_path):
+    with pytest.raises(BeastError, match="it is a folder"):
+        write_output(tmp_path, lambda fh: fh.write(b""))
+    sock_path = tmp_path / "s.csv"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(sock_path))
+        with pytest.raises(BeastError, match="it is a socket"):
+            with open_output(sock_path) as fh:
+                fh.write(b"")
+        assert stat.S_ISSOCK(sock_path.stat().st_mode)
+
+
+def test_enumerate_to_special_files_and_links(tmp_path):
+    path = write_space(tmp_path, SPACE)
+    (tmp_path / "t.csv").write_text("old")
+    os.symlink("t.csv", tmp_path / "l.csv")
+    proc = run_beast("enumerate", path, "-o", tmp_path / "l.csv", "--backend", "python")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "t.csv").read_text() == CSV and (tmp_path / "l.csv").is_symlink()
+    proc = run_beast("enumerate", path, "-o", "/dev/null", "--format", "csv")
+    assert proc.returncode == 0 and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    proc = run_beast("enumerate", path, "-o", tmp_path / "nowhere" / "x.csv")
+    assert proc.returncode == 2 and "cannot write" in proc.stderr and "no folder" in proc.stderr
+    assert listing(tmp_path) == ["l.csv", "space.py", "t.csv"]
+
+
+def test_stdout_gets_no_header_before_an_error(tmp_path):
+    path = write_space(tmp_path, "from beast import *\na = range(-2, 3)\nb = iterator(10 // a)\n")
+    proc = run_beast("enumerate", path, "-o", "-", "--backend", "python")
+    assert proc.returncode == 2 and "division by zero in iterator 'b'" in proc.stderr
+    assert proc.stdout == ""          # not even the header: the first chunk failed
+
+
+def test_a_space_without_iterators_enumerates_its_one_configuration(tmp_path):
+    path = write_space(tmp_path, "from beast import *\nn = 4\nc = condition(n > 5)\n")
+    for fmt, want in (("csv", "\n\n"), ("jsonl", "{}\n")):
+        proc = run_beast("enumerate", path, "-o", "-", "--format", fmt)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == want
+    assert run_beast("count", path).stdout.strip() == "1"
+    npy = tmp_path / "x.npy"
+    assert run_beast("enumerate", path, "-o", npy).returncode == 0 and len(np.load(npy)) == 1
+
+
+def test_dag_writes_every_format_to_a_file(tmp_path):
+    path = os.path.join(ROOT, "spaces", "fig03_primes.py")
+    for fmt in ("text", "dot", "json"):
+        out = tmp_path / f"dag.{fmt}"
+        proc = run_beast("dag", path, "--format", fmt, "-o", out)
+        assert proc.returncode == 0 and proc.stdout.strip() == str(out), proc.stderr
+        assert out.read_text().strip() == run_beast("dag", path, "--format", fmt).stdout.strip()
+    proc = run_beast("dag", path, "--format", "png", "-o", tmp_path / "missing" / "d.png")
+    assert proc.returncode == 2 and "there is no folder" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_stats_plot_into_a_missing_or_read_only_folder_is_an_error(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib comes with the test extra")
+    path = os.path.join(ROOT, "spaces", "fig03_primes.py")
+    proc = run_beast("stats", path, "--plot", tmp_path / "missing" / "s.png")
+    assert proc.returncode == 2 and "there is no folder" in proc.stderr
+    if os.geteuid() != 0:                         # (root writes a read-only folder anyway)
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        proc = run_beast("stats", path, "--plot", ro / "s.png")
+        assert proc.returncode == 2 and "not writable" in proc.stderr
+
+
+def test_sampling_a_tabulated_condition_in_every_backend(tmp_path):
+    path = write_space(tmp_path, """
+        from beast import *
+        a = range(1, 5)
+
+        @condition
+        def odd(a):
+            return round(a / 2) == 1
+        """)
+    space = beast.load(path)
+    every = space.enumerate(backend="python")
+    for backend in ("python", "c", "lua", "auto"):
+        got = space.sample(3, seed=2, backend=backend)
+        assert sorted(got.tolist()) == sorted(every.tolist())
+        proc = run_beast("enumerate", path, "--sample", 2, "--backend", backend, "-o", "-")
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_compile_auto_writes_what_auto_runs(tmp_path):
+    small = write_space(tmp_path, SPACE)
+    proc = run_beast("compile", small, "--backend", "auto", "-o", tmp_path / "a")
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("space_enumerator.py")
+    gemm = os.path.join(ROOT, "spaces", "gemm.py")
+    proc = run_beast("compile", gemm, "--backend", "auto", "-o", tmp_path / "g")
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("gemm_enumerator.c")
+    text = (tmp_path / "g" / "gemm_enumerator.c").read_text()
+    assert text.count("BN_K_OVERFLOW = 1") == 1           # the enum once, not in a comment too
+
+
+def test_auto_says_why_it_does_not_run_c(tmp_path, monkeypatch):
+    from beast.runtime import auto, c_backend
+
+    def refuse(program):
+        raise BeastError("the C backend cannot compile a choice between str and str values")
+    monkeypatch.setattr(c_backend, "prepare", refuse)
+    monkeypatch.setattr(auto, "estimate_work", lambda program: 1e12)
+    space = beast.load(os.path.join(ROOT, "spaces", "fig03_primes.py"))
+    backend, reason, _ = auto.choose(space.program)
+    assert backend != "c" and "no C compiler" not in reason and "choice between str" in reason
