@@ -92,7 +92,7 @@ def test_contains_names_a_missing_iterator(tmp_path):
         space.contains({"a": 0, "b": 0, "c": 1})
 
 
-@settings(max_examples=int(os.environ.get("BEAST_CONTAINS_EXAMPLES") or 40), deadline=None,
+@settings(max_examples=int(os.environ.get("BEAST_CONTAINS_EXAMPLES") or 20), deadline=None,
           suppress_health_check=list(HealthCheck))
 @given(spaces())
 def test_random_spaces_contain_exactly_their_survivors(g):

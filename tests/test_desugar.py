@@ -8,6 +8,7 @@ tabulated (C) or called back in Python (Lua).
 """
 from __future__ import annotations
 
+import os
 import textwrap
 
 import pytest
@@ -69,7 +70,7 @@ def _space(body):
             "@condition\ndef c(a, b):\n" + textwrap.indent(body, "    ") + "\n")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=int(os.environ.get("BEAST_DESUGAR_EXAMPLES") or 25), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.data_too_large])
 @given(body=bodies())
 def test_desugared_bodies_match_python_in_every_backend(tmp_path_factory, body):

@@ -22,7 +22,7 @@ import beast
 from conftest import available_backends, write_space
 
 AVAILABLE = available_backends()
-EXAMPLES = int(os.environ.get("BEAST_EDGE_EXAMPLES") or 0) or 60
+EXAMPLES = int(os.environ.get("BEAST_EDGE_EXAMPLES") or 0) or 30
 EDGE = {"lua": 2 ** 53, "c": 2 ** 63, "python": 2 ** 63}     # the first magnitude a backend may refuse
 BASES = [0, 2 ** 53 - 2, 2 ** 53, -(2 ** 53) - 1, 2 ** 62, 2 ** 63 - 3, -(2 ** 63)]
 # within 2**53, so that Lua translates the function bodies and checks their arithmetic as it runs

@@ -21,7 +21,7 @@ import beast
 from conftest import available_backends, write_space
 
 AVAILABLE = available_backends()
-EXAMPLES = int(os.environ.get("BEAST_PARITY_EXAMPLES") or 0) or 60
+EXAMPLES = int(os.environ.get("BEAST_PARITY_EXAMPLES") or 0) or 30
 
 
 @st.composite

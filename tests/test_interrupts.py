@@ -22,7 +22,7 @@ from conftest import ROOT, backend_available, have_cc, write_space
 
 LATENCY = 2.0
 #: CPU seconds a child has used before it is signalled: past its start, in its loops
-BUSY_CPU = 0.9
+BUSY_CPU = 0.6
 BATCH = 3
 
 SPACES = {

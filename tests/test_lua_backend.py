@@ -711,7 +711,7 @@ def test_random_spaces_agree_with_python():
     spacegen = pytest.importorskip("spacegen")
     from hypothesis import HealthCheck, given, note, settings
 
-    examples = int(os.environ.get("BEAST_LUA_EXAMPLES") or 60)
+    examples = int(os.environ.get("BEAST_LUA_EXAMPLES") or 40)
 
     @settings(max_examples=examples, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))

@@ -35,7 +35,7 @@ AVAILABLE = available_backends()
 # none at the moment: the random spaces use every construct spacegen knows)
 AVOID = []
 # tuned so that this file runs in well under a minute on 2 cores; override with the variable
-EXAMPLES = int(os.environ.get("BEAST_ORACLE_EXAMPLES") or 0) or {1: 300, 2: 200, 3: 160}[len(AVAILABLE)]
+EXAMPLES = int(os.environ.get("BEAST_ORACLE_EXAMPLES") or 0) or {1: 150, 2: 100, 3: 80}[len(AVAILABLE)]
 
 
 def outcome(space, backend):

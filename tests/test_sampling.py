@@ -9,6 +9,7 @@ frequencies pass a chi-square test against uniform, and the edge cases (n = 0, n
 from __future__ import annotations
 
 import math
+import os
 import tempfile
 
 import numpy as np
@@ -220,7 +221,7 @@ RANDOM = dict(deadline=None, report_multiple_bugs=False,
                                      HealthCheck.data_too_large])
 
 
-@settings(max_examples=60, **RANDOM)
+@settings(max_examples=int(os.environ.get("BEAST_SAMPLING_EXAMPLES") or 30), **RANDOM)
 @given(spaces())
 def test_random_spaces_every_rank(g):
     """On random spaces (tests/spacegen.py), with two-prefix tables and one-row leaves, the ranks
