@@ -29,6 +29,9 @@ SPACES = {
     "sparse": "from beast import *\na = range(10**12)\nc = condition(a % 1000003 != 3)\n",
     "square": "from beast import *\na = range(10**6)\nb = range(10**6)\nc = condition((a * b) % 1000003 != 3)\n",
     "dense": "from beast import *\na = range(10**9)\nb = range(10)\n",
+    # a user function whose own loop runs long (translated to C and Lua, or run in Python)
+    "body": ("from beast import *\na = range(3)\nb = range(1000)\n\n@condition\ndef slow(a, b):\n"
+             "    n = 0\n    while n < 10**12 + a + b:\n        n += 1\n    return n < 0\n"),
 }
 INT, TERM = signal.SIGINT, signal.SIGTERM
 
@@ -44,6 +47,7 @@ TRIALS = [
     ("lua", None, "sample", "square", INT), ("lua", None, "stats", "sparse", TERM),
     ("lua", None, "enumerate", "dense", INT),
     ("auto", None, "count", "sparse", TERM),
+    ("c", 1, "count", "body", INT), ("lua", None, "count", "body", TERM),
 ]
 
 
@@ -123,3 +127,22 @@ def test_signals_stop_every_command_in_every_backend(tmp_path):
                 failures.append(f"{trial}: running={running} rc={rc} after {latency:.2f} s, "
                                 f"stderr={stderr.strip()[-300:]!r}, left={left}")
     assert not failures, "\n".join(failures)
+
+
+def test_an_interrupted_tune_prints_its_table_and_exits_130_or_143(monkeypatch, capsys):
+    """The runner catches Ctrl-C to keep the log whole and print the table; the command then
+    exits as the others do (a fake tune: no GPU needed)."""
+    import beast.tune as tune_pkg
+    from beast import cli
+    from beast.errors import Terminated
+    from beast.tune.runner import TuneReport
+
+    for exc, code, line in ((KeyboardInterrupt(), 130, "beast: interrupted"), (Terminated(), 143, "beast: terminated")):
+        def fake_tune(space, size, **kw):
+            return TuneReport(iterators=("a",), settings={}, size=size, device_profile="x", device_name="Fake",
+                              strategy="random", budget=3, interrupted=True, interruption=exc)
+        monkeypatch.setattr(tune_pkg, "tune", fake_tune)
+        assert cli.main(["tune", os.path.join(ROOT, "spaces", "fig03_primes.py"), "--size", "8", "8", "8",
+                         "--quiet"]) == code
+        out, err = capsys.readouterr()
+        assert "interrupted: run the same command again" in out and err.strip().endswith(line)

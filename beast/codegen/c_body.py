@@ -118,9 +118,17 @@ class _FuncGen:
         self.gen.value(st.test)
         self.statements(st.body)
 
+    def poll(self):
+        """A loop of the user's code polls for a stop request as the loop nest's loops do; a stop
+        leaves the function as the error ``cancelled``, which the runtime never reports (it
+        stops the run for Ctrl-C)."""
+        self.code("if (BN_UNLIKELY(--w->tick < 0)) { w->tick = BN_TICKS; "
+                  f"if (__atomic_load_n(w->cancel, __ATOMIC_RELAXED)) {self.gen.fail(0, 'BN_K_CANCELLED')} }}")
+
     def s_While(self, st):
         gen, code = self.gen, self.code
         code.open("for (;;) {")
+        self.poll()
         v = gen.value(st.test)
         if st.known is None:
             code(f"if (!{gen.truth_of(v)}) break;")
@@ -131,6 +139,7 @@ class _FuncGen:
 
     def s_For(self, st):
         def body(v):
+            self.poll()
             self.assign(st.name, v, *self.stores[id(st)])
             self.statements(st.body)
         self.gen.iterate(self.gen.value(st.iterable), body)

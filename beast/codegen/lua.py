@@ -20,7 +20,7 @@ from ..ir.record import field, record
 from ..ir.targets import LUA_FUNCS, LUA_LOOPS
 from .exprs import ATOM
 from .lua_body import KINDS, FunctionTranslator
-from .lua_ops import NUMERIC, SETOP_CODES, ErrorSite, OpSpeller, V, codes, lua_ident, number
+from .lua_ops import NUMERIC, POLL, SETOP_CODES, ErrorSite, OpSpeller, V, codes, lua_ident, number
 
 
 @record
@@ -40,8 +40,7 @@ class LuaSource:
 
 
 HELPERS = (Path(__file__).with_name("lua_prelude.lua")).read_text(encoding="utf-8")
-#: the stop poll of an iterating loop (the prelude's _b_tick and _b_poll)
-POLL = "_b_tick = _b_tick - 1; if _b_tick < 0 then _b_tick = _b_poll() end"
+
 
 
 # what the Python stub of an untranslated function returns, and what its call returned

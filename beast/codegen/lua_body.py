@@ -8,7 +8,7 @@ import re
 from ..ir import ops
 from ..ir.translate import place
 from .exprs import ATOM
-from .lua_ops import SETOP_CODES, UNARY, OpSpeller, V, codes, lua_ident, number, wrap
+from .lua_ops import POLL, SETOP_CODES, UNARY, OpSpeller, V, codes, lua_ident, number, wrap
 
 KINDS = {"closure": "closure", "iterator": "deferred", "condition": "cond"}
 ONE = number(1)
@@ -154,6 +154,7 @@ class FunctionTranslator(OpSpeller):
         statements and their continue label."""
         self.nlabel += 1
         cont = f"_b_l{self.nlabel}"
+        self.emit(POLL)                     # as the loop nest's loops do (the prelude's _b_poll)
         head(*args)
         self.loops.append(cont)
         self.block(stmts)

@@ -331,3 +331,7 @@ class OpSpeller:
 
     def o_not(self, op):
         return self.not_(self.spell(op.args[0]))
+
+#: the stop poll of an iterating loop, of the nest or of the user's code (the prelude's _b_tick
+#: and _b_poll: a call into Python every 65536 iterations, where Ctrl-C is raised)
+POLL = "_b_tick = _b_tick - 1; if _b_tick < 0 then _b_tick = _b_poll() end"

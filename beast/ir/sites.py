@@ -10,7 +10,7 @@ KINDS = ("overflow", "zero_floordiv", "zero_mod", "zero_truediv", "zero_ffloordi
          "zero_ftruediv", "zero_pow", "fpow_overflow", "complex_pow", "range_step_zero",
          "range_not_int", "non_integer", "returned_none", "bad_return", "exception", "table_miss",
          "no_memory", "list_index", "tuple_index", "empty_min", "empty_max", "float_inf_to_int",
-         "float_nan_to_int", "too_many_values", "count_overflow", "negative_shift")
+         "float_nan_to_int", "too_many_values", "count_overflow", "negative_shift", "cancelled")
 KIND = {name: i + 1 for i, name in enumerate(KINDS)}
 
 

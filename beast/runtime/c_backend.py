@@ -540,6 +540,8 @@ class CEnumerator:
         site = sites[err.site] if 0 < err.site < len(sites) else None
         if kind is None:
             return BeastError("internal error in the C enumerator (a work item was lost)")
+        if kind == "cancelled":         # a user function's loop saw the stop request of Ctrl-C
+            return KeyboardInterrupt()
         if isinstance(site, LoopValueSite):
             return self._loop_value_error(site, kind, err, config)
         if isinstance(site, TableSite):
