@@ -9,6 +9,8 @@ import json
 import math
 import warnings
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -148,7 +150,7 @@ def by_dict(p):
     [constraint.MaxProdConstraint(6), constraint.MinSumConstraint(3)],   # over all parameters
     [constraint.AllDifferentConstraint()],
     ["a != b != c"],                           # python-constraint: all different
-], ids=lambda r: repr(r)[:40])
+], ids=lambda r: re.sub(r" at 0x[0-9a-f]+", "", repr(r))[:40])     # ids the same in every process (xdist)
 def test_restriction_forms(restrictions):
     tune_params = TP
     if any(type(r).__module__.startswith("constraint") for r in np.atleast_1d(restrictions)) \
