@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The prepared GPU check: what every GPU measurement of beast should record, in one run of at most
 # 8 minutes on one H100/H200 with 16 cores.  Whoever gets a GPU runs this first and records its
-# table in bench/README.md ("GPU check").
+# table in bench/gpu.md ("The GPU check").
 #
 #   bash bench/gpu_check.sh [OUTDIR]        (default: $OUT when set, else bench/gpu_runs/check-DATE)
 #

@@ -12,7 +12,7 @@ import pytest
 import beast
 from conftest import ROOT, write_space
 
-DOCS = ["README.md", os.path.join("bench", "README.md"),
+DOCS = ["README.md", os.path.join("bench", "README.md"), os.path.join("bench", "gpu.md"),
         *sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))]
 TOP = ("beast/", "bench/", "docs/", "spaces/", "tests/", ".ci/", "../")
 
