@@ -139,7 +139,9 @@ def cmd_dag(args):
 def _progress_chunks(space, args):
     """A wrapper of a chunk iterator that shows a progress bar (a terminal, not --quiet): the
     share of the survivors written once a count on a thread of its own has them (a count costs a
-    fraction of writing the rows), the position of the outermost loops until then."""
+    fraction of writing the rows: 0.2 s of 2.5 s for the K40c GEMM space, 0.7 s of 12 s in
+    single precision); the position of the outermost loops, a rougher guess, only when the count
+    takes more than a second."""
     from .progress import Progress, loop_fraction
     fraction = loop_fraction(space.program)
 
@@ -147,12 +149,15 @@ def _progress_chunks(space, args):
         rows = 0
         with Progress("enumerate", quiet=args.quiet) as bar:
             total = _count_aside(space, args) if bar.enabled else []
+            guess_after = time.monotonic() + 1.0    # the count comes within a second, mostly
             for chunk in chunks:
                 rows += len(chunk)
                 if total:
                     bar.update(rows / total[0] if total[0] else 1.0, rows, exact=True)
+                elif fraction and time.monotonic() > guess_after:
+                    bar.update(fraction(chunk), rows)
                 else:
-                    bar.update(fraction(chunk) if fraction else None, rows)
+                    bar.update(None, rows)
                 yield chunk
             bar.finish(rows)
     return wrap
