@@ -171,3 +171,22 @@ def test_many_folds_in_one_function_stay_within_luajits_local_limit(tmp_path):
         assert space.enumerator("lua").source.fallbacks == {}
     if "c" in AVAILABLE:
         assert space.enumerator("c").source.tabulated == ()
+
+
+@pytest.mark.parametrize("body, error", [
+    ("return any([6 // x > 2 for x in [1, a]])", True),      # a list is made whole: a = 0 fails
+    ("return all([6 // x < 0 for x in [1, a]])", True),
+    ("return any(list(6 // x > 2 for x in [1, a]))", True),
+    ("return any(6 // x > 2 for x in [1, a])", False),       # a generator stops at the first True
+    ("return all(6 // x < 0 for x in [1, a])", False),       # ... and at the first False
+])
+def test_all_and_any_over_a_list_comprehension_make_the_whole_list(tmp_path, body, error):
+    path = write_space(tmp_path, "from beast import *\na = range(0, 3)\n\n@condition\ndef c(a):\n    "
+                       + body + "\n")
+    space = beast.load(path)
+    got = {b: outcome(space, b) for b in AVAILABLE}
+    assert_backends_agree(got)
+    result = next(iter(got.values()))
+    assert (result[0] == "error") == error, result
+    if error:
+        assert "division by zero" in result[1] and result[4] == {"a": 0}

@@ -93,11 +93,14 @@ class ConstArr(BodyExpr):
 
 
 class Comp(BodyExpr):
-    """A list comprehension or generator expression: elt for target in iter if ... (nested)."""
-    __slots__ = ("elt", "gens")
+    """A list comprehension or generator expression: elt for target in iter if ... (nested).
+    ``lazy``: a generator expression (its elements are made as they are consumed: all/any stop
+    early); a list comprehension makes every element first, errors included."""
+    __slots__ = ("elt", "gens", "lazy")
 
-    def __init__(self, elt, gens):
+    def __init__(self, elt, gens, lazy=True):
         self.elt, self.gens = elt, tuple(gens)     # gens: (target name, iterable, (ifs...))
+        self.lazy = lazy
 
     def children(self):
         out = [self.elt]

@@ -311,6 +311,13 @@ class _Desugar:
             seen = self.fresh("seen")
             pre.append(self.set(node, seen, Const(False)))
 
+        it = e.iterable
+        if isinstance(it, ListOf) and isinstance(it.iterable, Comp):
+            it = it.iterable
+        # all/any stop at the first deciding element of a generator, but a list (a list
+        # comprehension, list(...) of one) is made whole first: every element, errors included
+        eager = isinstance(it, Comp) and (not it.lazy or it is not e.iterable)
+
         def consume(x, body):
             if func == "sum":
                 body.append(self.set(node, acc, self.like(e, BinOp("+", Var(acc), x))))
@@ -322,13 +329,11 @@ class _Desugar:
                                take + [self.set(node, seen, Const(True))]))
             else:
                 test = Not(x) if func == "all" else x
-                body.append(If(node, test, [self.set(node, acc, Const(func == "any")), Break(node)], []))
+                decide = [self.set(node, acc, Const(func == "any"))]
+                body.append(If(node, test, decide if eager else decide + [Break(node)], []))
             return body
 
-        stop = None if func not in ("all", "any") else (Not(Var(acc)) if func == "all" else Var(acc))
-        it = e.iterable
-        if isinstance(it, ListOf) and isinstance(it.iterable, Comp):
-            it = it.iterable
+        stop = None if func not in ("all", "any") or eager else (Not(Var(acc)) if func == "all" else Var(acc))
         if not isinstance(it, Comp):          # fold(seq) is fold(x for x in seq)
             it = Comp(Var("x"), [("x", it, ())])
 

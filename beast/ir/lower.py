@@ -333,7 +333,7 @@ class _Lowerer:
             elt = self.cv(node.elt)
         finally:
             self.comp_names.pop()
-        return self.mark(Comp(elt, gens), node)
+        return self.mark(Comp(elt, gens, lazy=isinstance(node, ast.GeneratorExp)), node)
 
     cv_ListComp = _comp
     cv_GeneratorExp = _comp
