@@ -190,3 +190,23 @@ def test_all_and_any_over_a_list_comprehension_make_the_whole_list(tmp_path, bod
     assert (result[0] == "error") == error, result
     if error:
         assert "division by zero" in result[1] and result[4] == {"a": 0}
+
+
+@pytest.mark.parametrize("body", [
+    "v = 1 // a\n    return False",                 # a local never read
+    "v = a ** -2\n    return False",
+    "v = 1 / a\n    return False",
+    "v = 1 % a\n    v = 3\n    return v > 5",       # overwritten before it is read
+    "v = 6 // a\n    return a > 5 and v > 2",       # read only where `and` may skip it
+])
+def test_a_local_that_raises_raises_though_its_value_is_unused(tmp_path, body):
+    """Python evaluates a local where it is assigned: its error stands even when the value is
+    never used, in a @condition and in a deferred @iterator, in every backend."""
+    for text in (f"@condition\ndef c(a):\n    {body}\n",
+                 f"@iterator\ndef b(a):\n    {body.replace('return', 'w =')}\n    return range(0, 2)\n"):
+        path = write_space(tmp_path, "from beast import *\na = range(-1, 2)\n\n" + text)
+        space = beast.load(path)
+        got = {b: outcome(space, b) for b in AVAILABLE}
+        assert_backends_agree(got)
+        result = next(iter(got.values()))
+        assert result[0] == "error" and result[3] == 6 and result[4] == {"a": 0}, result   # the assignment

@@ -41,6 +41,7 @@ class _Translator:
         self.filename = filename
         self.nodes = set(info.node_args)
         self.locals = {}
+        self.risky = []         # values of locals that may raise (a division, a power, a call)
 
     def name(self, node):
         if node.id in self.locals:
@@ -114,6 +115,14 @@ class _Translator:
             return out
         raise CannotInline(type(node).__name__)
 
+    def assigned(self, node):
+        """The value of a local: remembered when evaluating it may raise, since Python raises
+        there even where the value is never used (see :func:`_keeps_errors`)."""
+        value = self.expr(node)
+        if _may_raise(value):
+            self.risky.append(value)
+        return value
+
     def body(self, stmts):
         """Symbolically execute straight-line code with constant-folded ifs; returns the Return value."""
         for stmt in stmts:
@@ -123,7 +132,7 @@ class _Translator:
                 continue
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
                     and isinstance(stmt.targets[0], ast.Name):
-                self.locals[stmt.targets[0].id] = self.expr(stmt.value)
+                self.locals[stmt.targets[0].id] = self.assigned(stmt.value)
                 continue
             if isinstance(stmt, ast.If):
                 cond = self.expr(stmt.test, truth=True)
@@ -166,9 +175,34 @@ def inline_condition(info):
         value = t.body(info.fdef.body)
         if value is None:
             return None
-        return t.expr(value, truth=True)
+        out = t.expr(value, truth=True)
+        return out if _keeps_errors(out, t.risky) else None
     except CannotInline:
         return None
+
+
+_RAISING = ("//", "%", "/", "**")
+
+
+def _may_raise(e) -> bool:
+    """Whether evaluating ``e`` can raise: a division, a modulo, a power or a call in it."""
+    return any(isinstance(x, BinOp) and x.op in _RAISING or isinstance(x, Call) and x.func != "abs"
+               for x in walk(e))
+
+
+def _keeps_errors(out, risky) -> bool:
+    """Whether the inlined expression ``out`` still raises every error its locals' values
+    (``risky``) raise in Python, where each local is evaluated where it is assigned: each must
+    stand in ``out`` where it is always evaluated (no and/or/select in ``out``). A local that is
+    never read, or overwritten, or read only on one side of a lazy operator keeps the body a
+    function, which the backends translate statement by statement."""
+    if not risky:
+        return True
+    nodes = list(walk(out))
+    if any(isinstance(x, (BoolOp, Select)) for x in nodes):
+        return False
+    present = {id(x) for x in nodes}
+    return all(id(v) in present for v in risky)
 
 
 def returned_node(info):
@@ -197,7 +231,10 @@ def _seq_of(stmts, t, types):
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) or isinstance(stmt, ast.Pass):
             continue
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            t.locals[stmt.targets[0].id] = t.expr(stmt.value)
+            value = t.expr(stmt.value)
+            if _may_raise(value):       # a deferred iterator keeps such a local's error as a function
+                raise CannotInline("a local that may raise")
+            t.locals[stmt.targets[0].id] = value
             continue
         if isinstance(stmt, ast.If):
             rest = list(stmts[i + 1:])
