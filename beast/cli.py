@@ -102,10 +102,11 @@ def cmd_enumerate(args):
             header = b""
             if not names:                     # a space without iterators: one empty configuration
                 fh.write(b"{}\n" * len(chunk) if fmt == "jsonl" else b"\n" * len(chunk))
-            elif fmt == "csv":
-                np.savetxt(fh, np.column_stack([chunk[n] for n in names]), fmt="%d", delimiter=",")
+                continue
+            table = np.column_stack([chunk[n] for n in names])
+            if fmt == "csv":
+                np.savetxt(fh, table, fmt="%d", delimiter=",")
             else:
-                table = np.column_stack([chunk[n] for n in names])
                 lines = (json.dumps(dict(zip(names, map(int, row)))) for row in table)
                 fh.write(("\n".join(lines) + "\n").encode())
         fh.write(header)                      # no rows: the header alone
@@ -235,6 +236,9 @@ def cmd_tune(args):
     from .tune.runner import pace, parse_duration
     if args.budget is not None and args.all:
         raise BeastError("give --budget N or --all, not both")
+    time_limit = parse_duration(args.time) if args.time is not None else None   # before any work
+    if getattr(args, "ray", None) is not None and time_limit is not None:
+        raise BeastError("--time is not available with --ray yet", hint="use --budget N with --ray")
     try:
         space = _load(args)
     except DeviceError as err:
@@ -245,10 +249,6 @@ def cmd_tune(args):
     last = [0.0]
     from .progress import Progress
     bar = Progress("tune", unit="configs", quiet=args.quiet)
-
-    time_limit = parse_duration(args.time) if args.time is not None else None
-    if getattr(args, "ray", None) is not None and time_limit is not None:
-        raise BeastError("--time is not available with --ray yet", hint="use --budget N with --ray")
 
     def progress(done, total, best, report=None):
         now = time.monotonic()

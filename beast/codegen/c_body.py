@@ -122,8 +122,7 @@ class _FuncGen:
         """A loop of the user's code polls for a stop request as the loop nest's loops do; a stop
         leaves the function as the error ``cancelled``, which the runtime never reports (it
         stops the run for Ctrl-C)."""
-        self.code("if (BN_UNLIKELY(--w->tick < 0)) { w->tick = BN_TICKS; "
-                  f"if (__atomic_load_n(w->cancel, __ATOMIC_RELAXED)) {self.gen.fail(0, 'BN_K_CANCELLED')} }}")
+        self.code(f"if (BN_STOPPED()) {self.gen.fail(0, 'BN_K_CANCELLED')}")
 
     def s_While(self, st):
         gen, code = self.gen, self.code

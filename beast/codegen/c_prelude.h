@@ -432,10 +432,15 @@ typedef struct bn_w {
     const int64_t *pre;         /* sampling: the values bound to the outer loops (beast.ir.prefix) */
     int64_t tick;               /* iterations left before the next poll of cancel */
 } bn_w;
-/* every iterating loop polls: a walk stops within BN_TICKS iterations of a cancel (Ctrl-C) */
+/* every iterating loop polls: a walk stops within BN_TICKS iterations of a cancel (Ctrl-C);
+   the loop nest's loops leave the walk (BN_POLL), a user function's loops fail (BN_STOPPED) */
 #define BN_TICKS 65536
-#define BN_POLL() do { if (BN_UNLIKELY(--w->tick < 0)) { w->tick = BN_TICKS; \
-    if (__atomic_load_n(w->cancel, __ATOMIC_RELAXED)) return 2; } } while (0)
+static inline int bn_stop(bn_w *w) {
+    w->tick = BN_TICKS;
+    return __atomic_load_n(w->cancel, __ATOMIC_RELAXED);
+}
+#define BN_STOPPED() (BN_UNLIKELY(--w->tick < 0) && bn_stop(w))
+#define BN_POLL() do { if (BN_STOPPED()) return 2; } while (0)
 static int bn_claim(bn_w *w);   /* at a claim point of depth w->split: 1 run, 0 skip, -1 stop */
 static int bn_end(bn_w *w);     /* after the claimed loop: 0 go on walking, -1 stop */
 static int64_t *bn_row_slow(bn_w *w);   /* out is full: a new block (NULL: out of memory, stopped) */

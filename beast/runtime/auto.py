@@ -171,13 +171,10 @@ def choose(program):
     if work < BACKGROUND_C_WORK:
         # LuaJIT finishes before a C compiler has started: no C at all, not even a cache look-up
         return _fallback(), reason, None
-    if not _available("c"):
-        return _fallback(), reason + "; no C compiler", None
+    source, why = _c_source(program)
+    if source is None:
+        return _fallback(), reason + f"; {why}", None
     from . import c_backend
-    try:
-        source = c_backend.prepare(program)
-    except BeastError as err:   # the compiler does not work, or C refuses this space
-        return _fallback(), reason + f"; the C backend cannot run this space ({err.message})", None
     if c_backend.cached_library(source) is not None:
         return "c", reason + "; the C enumerator is in the cache", source
     if work >= FOREGROUND_C_WORK:
@@ -287,14 +284,21 @@ def steady_backend(program) -> str:
     work = estimate_work(program)
     if work < PYTHON_WORK:
         return "python"
-    if work >= BACKGROUND_C_WORK and _available("c"):
-        from . import c_backend
-        try:
-            c_backend.prepare(program)
-            return "c"
-        except BeastError:
-            pass
+    if work >= BACKGROUND_C_WORK and _c_source(program)[0] is not None:
+        return "c"
     return _fallback()
+
+
+def _c_source(program):
+    """(the C backend's prepared source of ``program``, None), or (None, why C cannot run it:
+    no compiler, or a space the C printer refuses)."""
+    if not _available("c"):
+        return None, "no C compiler"
+    from . import c_backend
+    try:
+        return c_backend.prepare(program), None
+    except BeastError as err:
+        return None, f"the C backend cannot run this space ({err.message})"
 
 
 def render(program) -> dict:
