@@ -7,6 +7,15 @@ onto host C++: every thread of a block is a ``std::thread`` and ``__syncthreads`
 bytes (NaN for float and double) so that reading an element no thread stored shows.  The
 kernels are the very text :func:`beast.tune.kernel.generate` produces; only the prelude's
 ``BEAST_DYNAMIC_SMEM``/``BEAST_LDG`` hooks are predefined.
+
+The tensor-core kernels of :mod:`beast.tune.kernel_mma` run too: the shim defines their hooks
+(``BEAST_MMA_HOST``).  ``beast_mma_m{8,16}n8k{4,8,16}`` is a warp-level MMA: the 32 threads of
+a warp meet at a barrier of their own, each gathers the whole A, B and C from every lane's
+fragments by the PTX ISA's fragment layouts (checking that they cover each matrix once) and
+computes its own elements of D.  ``cp.async`` copies (with their zero-fill) are queued per
+commit group and land at the ``cp.async.wait_group`` that covers them, the latest moment the
+hardware allows; a misaligned copy, or one outside the block's shared memory, is an error that
+:meth:`HostModule.launch` raises.
 """
 from __future__ import annotations
 
@@ -22,13 +31,20 @@ import numpy as np
 
 from beast.errors import BeastError
 
-from .kernel import GemmKernel, translation_unit
+from .kernel import GemmKernel
 
 HOST_SHIM = r"""
+#include <atomic>
 #include <barrier>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 using std::fma; using std::fmaf;
@@ -47,6 +63,118 @@ thread_local unsigned char* beast_host_smem;
 #define BEAST_DYNAMIC_SMEM(name) unsigned char* name = beast_host_smem
 #define BEAST_LDG(p) (*(p))
 
+// The first error a kernel made (a misaligned cp.async, a fragment not covered): reported by the launcher.
+static std::mutex beast_host_error_lock;
+static std::string beast_host_error;
+static void beast_host_fail(const std::string& what) {
+  std::lock_guard<std::mutex> hold(beast_host_error_lock);
+  if (beast_host_error.empty()) beast_host_error = what;
+}
+extern "C" const char* beast_host_last_error() { return beast_host_error.c_str(); }
+extern "C" void beast_host_clear_error() { beast_host_error.clear(); }
+
+// ---- the tensor-core hooks of beast.tune.kernel_mma
+#define BEAST_MMA_HOST 1
+thread_local size_t beast_host_smem_bytes;
+// cp.async: a copy may land any time before the wait_group that covers it; here it lands at that
+// wait (the latest moment), so a kernel that reads a stage before waiting for it reads stale data.
+struct beast_host_copy { unsigned char* dst; const unsigned char* src; int bytes, src_bytes; };
+thread_local std::vector<beast_host_copy> beast_host_open;                  // issued, not committed
+thread_local std::deque<std::vector<beast_host_copy>> beast_host_groups;    // committed, not landed
+template <int BYTES> inline void beast_cp_async(void* dst, const void* src, int src_bytes) {
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+  unsigned char* d = static_cast<unsigned char*>(dst);
+  if (reinterpret_cast<std::uintptr_t>(dst) % BYTES || (src_bytes > 0 && reinterpret_cast<std::uintptr_t>(src) % BYTES))
+    beast_host_fail("cp.async of " + std::to_string(BYTES) + " bytes from a misaligned address");
+  else if (src_bytes < 0 || src_bytes > BYTES)
+    beast_host_fail("cp.async src-size " + std::to_string(src_bytes) + " outside 0.." + std::to_string(BYTES));
+  else if (d < beast_host_smem || d + BYTES > beast_host_smem + beast_host_smem_bytes)
+    beast_host_fail("cp.async writes outside the block's dynamic shared memory");
+  else
+    beast_host_open.push_back({d, static_cast<const unsigned char*>(src), BYTES, src_bytes});
+}
+inline void beast_cp_async_commit() {
+  beast_host_groups.push_back(std::move(beast_host_open));
+  beast_host_open.clear();
+}
+template <int N> inline void beast_cp_async_wait() {
+  while (beast_host_groups.size() > static_cast<size_t>(N)) {
+    for (const beast_host_copy& c : beast_host_groups.front()) {
+      std::memcpy(c.dst, c.src, c.src_bytes);
+      std::memset(c.dst + c.src_bytes, 0, c.bytes - c.src_bytes);
+    }
+    beast_host_groups.pop_front();
+  }
+}
+
+// Warp-level f64 MMA: each of the 32 lanes puts its fragments in the warp's scratch, a warp
+// barrier, every lane gathers the whole A, B and C by the PTX ISA's fragment layouts and computes
+// its own D elements, and a second barrier lets the scratch be reused.
+struct beast_host_warp {
+  explicit beast_host_warp(int lanes) : bar(lanes) {}
+  std::barrier<> bar;
+  double a[32][8], b[32][4], c[32][4];
+};
+thread_local beast_host_warp* beast_host_this_warp;
+thread_local unsigned beast_host_lane;
+// PTX ISA, "Matrix Fragments for mma.m8n8k4 with .f64", "... mma.m16n8k4" (.f64), "... mma.m16n8k8"
+// (.f64), "... mma.m16n8k16" (.f64): groupID = %laneid >> 2, threadID_in_group = %laneid % 4.
+inline void beast_host_frag_a(int M, int K, unsigned lane, int i, int& row, int& col) {
+  const int g = lane >> 2, t = lane % 4;
+  if (M == 8) { row = g; col = t; }                                    // m8n8k4: a0
+  else if (K == 4) { row = i == 0 ? g : g + 8; col = t; }              // m16n8k4: a0, a1
+  else if (K == 8) { row = (i == 0 || i == 2) ? g : g + 8; col = (i < 2) ? t : t + 4; }   // m16n8k8: a0..a3
+  else { row = i % 2 == 0 ? g : g + 8; col = i % 2 == 0 ? i * 2 + t : i * 2 - 2 + t; }   // m16n8k16: a0..a7
+}
+inline void beast_host_frag_b(int K, unsigned lane, int i, int& row, int& col) {
+  const int g = lane >> 2, t = lane % 4;
+  col = g;
+  row = t + 4 * i;                       // k4: b0 (row t); k8: b0, b1 (t, t + 4); k16: b0..b3 (t + 4i)
+  (void)K;
+}
+inline void beast_host_frag_c(int M, unsigned lane, int i, int& row, int& col) {
+  const int g = lane >> 2, t = lane % 4;
+  if (M == 8) { row = g; col = t * 2 + i; }                            // m8n8: c0, c1
+  else { row = i < 2 ? g : g + 8; col = t * 2 + (i & 1); }             // m16n8: c0..c3
+}
+template <int M, int K> inline void beast_host_mma(double* d, const double* a, const double* b) {
+  constexpr int AR = M * K / 32, BR = 8 * K / 32, CR = M * 8 / 32;
+  beast_host_warp& w = *beast_host_this_warp;
+  const unsigned me = beast_host_lane;
+  for (int i = 0; i < AR; ++i) w.a[me][i] = a[i];
+  for (int i = 0; i < BR; ++i) w.b[me][i] = b[i];
+  for (int i = 0; i < CR; ++i) w.c[me][i] = d[i];
+  w.bar.arrive_and_wait();
+  double A[M][K], B[K][8], C[M][8];
+  int seen_a[M][K] = {}, seen_b[K][8] = {}, seen_c[M][8] = {};
+  int row, col;
+  for (unsigned lane = 0; lane < 32; ++lane) {
+    for (int i = 0; i < AR; ++i) { beast_host_frag_a(M, K, lane, i, row, col); A[row][col] = w.a[lane][i]; ++seen_a[row][col]; }
+    for (int i = 0; i < BR; ++i) { beast_host_frag_b(K, lane, i, row, col); B[row][col] = w.b[lane][i]; ++seen_b[row][col]; }
+    for (int i = 0; i < CR; ++i) { beast_host_frag_c(M, lane, i, row, col); C[row][col] = w.c[lane][i]; ++seen_c[row][col]; }
+  }
+  for (int r = 0; r < M; ++r)
+    for (int k = 0; k < K; ++k)
+      if (seen_a[r][k] != 1) beast_host_fail("MMA fragment layout of A does not cover the matrix once");
+  for (int k = 0; k < K; ++k)
+    for (int c = 0; c < 8; ++c)
+      if (seen_b[k][c] != 1) beast_host_fail("MMA fragment layout of B does not cover the matrix once");
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < 8; ++c)
+      if (seen_c[r][c] != 1) beast_host_fail("MMA fragment layout of C does not cover the matrix once");
+  for (int i = 0; i < CR; ++i) {
+    beast_host_frag_c(M, me, i, row, col);
+    double s = C[row][col];
+    for (int k = 0; k < K; ++k) s = fma(A[row][k], B[k][col], s);
+    d[i] = s;
+  }
+  w.bar.arrive_and_wait();
+}
+inline void beast_mma_m8n8k4(double* d, const double* a, const double* b) { beast_host_mma<8, 4>(d, a, b); }
+inline void beast_mma_m16n8k4(double* d, const double* a, const double* b) { beast_host_mma<16, 4>(d, a, b); }
+inline void beast_mma_m16n8k8(double* d, const double* a, const double* b) { beast_host_mma<16, 8>(d, a, b); }
+inline void beast_mma_m16n8k16(double* d, const double* a, const double* b) { beast_host_mma<16, 16>(d, a, b); }
+
 template <class F, class... Args>
 void beast_host_launch(F kernel, dim3 grid, dim3 block, size_t smem_bytes, Args... args) {
   const unsigned nt = block.x * block.y * block.z;
@@ -56,13 +184,18 @@ void beast_host_launch(F kernel, dim3 grid, dim3 block, size_t smem_bytes, Args.
       unsigned char* smem = static_cast<unsigned char*>(std::aligned_alloc(16, bytes));
       std::memset(smem, 0xff, bytes);
       std::barrier<> bar(nt);
+      std::vector<std::unique_ptr<beast_host_warp>> warps;
+      for (unsigned w = 0; w * 32 < nt; ++w)
+        warps.push_back(std::make_unique<beast_host_warp>(static_cast<int>(nt - w * 32 < 32 ? nt - w * 32 : 32)));
       std::vector<std::thread> threads;
       for (unsigned ty = 0; ty < block.y; ++ty)
         for (unsigned tx = 0; tx < block.x; ++tx)
-          threads.emplace_back([=, &bar] {
+          threads.emplace_back([=, &bar, &warps] {
             threadIdx = dim3{tx, ty, 0}; blockIdx = dim3{bx, by, 0};
             blockDim = block; gridDim = grid;
-            beast_host_barrier = &bar; beast_host_smem = smem;
+            beast_host_barrier = &bar; beast_host_smem = smem; beast_host_smem_bytes = smem_bytes;
+            const unsigned linear = ty * block.x + tx;
+            beast_host_this_warp = warps[linear / 32].get(); beast_host_lane = linear % 32;
             kernel(args...);
           });
       for (auto& t : threads) t.join();
@@ -150,8 +283,24 @@ class HostModule:
             return x if isinstance(x, int) else x.ctypes.data
 
         m, n, k, are, aim, a, lda, b, ldb, bre, bim, c, ldc = args
+        self.lib.beast_host_clear_error()
         fn(int(grid[0]), int(grid[1]), int(block[0]), int(block[1]), int(smem_bytes), int(m), int(n), int(k),
            float(are), float(aim), addr(a), int(lda), addr(b), int(ldb), float(bre), float(bim), addr(c), int(ldc))
+        self.lib.beast_host_last_error.restype = ctypes.c_char_p
+        error = self.lib.beast_host_last_error()
+        if error:
+            raise BeastError(f"kernel {name} on the host: {error.decode()}")
+
+
+def translation_unit(kernels) -> str:
+    """One source holding ``kernels`` of any family: each family's prelude once (in order of first
+    appearance), then every kernel's body."""
+    kernels = list(kernels)
+    names = [k.name for k in kernels]
+    if len(set(names)) != len(names):
+        raise BeastError("kernels in one translation unit need distinct names")
+    preludes = list(dict.fromkeys(k.prelude for k in kernels))
+    return "".join(preludes) + "\n".join(k.body for k in kernels)
 
 
 class HostKernels:

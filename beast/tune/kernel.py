@@ -320,6 +320,13 @@ class GemmLayout:
     def block(self) -> tuple[int, int, int]:
         return (self.dim_m, self.dim_n, 1)
 
+    @property
+    def vector_width(self) -> int:
+        """Elements per vector load (``dim_vec``): lda and ldb must be multiples of it (launch rule)."""
+        return self.dim_vec
+
+    vector_name = "dim_vec"
+
     def grid(self, m: int, n: int) -> tuple[int, int, int]:
         """Thread-block grid for an M x N matrix C."""
         return (max(1, -(-m // self.blk_m)), max(1, -(-n // self.blk_n)), 1)
@@ -649,6 +656,14 @@ class GemmKernel:
     layout: GemmLayout
     name: str
     body: str
+
+    #: the name of the paper's kernel family in tuning logs (``kernel_family``)
+    family = "gemm"
+
+    @property
+    def prelude(self) -> str:
+        """The definitions the body needs before it (:func:`prelude`)."""
+        return prelude()
 
     @property
     def source(self) -> str:
