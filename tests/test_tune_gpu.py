@@ -24,6 +24,7 @@ from beast.tune.hostsim import HostModule, build_host_library, host_compiler
 from beast.tune.measure import OK, WRONG, CompileFailure
 
 GEMM = str(Path(__file__).resolve().parent.parent / "spaces" / "gemm.py")
+MMA = str(Path(__file__).resolve().parent.parent / "spaces" / "gemm_mma.py")
 SMALL = dict(max_threads_per_block=64, max_threads_dim_x=16, max_threads_dim_y=16, warp_size=4,
              max_shared_mem_per_block=2048, max_shmem_per_multi_processor=16384)
 
@@ -253,6 +254,28 @@ def test_tune_runs_through_the_cupy_backend(fake_cupy, tmp_path):
     assert "dgemm_NT  M=40 N=24 K=33  on Host CPU threads" in text and "3 verified" in text
     lines = log.read_text().splitlines()
     assert len(lines) == 1 + 1 + 3 + 1 and '"measured": 3,' in lines[-1]   # + the run's summary
+
+
+def test_tune_runs_the_tensor_core_family(fake_cupy, tmp_path):
+    """spaces/gemm_mma.py through tune() and the CuPy backend: its kernels (warp MMAs and cp.async
+    run by the host simulator) are verified against matmul, and the log names the family."""
+    import json
+    space = beast.load(MMA, device="h100", settings=dict(arithmetic="complex", trans_a=1))
+    log = tmp_path / "mma.jsonl"
+    report = tune(space, (37, 45, 29), budget=2, strategy="exhaustive", log_path=log, compile_workers=2)
+    assert report.counts[OK] == 2, [r.measurement.error for r in report.results]
+    assert all(r.measurement.extra["err_ratio"] <= 1 for r in report.results)
+    assert "bank_size_bytes" not in report.results[0].measurement.extra
+    header = json.loads(log.read_text().splitlines()[0])
+    assert header["kernel_family"] == "gemm_mma" and header["kernel_version"] == 1
+    text = format_report(report)
+    assert "zgemm_TN  M=37 N=45 K=29  on Host CPU threads (profile h100), kernel family gemm_mma" in text
+    assert "(double, FP64 tensor cores)" in text
+    # the same log cannot be resumed by the paper's family
+    paper = beast.load(GEMM, device=resolve_device("k40c").replace(**SMALL),
+                       settings=dict(precision="double", arithmetic="complex", trans_a=1))
+    with pytest.raises(BeastError, match="different GEMM kernel family .*log has \"gemm_mma\", this run has \"gemm\""):
+        tune(paper, (37, 45, 29), budget=3, log_path=log)
 
 
 def test_no_cupy_means_no_gpu(monkeypatch):

@@ -1,6 +1,8 @@
-"""Tuning the GEMM kernel of the BEAST paper (Fig. 7) over a space's survivors on a GPU.
+"""Tuning GEMM kernels over a space's survivors on a GPU: the BEAST paper's (Fig. 7) and FP64 tensor cores.
 
-* :mod:`beast.tune.kernel` -- CUDA source of the kernel for one configuration;
+* :mod:`beast.tune.kernel` -- CUDA source of the paper's kernel for one configuration;
+* :mod:`beast.tune.kernel_mma` -- CUDA source of the FP64 tensor-core kernel (``spaces/gemm_mma.py``);
+* :mod:`beast.tune.families` -- which of the two a space asks for;
 * :mod:`beast.tune.emulate` -- NumPy emulation of its tiling (correctness without a GPU);
 * :mod:`beast.tune.hostsim` -- the generated CUDA text run on CPU threads (tests);
 * :mod:`beast.tune.gpu` -- CuPy layer: NVRTC compile, launch, cuBLAS check, event timing;

@@ -13,10 +13,15 @@ there is no CuPy, driver or device.
   CUDA context) for the GPU's architecture and returns an :class:`Artifact` -- cubin bytes, or
   PTX when NVRTC does not know the GPU's architecture -- which :meth:`CupyBackend.load` writes
   to a file and loads with ``cupy.RawModule(path=...)`` (``cuModuleLoad``) on the GPU.
-* Launch: grid ``(ceil(M/blk_m), ceil(N/blk_n))``, block ``(dim_m, dim_n)``, dynamic shared
-  memory ``blk_k*(blk_m+blk_n)*sizeof(T)`` (``max_dynamic_shared_size_bytes`` raised above
-  48 KiB), ``preferred_shared_memory_carveout`` from ``shmem_l1``.  ``shmem_banks`` is only
-  recorded (``shmem_banks_applied: false``): since Maxwell the bank size is fixed.
+* Kernel families (:mod:`beast.tune.families`): the backend generates the paper's kernels
+  (``family="gemm"``, the default) or the FP64 tensor-core ones (``"gemm_mma"``); both take the
+  same arguments and report their launch the same way.
+* Launch: grid ``(ceil(M/blk_m), ceil(N/blk_n))``, the kernel's block (``(dim_m, dim_n)`` for the
+  paper's), dynamic shared memory ``kernel.smem_bytes`` (``blk_k*(blk_m+blk_n)*sizeof(T)`` for
+  the paper's; ``max_dynamic_shared_size_bytes`` raised above 48 KiB),
+  ``preferred_shared_memory_carveout`` from ``shmem_l1`` (the tensor-core kernels: 100 %).
+  ``shmem_banks`` is only recorded (``shmem_banks_applied: false``): since Maxwell the bank size
+  is fixed.
 * Data and alignment rule: operands are stored column-major with leading dimensions rounded
   up to a multiple of ``16 // sizeof(T)`` elements (4 for float, 2 for double and single
   complex, 1 for double complex) -- a multiple of every ``dim_vec`` the kernel accepts for
@@ -49,7 +54,8 @@ from typing import Mapping
 
 from beast.errors import BeastError, DeviceError
 
-from .kernel import GemmKernel, GemmSettings, generate
+from .families import DEFAULT_FAMILY, get_family
+from .kernel import GemmKernel, GemmSettings
 from .measure import (EARLY_CUT, LAUNCH_ERROR, OK, SPILL_CUT, WRONG, CompileFailure, FatalBackendError,
                       Measurement, cutoff_ms, gemm_flops, time_until_stable)
 
@@ -105,9 +111,10 @@ def check_launch_rules(kernel: GemmKernel, m: int, n: int, k: int, lda: int, ldb
                        ptrs: tuple[int, ...] = ()) -> str | None:
     """Why the kernel must not be launched on these arguments (None when it may).
 
-    The rules of :mod:`beast.tune.kernel`: sizes non-negative, leading dimensions at least the
-    stored rows, ``lda``/``ldb`` multiples of ``dim_vec`` and A/B aligned to
-    ``dim_vec * sizeof(T)`` bytes, grid y within 65535."""
+    The rules of :mod:`beast.tune.kernel` (and :mod:`beast.tune.kernel_mma`): sizes
+    non-negative, leading dimensions at least the stored rows, ``lda``/``ldb`` multiples of the
+    vector width (``dim_vec``; ``vec``) and A/B aligned to that many elements, grid y within
+    65535."""
     L, st = kernel.layout, kernel.settings
     if min(m, n, k) < 0:
         return f"negative size {m} x {n} x {k}"
@@ -115,13 +122,13 @@ def check_launch_rules(kernel: GemmKernel, m: int, n: int, k: int, lda: int, ldb
     b_rows = n if st.trans_b else k
     if lda < max(1, a_rows) or ldb < max(1, b_rows) or ldc < max(1, m):
         return f"leading dimensions lda={lda}, ldb={ldb}, ldc={ldc} smaller than the stored rows"
-    v = L.dim_vec
+    v, what = L.vector_width, L.vector_name
     if v > 1:
         if lda % v or ldb % v:
-            return f"dim_vec={v} needs lda and ldb multiples of {v} (got {lda}, {ldb})"
+            return f"{what}={v} needs lda and ldb multiples of {v} (got {lda}, {ldb})"
         for p in ptrs:
             if p % (v * st.itemsize):
-                return f"dim_vec={v} needs A and B aligned to {v * st.itemsize} bytes"
+                return f"{what}={v} needs A and B aligned to {v * st.itemsize} bytes"
     grid = kernel.grid(m, n)
     if grid[1] > MAX_GRID_Y:
         return f"grid y = ceil(N / blk_n) = {grid[1]} exceeds {MAX_GRID_Y}"
@@ -168,11 +175,11 @@ class Artifact:
         return f"{self.kernel.source_hash}-{self.arch}-{self.options!r}"
 
 
-def _kernel(config: Mapping, settings: GemmSettings) -> GemmKernel:
-    """The generated kernel of ``config``; a configuration it cannot be generated for is a
-    CompileFailure of that configuration."""
+def _kernel(config: Mapping, settings: GemmSettings, family: str = DEFAULT_FAMILY) -> GemmKernel:
+    """The generated kernel of ``config`` (of the kernel ``family``); a configuration it cannot be
+    generated for is a CompileFailure of that configuration."""
     try:
-        return generate(config, settings)
+        return get_family(family).generate(config, settings)
     except BeastError as err:
         raise CompileFailure(f"cannot generate the kernel: {err.message}") from None
 
@@ -197,15 +204,17 @@ class NvrtcCompiler:
     """Compiles configurations with NVRTC on a CPU, for a GPU of compute capability ``cc``.
 
     Picklable (a Ray task carries it to CPU workers); needs CuPy's NVRTC binding
-    (``cupy.cuda.nvrtc``) but no device: it never creates a CUDA context."""
+    (``cupy.cuda.nvrtc``) but no device: it never creates a CUDA context.  ``family``: the
+    kernel family (:mod:`beast.tune.families`)."""
 
     settings: GemmSettings
     cc: tuple
     options: tuple = ()
+    family: str = DEFAULT_FAMILY
 
     def build(self, config: Mapping) -> Artifact:
         """The :class:`Artifact` of ``config``; :class:`CompileFailure` when it does not compile."""
-        kernel = _kernel(config, self.settings)
+        kernel = _kernel(config, self.settings, self.family)
         try:
             nvrtc = _import_cupy().cuda.nvrtc
         except DeviceError as err:          # the machine, not the kernel: not a compile_error
@@ -315,12 +324,14 @@ class CupyBackend:
     CPU: NVRTC), ``measure(compiled)`` (GPU thread), ``reference()`` (cuBLAS).  Ray's runner
     compiles elsewhere: ``compiler()`` (a picklable :class:`NvrtcCompiler` for this GPU) builds
     :class:`Artifact` objects on CPU workers and ``load(artifact)`` makes them ``Compiled`` here.
+    ``family`` names the kernel family to generate (:mod:`beast.tune.families`).
     """
 
     def __init__(self, settings: GemmSettings | Mapping, size: tuple[int, int, int], *, device_id: int = 0,
                  seed: int = 0, rel_ci: float = 0.03, max_samples: int = 200, max_seconds: float = 10.0,
                  compile_options: tuple[str, ...] = (), early_cut: float | None = EARLY_CUT,
-                 spill_cut: float | None = SPILL_CUT):
+                 spill_cut: float | None = SPILL_CUT, family: str = DEFAULT_FAMILY):
+        self.family = get_family(family).name
         self.cupy = require_gpu(device_id)
         self.early_cut, self.spill_cut = early_cut, spill_cut
         self.settings = settings if isinstance(settings, GemmSettings) else GemmSettings.from_mapping(settings)
@@ -344,7 +355,7 @@ class CupyBackend:
     def compile(self, config: Mapping) -> Compiled:
         """Generate and NVRTC-compile the kernel of ``config``; CompileFailure on errors."""
         cupy = self.cupy
-        kernel = _kernel(config, self.settings)
+        kernel = _kernel(config, self.settings, self.family)
         key = kernel.source_hash + repr(self.options)
         with self._lock:
             raw = self._cache.get(key)
@@ -367,7 +378,7 @@ class CupyBackend:
     # ---- compile apart (Ray: NVRTC on CPU workers, loaded here)
     def compiler(self) -> NvrtcCompiler:
         """A picklable compiler for this GPU's architecture, to run where there is no GPU."""
-        return NvrtcCompiler(self.settings, self.compute_capability, self.options)
+        return NvrtcCompiler(self.settings, self.compute_capability, self.options, self.family)
 
     def load(self, artifact: Artifact) -> Compiled:
         """Load an artefact compiled by :meth:`compiler` (cached by its key): the bytes go to a
@@ -445,8 +456,10 @@ class CupyBackend:
         k = compiled.kernel
         L = k.layout
         raw = compiled.raw
-        extra = {"compile_s": round(compiled.compile_s, 3), "bank_size_bytes": L.bank_size_bytes,
-                 "shmem_banks_applied": False, "carveout": L.carveout}
+        extra = {"compile_s": round(compiled.compile_s, 3)}
+        if hasattr(L, "bank_size_bytes"):                  # the paper's kernels: asked for, not applied
+            extra.update(bank_size_bytes=L.bank_size_bytes, shmem_banks_applied=False)
+        extra["carveout"] = L.carveout
         with cupy.cuda.Device(self.device_id):
             p = self._ensure_problem()
             why = check_launch_rules(k, p.m, p.n, p.k, p.lda, p.ldb, p.ldc,

@@ -2,7 +2,8 @@
 
 Line 1 is the header::
 
-    {"beast_tune_log": 1, "kernel_version": 1, "device": {"profile": "h100", "gpu": "NVIDIA H100 80GB HBM3"},
+    {"beast_tune_log": 1, "kernel_version": 1, "kernel_family": "gemm",
+     "device": {"profile": "h100", "gpu": "NVIDIA H100 80GB HBM3"},
      "size": [4096, 4096, 4096], "space_hash": "...", "space_path": "spaces/gemm.py",
      "iterators": ["dim_m", ...], "settings": {"precision": "double", ...}, "created": "..."}
 
@@ -11,6 +12,10 @@ then records::
     {"config": {"dim_m": 16, ...}, "status": "ok", "ms": 1.23, "gflops": 456.7, "ci_rel": 0.01, ...}
     {"reference": "cublas", "status": "ok", "ms": 1.01, "gflops": 540.2, ...}
     {"run": {"measured": 200, "wall_s": 61.2, "gpu_busy": 0.83, "configs_per_s": 3.27, ...}}
+
+``kernel_family`` names the template measured (:mod:`beast.tune.families`: ``gemm``, the
+paper's, or ``gemm_mma``, FP64 tensor cores); a log without it, from before families, is of
+``gemm``.
 
 A record with ``"early_cut": true`` was timed from its warm-up launches only (slower than the
 cut-off; ``cutoff_ms`` says which), one with ``"twin_of"`` copies the measurement of a
@@ -37,10 +42,14 @@ from .measure import Measurement
 
 LOG_FORMAT = 1
 #: header fields that must agree for a log to be resumed (in the order they are checked).
-MATCH_FIELDS = ("beast_tune_log", "kernel_version", "device", "size", "space_hash", "iterators", "settings")
+MATCH_FIELDS = ("beast_tune_log", "kernel_family", "kernel_version", "device", "size", "space_hash", "iterators",
+                "settings")
+#: what a header without the field means (logs written before the field existed)
+FIELD_DEFAULTS = {"kernel_family": "gemm"}
 
 _FIELD_WORDS = {
-    "beast_tune_log": "log format", "kernel_version": "GEMM kernel template version",
+    "beast_tune_log": "log format", "kernel_family": "GEMM kernel family",
+    "kernel_version": "GEMM kernel template version",
     "device": "device", "size": "problem size (M N K)", "space_hash": "space file (its text hash)",
     "iterators": "iterator list", "settings": "settings",
 }
@@ -61,10 +70,12 @@ def _jsonable(value):
 
 
 def make_header(*, device: Mapping, size: Iterable[int], space_hash: str, iterators: Iterable[str],
-                settings: Mapping, kernel_version: int, space_path: str | None = None) -> dict:
-    """The header of a log for one tuning problem."""
+                settings: Mapping, kernel_version: int, space_path: str | None = None,
+                kernel_family: str = "gemm") -> dict:
+    """The header of a log for one tuning problem (``kernel_family``: the template measured)."""
     return {
         "beast_tune_log": LOG_FORMAT,
+        "kernel_family": kernel_family,
         "kernel_version": kernel_version,
         "device": _jsonable(device),
         "size": [int(x) for x in size],
@@ -90,10 +101,10 @@ def _show(value) -> str:
 def compare_headers(found: Mapping, wanted: Mapping, path: str | None = None) -> None:
     """Raise BeastError naming the first header field in which ``found`` differs from ``wanted``."""
     for field in MATCH_FIELDS:
-        if found.get(field) != wanted.get(field):
+        a, b = found.get(field, FIELD_DEFAULTS.get(field)), wanted.get(field, FIELD_DEFAULTS.get(field))
+        if a != b:
             what = _FIELD_WORDS[field]
             detail = ""
-            a, b = found.get(field), wanted.get(field)
             if isinstance(a, Mapping) and isinstance(b, Mapping):
                 keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
                 detail = "; ".join(f"{k}: log has {_show(a.get(k))}, this run has {_show(b.get(k))}"

@@ -52,12 +52,11 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from beast.errors import BeastError
 
-from .kernel import KERNEL_VERSION, GemmLayout, GemmSettings
 from .log import TuneLog, config_key, make_header
 from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, CompileFailure, FatalBackendError,
                       Measurement)
 from .runner import (STRATEGIES, ProgressFn, TuneReport, TuneResult, _check_size, _device_identity, _takes,
-                     _is_better, _message, _peak, _probe_config, _resume, _search_strategy,
+                     _is_better, _message, _peak, _resume, _search_strategy, tune_family,
                      candidates)
 from .strategies import strategy_stream
 
@@ -79,9 +78,10 @@ def import_ray():
 
 # --------------------------------------------------------------------------- worker side
 
-def cupy_backend_factory(settings: Mapping, size, seed: int = 0) -> Callable[[], object]:
-    """A picklable factory of the default backend: CuPy on the actor's GPU (device 0 of it)."""
-    return _CupyFactory(dict(settings), tuple(int(x) for x in size), int(seed))
+def cupy_backend_factory(settings: Mapping, size, seed: int = 0, family: str = "gemm") -> Callable[[], object]:
+    """A picklable factory of the default backend: CuPy on the actor's GPU (device 0 of it),
+    generating the kernels of ``family`` (:mod:`beast.tune.families`)."""
+    return _CupyFactory(dict(settings), tuple(int(x) for x in size), int(seed), family)
 
 
 @dataclass(frozen=True)
@@ -89,10 +89,11 @@ class _CupyFactory:
     settings: dict
     size: tuple
     seed: int
+    family: str = "gemm"
 
     def __call__(self):
         from .gpu import CupyBackend
-        return CupyBackend(self.settings, self.size, seed=self.seed)
+        return CupyBackend(self.settings, self.size, seed=self.seed, family=self.family)
 
 
 def compile_config(compiler, config: dict):
@@ -653,10 +654,9 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
         raise BeastError(f"--budget must be a positive integer, got {budget!r}")
     m, n, k = _check_size(size)
     names = tuple(space.iterators)
-    settings = GemmSettings.from_mapping(space.settings)
-    GemmLayout.from_config(_probe_config(names), settings)
+    family, settings = tune_family(space)
     if backend_factory is None:
-        backend_factory = cupy_backend_factory(space.settings, (m, n, k), seed)
+        backend_factory = cupy_backend_factory(space.settings, (m, n, k), seed, family.name)
 
     ray = import_ray()
     own_ray = connect(address)
@@ -666,14 +666,14 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
         pool = WorkerPool(backend_factory, num_workers=num_workers, prefetch=prefetch, lookahead=lookahead)
         identity = _device_identity(space, SimpleNamespace(device_name=pool.device_name))
         header = make_header(device=identity, size=(m, n, k), space_hash=space.source_hash, iterators=names,
-                             settings=space.settings, kernel_version=KERNEL_VERSION,
-                             space_path=getattr(space, "path", None))
+                             settings=space.settings, kernel_version=family.version,
+                             space_path=getattr(space, "path", None), kernel_family=family.name)
         log = TuneLog.open(log_path, header)
         report = RayTuneReport(iterators=names, settings=dict(space.settings), size=(m, n, k),
                                device_profile=header["device"]["profile"],
                                device_name=header["device"]["gpu"],
                                strategy=strategy if named else type(strategy).__name__, budget=budget,
-                               peak_gflops=_peak(space, settings),
+                               peak_gflops=_peak(space, settings, family), family=family.name,
                                log_path=os.fspath(log_path) if log_path is not None else None,
                                workers=[s.name for s in pool.slots])
         best = _resume(report, log)

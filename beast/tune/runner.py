@@ -41,7 +41,8 @@ import numpy as np
 
 from beast.errors import BeastError
 
-from .kernel import KERNEL_VERSION, GemmLayout, GemmSettings
+from .families import DEFAULT_FAMILY, FAMILIES, KernelFamily, family_of, get_family
+from .kernel import GemmSettings
 from .log import TuneLog, make_header
 from .strategies import make_strategy, strategy_stream
 from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, WRONG, FatalBackendError, Measurement)
@@ -82,7 +83,8 @@ class TuneReport:
 
     ``results`` holds every configuration of the log (resumed ones first); ``measured`` how
     many this run measured; ``reference`` the cuBLAS measurement (None without one);
-    ``peak_gflops`` the device profile's peak for the precision (None when unknown);
+    ``peak_gflops`` the device profile's peak for the precision and the kernel ``family``'s
+    units (None when unknown);
     ``interrupted`` whether Ctrl-C ended the run early; ``stopped`` the message of a fatal
     backend error that ended it early; ``time_up`` whether ``time_limit`` (seconds) ended it.
     ``wall_s`` is this run's time in its measuring loop and ``gpu_s`` the part of it spent in
@@ -102,6 +104,7 @@ class TuneReport:
     resumed: int = 0
     reference: Measurement | None = None
     peak_gflops: float | None = None
+    family: str = DEFAULT_FAMILY
     log_path: str | None = None
     interrupted: bool = False
     stopped: str | None = None
@@ -266,15 +269,22 @@ def _untuned(report: "TuneReport") -> list[str]:
             f"banks; the space holds one value)"]
 
 
-def _peak(space, settings: GemmSettings) -> float | None:
+def _peak(space, settings: GemmSettings, family: KernelFamily | None = None) -> float | None:
+    """The device profile's peak GFLOP/s for the kernels of ``family`` (default: the paper's)."""
+    family = family or get_family(DEFAULT_FAMILY)
+    return family.peak_gflops(getattr(space, "device", None), settings.precision)
+
+
+def tune_family(space) -> tuple[KernelFamily, GemmSettings]:
+    """The kernel family ``space`` asks for and its settings, checked: the template's parameter
+    names among the space's iterators, the precision, and the device profile's compute capability
+    (BeastError saying what is wrong)."""
+    family = family_of(space)
+    settings = family.settings(space.settings)
+    family.check_names(tuple(space.iterators), settings)       # names the template lacks
     profile = getattr(space, "device", None)
-    fn = getattr(profile, "peak_gflops", None)
-    if fn is None:
-        return None
-    try:
-        return fn(settings.precision)
-    except Exception:
-        return None
+    family.check_device(_compute_capability(space), getattr(profile, "name", None))
+    return family, settings
 
 
 def _check_size(size) -> tuple[int, int, int]:
@@ -409,13 +419,12 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
     time_limit = check_time_limit(time_limit)
     m, n, k = _check_size(size)
     names = tuple(space.iterators)
-    settings = GemmSettings.from_mapping(space.settings)
-    GemmLayout.from_config(_probe_config(names), settings)   # names the template lacks -> BeastError
+    family, settings = tune_family(space)
 
     own_backend = backend is None
     if backend is None:
         from .gpu import CupyBackend
-        backend = CupyBackend(settings, (m, n, k), seed=seed)
+        backend = CupyBackend(settings, (m, n, k), seed=seed, family=family.name)
     workers = compile_workers or default_compile_workers()
     lookahead = lookahead or 2 * workers + 2
     takes_best = _takes(backend.measure, "best_ms")
@@ -424,12 +433,13 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
 
     header = make_header(device=_device_identity(space, backend), size=(m, n, k),
                          space_hash=space.source_hash, iterators=names,
-                         settings=space.settings, kernel_version=KERNEL_VERSION,
-                         space_path=getattr(space, "path", None))
+                         settings=space.settings, kernel_version=family.version,
+                         space_path=getattr(space, "path", None), kernel_family=family.name)
     log = TuneLog.open(log_path, header)
     report = TuneReport(iterators=names, settings=dict(space.settings), size=(m, n, k),
                         device_profile=header["device"]["profile"], device_name=header["device"]["gpu"],
-                        strategy=strategy, budget=budget, peak_gflops=_peak(space, settings),
+                        strategy=strategy, budget=budget, peak_gflops=_peak(space, settings, family),
+                        family=family.name,
                         log_path=os.fspath(log_path) if log_path is not None else None,
                         time_limit=time_limit, compile_workers=workers,
                         compute_capability=_compute_capability(space))
@@ -659,12 +669,6 @@ def _search_strategy(space, strategy: str, seed: int, budget: int | None, record
     return search
 
 
-def _probe_config(names) -> dict:
-    """A dummy configuration with the space's iterator names (values 1): lets the kernel
-    template report which of its parameter names the space lacks."""
-    return {name: 1 for name in names}
-
-
 def _message(err: Exception) -> str:
     if isinstance(err, BeastError):
         return err.message
@@ -722,11 +726,14 @@ def format_report(report: TuneReport, top: int = 10) -> str:
     except BeastError:
         routine = "gemm"
     m, n, k = report.size
+    family = get_family(report.family) if report.family in FAMILIES else None
     lines = [f"{routine}  M={m} N={n} K={k}  on {report.device_name or 'unknown GPU'}"
-             f" (profile {report.device_profile})"]
+             f" (profile {report.device_profile}), kernel family {report.family}"
+             + (f": {family.what}" if family is not None else "")]
     peak = report.peak_gflops
     precision = st.get("precision", "?")
-    lines.append(f"device peak: {_fmt(peak, '.1f')} GFLOP/s ({precision}, CUDA cores)")
+    units = family.peak_what if family is not None else "CUDA cores"
+    lines.append(f"device peak: {_fmt(peak, '.1f')} GFLOP/s ({precision}, {units})")
     ref = report.reference
     ref_gflops = ref.gflops if ref is not None and ref.status == OK else None
     if ref_gflops is not None:
