@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# The prepared GPU check: what every GPU measurement of beast should record, in one run of at most
-# 8 minutes on one H100/H200 with 16 cores.  Whoever gets a GPU runs this first and records its
-# table in bench/gpu.md ("The GPU check").
+# The prepared GPU check: what every GPU measurement of beast should record, in one run of about
+# 7.5 minutes (at most 9) on one H100/H200 with 16 cores.  Whoever gets a GPU runs this first and
+# records its table in bench/gpu.md ("The GPU check").
 #
 #   bash bench/gpu_check.sh [OUTDIR]        (default: $OUT when set, else bench/gpu_runs/check-DATE)
 #
-# What it runs (each `beast tune` capped by --time, so the whole stays inside 8 minutes):
-#   DGEMM NN 4096^3  random and hybrid, budget 200 each
-#   SGEMM NN 4096^3  random and hybrid, budget 120 each
-#   ZGEMM NN 2048^3  random and hybrid, budget 200 each
-#   the GPU tests    tests/test_tune_gpu.py, test_tune_kernel.py, test_tune_log.py
+# What it runs (each `beast tune` capped by --time, so the whole stays inside the estimate):
+#   the paper's template (spaces/gemm.py, CUDA cores), $BEAST_CHECK_TIME (25 s) each:
+#     DGEMM NN 4096^3  random and hybrid, budget 200 each
+#     SGEMM NN 4096^3  random and hybrid, budget 120 each
+#     ZGEMM NN 2048^3  random and hybrid, budget 200 each
+#   the FP64 tensor-core family (spaces/gemm_mma.py, issue 25), $BEAST_CHECK_MMA_TIME (50 s) each:
+#     DGEMM NN 4096^3  random, budget 300, and hybrid, budget 200
+#     ZGEMM NN 2048^3  random, budget 200
+#   the GPU tests    tests/test_tune_gpu.py, test_tune_kernel.py, test_tune_log.py, test_tune_mma.py
+# Estimate: 6 x 25 s + 3 x 50 s of tuning, about 30 s of start-up and cuBLAS references, at most
+# 150 s of tests (about 90 s expected): 7.5 minutes.  Every configuration is verified against
+# cuBLAS before it is timed, so the tensor-core rows also say whether its kernels are right.
 # and writes OUTDIR/table.md (one Markdown table: best GFLOP/s, cuBLAS, % of cuBLAS,
 # configurations per second, GPU busy share, early cuts), OUTDIR/*.jsonl (the logs),
 # OUTDIR/*.txt (each command's output) and OUTDIR/tests.txt.
@@ -29,7 +36,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PY=${PYTHON:-python3}
-TIME=${BEAST_CHECK_TIME:-45s}          # the cap of each tuning run
+TIME=${BEAST_CHECK_TIME:-25s}          # the cap of each tuning run of the paper's template
+MMA_TIME=${BEAST_CHECK_MMA_TIME:-50s}  # the cap of each tuning run of the tensor-core family
 
 if ! "$PY" -c 'import sys, cupy; sys.exit(0 if cupy.cuda.runtime.getDeviceCount() > 0 else 1)' 2>/dev/null; then
     echo "gpu_check: no NVIDIA GPU here (CuPy cannot import or sees no device): nothing measured"
@@ -55,27 +63,36 @@ start=$(date +%s)
 } > "$OUTDIR/machine.txt"
 cat "$OUTDIR/machine.txt"
 
-tune() {   # name, then the arguments of beast tune
-    local name=$1; shift
+seconds() { case $1 in *m) echo $(( ${1%m} * 60 ));; *s) echo "${1%s}";; *) echo "$1";; esac; }
+
+tune() {   # name, space file, time cap, then the arguments of beast tune
+    local name=$1 space=$2 cap=$3; shift 3
     rm -f "$OUTDIR/$name.jsonl"
-    echo "== $name: beast tune $*"
-    timeout -s INT 100 "$PY" -m beast tune spaces/gemm.py --device auto --time "$TIME" -q \
+    echo "== $name: beast tune $space $*"
+    timeout -s INT $(( $(seconds "$cap") + 55 )) "$PY" -m beast tune "$space" --device auto --time "$cap" -q \
         --log "$OUTDIR/$name.jsonl" "$@" > "$OUTDIR/$name.txt" 2>&1
     echo "   exit $?, $(grep -m1 '^measured' "$OUTDIR/$name.txt" || tail -1 "$OUTDIR/$name.txt")"
 }
 
 for strategy in random hybrid; do
-    tune "dgemm_$strategy" --size 4096 4096 4096 --budget 200 --strategy "$strategy"
-    tune "sgemm_$strategy" --size 4096 4096 4096 --budget 120 --strategy "$strategy" -D precision=single
-    tune "zgemm_$strategy" --size 2048 2048 2048 --budget 200 --strategy "$strategy" -D arithmetic=complex
+    tune "dgemm_$strategy" spaces/gemm.py "$TIME" --size 4096 4096 4096 --budget 200 --strategy "$strategy"
+    tune "sgemm_$strategy" spaces/gemm.py "$TIME" --size 4096 4096 4096 --budget 120 --strategy "$strategy" \
+        -D precision=single
+    tune "zgemm_$strategy" spaces/gemm.py "$TIME" --size 2048 2048 2048 --budget 200 --strategy "$strategy" \
+        -D arithmetic=complex
 done
+tune dgemm_mma_random spaces/gemm_mma.py "$MMA_TIME" --size 4096 4096 4096 --budget 300 --strategy random
+tune dgemm_mma_hybrid spaces/gemm_mma.py "$MMA_TIME" --size 4096 4096 4096 --budget 200 --strategy hybrid
+tune zgemm_mma_random spaces/gemm_mma.py "$MMA_TIME" --size 2048 2048 2048 --budget 200 --strategy random \
+    -D arithmetic=complex
 
 echo "== GPU tests"
 timeout 150 "$PY" -m pytest -p no:cacheprovider tests/test_tune_gpu.py tests/test_tune_kernel.py \
-    tests/test_tune_log.py > "$OUTDIR/tests.txt" 2>&1
+    tests/test_tune_log.py tests/test_tune_mma.py > "$OUTDIR/tests.txt" 2>&1
 tests=$(tail -1 "$OUTDIR/tests.txt" | sed 's/=//g; s/^ *//; s/ *$//')
 echo "   $tests"
 
-"$PY" bench/gpu_table.py "$OUTDIR"/{d,s,z}gemm_{random,hybrid}.jsonl --tests "$tests" > "$OUTDIR/table.md"
+"$PY" bench/gpu_table.py "$OUTDIR"/{d,s,z}gemm_{random,hybrid}.jsonl "$OUTDIR"/dgemm_mma_{random,hybrid}.jsonl \
+    "$OUTDIR"/zgemm_mma_random.jsonl --tests "$tests" > "$OUTDIR/table.md"
 echo "== $(( $(date +%s) - start )) s; the table ($OUTDIR/table.md):"
 cat "$OUTDIR/table.md"

@@ -2,7 +2,7 @@
 
     python3 bench/gpu_table.py LOG.jsonl ... [--tests "37 passed, 2 skipped"]
 
-One row per log: the problem, the strategy and budget of its (last) run, the configurations
+One row per log: the problem (with the kernel family when it is not the paper's), the strategy and budget of its (last) run, the configurations
 measured, the best GFLOP/s, cuBLAS and the best as a share of it, configurations per second,
 the share of wall time the GPU was busy, early cuts, and the wall time.  The rate, the busy
 share and the cuts come from the log's ``run`` records (beast from this version on).
@@ -26,7 +26,9 @@ def problem(header) -> str:
     m, n, k = header.get("size", (0, 0, 0))
     size = f"{m}³" if m == n == k else f"{m}×{n}×{k}"
     optin = " opt-in" if st.get("shared_memory") == "optin" else ""
-    return f"{kind}GEMM {trans} {size}{optin}"
+    family = header.get("kernel_family", "gemm")
+    kernels = "" if family == "gemm" else f", {family}"
+    return f"{kind}GEMM {trans} {size}{optin}{kernels}"
 
 
 def row(path: Path) -> list[str]:
