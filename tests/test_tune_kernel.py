@@ -53,6 +53,20 @@ def test_generation_is_deterministic():
     assert f'extern "C" __global__ void __launch_bounds__(NT)\n{KERNEL_NAME}(' in a.source
 
 
+#: sha256 of the sources of 32 sampled survivors (below): the paper's kernel text, which logs of
+#: reproduced results were measured with.  A change here must bump KERNEL_VERSION.
+PAPER_TEXT = "c40a490aa389727aef4eb725a5948c644cc9530de6a156716515224556f8908f"
+
+
+def test_the_papers_kernel_text_is_unchanged():
+    import hashlib
+    device = resolve_device("k40c").replace(**SMALL)
+    h = hashlib.sha256()
+    for i, (st, cfg) in enumerate(sample_survivors(device, per_setting=2, seed=7)):
+        h.update(generate(cfg, st, name=f"g{i}").source.encode())
+    assert h.hexdigest() == PAPER_TEXT
+
+
 def test_parameters_become_constants():
     src = generate(CFG, DNN).source
     for name, value in CFG.items():

@@ -22,6 +22,8 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from beast.errors import BeastError
+
 from .kernel import GemmLayout, GemmSettings
 
 
@@ -147,6 +149,10 @@ def emulate_gemm(config: Mapping, settings: GemmSettings | Mapping,
     up to ``ld_multiple`` (the harness's alignment rule), the padding filled with NaN.
     """
     L = GemmLayout.from_config(config, settings)
+    if L.extended:
+        raise BeastError("the emulation follows the paper's kernel: it does not model pad_a, pad_b, "
+                         "smem_buffers or async_copy",
+                         hint="run such configurations on the host simulator (beast.tune.hostsim)")
     st = L.settings
     M, N, K = size if size is not None else default_size(L)
     rng = np.random.default_rng(seed)

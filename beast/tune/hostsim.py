@@ -8,11 +8,11 @@ bytes (NaN for float and double) so that reading an element no thread stored sho
 kernels are the very text :func:`beast.tune.kernel.generate` produces; only the prelude's
 ``BEAST_DYNAMIC_SMEM``/``BEAST_LDG`` hooks are predefined.
 
-The tensor-core kernels of :mod:`beast.tune.kernel_mma` run too: the shim defines their hooks
-(``BEAST_MMA_HOST``).  ``beast_mma_m{8,16}n8k{4,8,16}`` is a warp-level MMA: the 32 threads of
-a warp meet at a barrier of their own, each gathers the whole A, B and C from every lane's
-fragments by the PTX ISA's fragment layouts (checking that they cover each matrix once) and
-computes its own elements of D.  ``cp.async`` copies (with their zero-fill) are queued per
+The tensor-core kernels of :mod:`beast.tune.kernel_mma`, and the paper's with ``async_copy``, run
+too: the shim defines their hooks (``BEAST_HOST_SIM``).  ``beast_mma_m{8,16}n8k{4,8,16}`` is a
+warp-level MMA: the 32 threads of a warp meet at a barrier of their own, each gathers the whole
+A, B and C from every lane's fragments by the PTX ISA's fragment layouts (checking that they
+cover each matrix once) and computes its own elements of D.  ``cp.async`` copies (with their zero-fill) are queued per
 commit group and land at the ``cp.async.wait_group`` that covers them, the latest moment the
 hardware allows; a misaligned copy, or one outside the block's shared memory, is an error that
 :meth:`HostModule.launch` raises.
@@ -73,8 +73,8 @@ static void beast_host_fail(const std::string& what) {
 extern "C" const char* beast_host_last_error() { return beast_host_error.c_str(); }
 extern "C" void beast_host_clear_error() { beast_host_error.clear(); }
 
-// ---- the tensor-core hooks of beast.tune.kernel_mma
-#define BEAST_MMA_HOST 1
+// ---- the hooks of cp.async (beast.tune.kernel.CP_ASYNC) and of the warp MMAs (beast.tune.kernel_mma)
+#define BEAST_HOST_SIM 1
 thread_local size_t beast_host_smem_bytes;
 // cp.async: a copy may land any time before the wait_group that covers it; here it lands at that
 // wait (the latest moment), so a kernel that reads a stage before waiting for it reads stale data.

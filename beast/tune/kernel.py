@@ -48,6 +48,18 @@ Rules the caller must keep (the harness in :mod:`beast.tune.gpu` enforces them):
   memory of ``smem_bytes`` (above 48 KiB this needs the opt-in attribute
   ``max_dynamic_shared_size_bytes``); ``ceil(N / blk_n) <= 65535``.
 
+Switches beyond the paper (``spaces/gemm_magma.py``; absent, each takes the paper's value and the
+text is the paper's kernel, byte for byte), after what MAGMA's kernels do:
+
+* ``pad_a``/``pad_b``: shared-memory rows of ``blk_m + pad_a`` (``blk_n + pad_b``) elements, so
+  that the transposed stores (element by element, threads ``blk_m`` apart) spread over the banks;
+* ``smem_buffers``: 2 keeps two shared-memory buffers, so that storing the prefetched stripe into
+  one while others still read the other needs one ``__syncthreads`` per stripe instead of two;
+* ``async_copy``: 1 (with two buffers, compute capability 8.0 and later) copies the next stripe
+  straight from device to shared memory with ``cp.async`` (``dim_vec`` elements at a time where
+  the stripe is stored contiguously, one element where it is stored transposed; zero-filled past
+  the matrix) instead of through registers.
+
 The kernel assumes the correctness conditions of Fig. 15 (``dim_m_a * dim_n_a == dim_m *
 dim_n`` and the stripe divisibility rules, likewise for B).  Like MAGMA's, its stripe loads
 step through the stripe (``for (s = 0; s < extent; s += dim_n_a)``, ceil-many iterations,
@@ -193,16 +205,24 @@ class GemmLayout:
     tex_b: int
     shmem_l1: int
     shmem_banks: int
+    # not in the paper (OPTIONAL: read when the configuration has them)
+    pad_a: int = 0
+    pad_b: int = 0
+    smem_buffers: int = 1
+    async_copy: int = 0
 
     @classmethod
     def from_config(cls, config: Mapping, settings: GemmSettings | Mapping) -> "GemmLayout":
-        """Read the GEMM parameters from ``config`` (name -> int); report all missing names at once."""
+        """Read the GEMM parameters from ``config`` (name -> int); report all missing names at once.
+        The switches of :data:`OPTIONAL` are read when present and keep the paper's value otherwise."""
         if not isinstance(settings, GemmSettings):
             settings = GemmSettings.from_mapping(settings)
         reader = _ConfigReader(config)
         values = {}
-        for f in cls.__dataclass_fields__:
-            if f != "settings":
+        for f in cls.required_names():
+            values[f] = reader.get(f)
+        for f in OPTIONAL:
+            if f in config:
                 values[f] = reader.get(f)
         if reader.missing:
             raise BeastError(
@@ -217,7 +237,12 @@ class GemmLayout:
     @classmethod
     def required_names(cls) -> tuple[str, ...]:
         """The parameter names the template reads (those of Fig. 11)."""
-        return tuple(f for f in cls.__dataclass_fields__ if f != "settings")
+        return tuple(f for f in cls.__dataclass_fields__ if f != "settings" and f not in OPTIONAL)
+
+    @property
+    def extended(self) -> bool:
+        """Whether a switch beyond the paper is set (else the text is the paper's kernel)."""
+        return any(getattr(self, f) != default for f, default in OPTIONAL.items())
 
     def _check(self) -> None:
         for name in ("dim_m", "dim_n", "blk_m", "blk_n", "blk_k", "dim_vec",
@@ -233,6 +258,15 @@ class GemmLayout:
         if _vec_type(self.settings, self.dim_vec) is None:
             raise BeastError(f"dim_vec={self.dim_vec} has no CUDA vector type for {self.settings.elem_type} "
                              "(vector loads are 1, 2 or 4 elements of at most 16 bytes)")
+        if self.pad_a < 0 or self.pad_b < 0:
+            raise BeastError(f"padding pad_a={self.pad_a}, pad_b={self.pad_b} must not be negative")
+        if self.smem_buffers not in (1, 2) or self.async_copy not in (0, 1):
+            raise BeastError(f"smem_buffers={self.smem_buffers} must be 1 or 2 and async_copy={self.async_copy} 0 or 1")
+        if self.async_copy and self.smem_buffers != 2:
+            raise BeastError("async_copy=1 copies the next stripe into the other buffer: it needs smem_buffers=2")
+        if self.pad_a % self.dim_vec or self.pad_b % self.dim_vec:
+            raise BeastError(f"padding pad_a={self.pad_a}, pad_b={self.pad_b} is not a multiple of dim_vec="
+                             f"{self.dim_vec}: vector accesses to shared memory would be misaligned")
 
     # ---- derived constants (the names match the generated source)
     @property
@@ -294,13 +328,32 @@ class GemmLayout:
         return -(-self.b_se // self.dim_n_b)
 
     @property
+    def lda_s(self) -> int:
+        """Elements between rows (k) of the A stripe in shared memory."""
+        return self.blk_m + self.pad_a
+
+    @property
+    def ldb_s(self) -> int:
+        return self.blk_n + self.pad_b
+
+    @property
     def smem_a(self) -> int:
-        """Elements of the A stripe; B's starts right after it."""
-        return self.blk_m * self.blk_k
+        """Elements of the A stripe; B's starts right after it (rounded up to a multiple of dim_vec
+        when a switch beyond the paper is set, so that B's vectors stay aligned)."""
+        if not self.extended:
+            return self.blk_m * self.blk_k
+        return _round_up(self.lda_s * self.blk_k, self.dim_vec)
+
+    @property
+    def smem_buffer(self) -> int:
+        """Elements of one buffer: the A stripe, then the B stripe."""
+        if not self.extended:
+            return self.blk_k * (self.blk_m + self.blk_n)
+        return _round_up(self.smem_a + self.ldb_s * self.blk_k, self.dim_vec)
 
     @property
     def smem_elems(self) -> int:
-        return self.blk_k * (self.blk_m + self.blk_n)
+        return self.smem_buffers * self.smem_buffer
 
     @property
     def smem_bytes(self) -> int:
@@ -332,8 +385,17 @@ class GemmLayout:
         return (max(1, -(-m // self.blk_m)), max(1, -(-n // self.blk_n)), 1)
 
     def config(self) -> dict:
-        """The 15 parameters as a dict."""
-        return {name: getattr(self, name) for name in self.required_names()}
+        """The 15 parameters as a dict, and the switches beyond the paper when one is set."""
+        names = self.required_names() + (tuple(OPTIONAL) if self.extended else ())
+        return {name: getattr(self, name) for name in names}
+
+
+#: switches beyond the paper and the paper's value of each
+OPTIONAL = {"pad_a": 0, "pad_b": 0, "smem_buffers": 1, "async_copy": 0}
+
+
+def _round_up(x: int, to: int) -> int:
+    return -(-x // to) * to
 
 
 def _pow2_width(dim_vec: int, thr: int) -> int:
@@ -478,14 +540,7 @@ __device__ __forceinline__ void load_{x}(T (&r)[{X}_J][{X}_I * DIM_VEC], {qual} 
 def _store_fn(L: GemmLayout, x: str) -> str:
     """Device function storing the registers of one stripe into shared memory."""
     X = x.upper()
-    if x == "a":
-        # sA[k * BLK_M + m]; contiguous c is m (trans_a == 0) or k (trans_a == 1)
-        index = "s * BLK_M + c" if not L.settings.trans_a else "c * BLK_M + s"
-        what = "sA[k * BLK_M + m] with " + ("m = c, k = s" if not L.settings.trans_a else "k = c, m = s")
-    else:
-        # sB[k * BLK_N + n]; contiguous c is k (trans_b == 0) or n (trans_b == 1)
-        index = "c * BLK_N + s" if not L.settings.trans_b else "s * BLK_N + c"
-        what = "sB[k * BLK_N + n] with " + ("k = c, n = s" if not L.settings.trans_b else "n = c, k = s")
+    index, what = _store_index(L, x)
     return f"""\
 // Registers -> shared memory: {what} (stripe-local coordinates).
 __device__ __forceinline__ void store_{x}(T* s{X}, const T (&r)[{X}_J][{X}_I * DIM_VEC], int t_m, int t_n) {{
@@ -505,12 +560,73 @@ __device__ __forceinline__ void store_{x}(T* s{X}, const T (&r)[{X}_J][{X}_I * D
 """
 
 
-def _smem_read(L: GemmLayout, x: str) -> str:
-    """Multiply phase: read this thread's THR_M (THR_N) elements of row k of sA (sB)."""
+def _row(L: GemmLayout, x: str) -> str:
+    """The name of the row length (k to k + 1) of a stripe in shared memory: the paper's BLK_M
+    (BLK_N), or LDA_S (LDB_S) when padded."""
     if x == "a":
-        arr, extent, dim, tid, thr, vw, reg = "sA", "BLK_M", "DIM_M", "tx", "THR_M", L.vec_a, "a"
+        return "LDA_S" if L.pad_a else "BLK_M"
+    return "LDB_S" if L.pad_b else "BLK_N"
+
+
+def _store_index(L: GemmLayout, x: str) -> tuple[str, str]:
+    """Index in its stripe of element (c, s) (contiguous, strided) of A or B, and what it means."""
+    row = _row(L, x)
+    if x == "a":
+        # sA[k * BLK_M + m]; contiguous c is m (trans_a == 0) or k (trans_a == 1)
+        index = f"s * {row} + c" if not L.settings.trans_a else f"c * {row} + s"
+        what = f"sA[k * {row} + m] with " + ("m = c, k = s" if not L.settings.trans_a else "k = c, m = s")
     else:
-        arr, extent, dim, tid, thr, vw, reg = "sB", "BLK_N", "DIM_N", "ty", "THR_N", L.vec_b, "b"
+        # sB[k * BLK_N + n]; contiguous c is k (trans_b == 0) or n (trans_b == 1)
+        index = f"c * {row} + s" if not L.settings.trans_b else f"s * {row} + c"
+        what = f"sB[k * {row} + n] with " + ("k = c, n = s" if not L.settings.trans_b else "n = c, k = s")
+    return index, what
+
+
+def _copy_fn(L: GemmLayout, x: str) -> str:
+    """async_copy: cp.async of one stripe of A or B straight into shared memory.  Where the stripe
+    is stored as it lies in device memory (c contiguous in both), a copy moves DIM_VEC elements;
+    where it is stored transposed, one element.  Sources past c_lim or s_lim are zero-filled."""
+    X = x.upper()
+    s = L.settings
+    index, what = _store_index(L, x)
+    contiguous = (x == "a" and not s.trans_a) or (x == "b" and s.trans_b)
+    if contiguous:
+        body = f"""const int c = i * (DIM_M_{X} * DIM_VEC) + t_m * DIM_VEC;
+int n = s_org + s < s_lim ? c_lim - (c_org + c) : 0;
+n = n < 0 ? 0 : (n > DIM_VEC ? DIM_VEC : n);
+const T* p = n > 0 ? X + (long long)(s_org + s) * ld + c_org + c : X;
+beast_cp_async<{L.dim_vec * s.itemsize}>(s{X} + {index}, p, n * (int)sizeof(T));"""
+    else:
+        body = f"""#pragma unroll
+for (int e = 0; e < DIM_VEC; ++e) {{
+  const int c = i * (DIM_M_{X} * DIM_VEC) + t_m * DIM_VEC + e;
+  const bool in = s_org + s < s_lim && c_org + c < c_lim;
+  const T* p = in ? X + (long long)(s_org + s) * ld + c_org + c : X;
+  beast_cp_async<{s.itemsize}>(s{X} + {index}, p, in ? (int)sizeof(T) : 0);
+}}"""
+    return f"""// Stripe of {X} -> shared memory by cp.async: {what}; thread (t_m, t_n) copies elements
+// (c_org + c, s_org + s) of the stored matrix, c = i*DIM_M_{X}*DIM_VEC + t_m*DIM_VEC (+ e), s = j*DIM_N_{X} + t_n.
+__device__ __forceinline__ void copy_{x}(T* s{X}, const T* X, int ld, int c_org, int c_lim, int s_org, int s_lim,
+                                       int t_m, int t_n) {{
+  #pragma unroll
+  for (int j = 0; j < {X}_J; ++j) {{
+    const int s = j * DIM_N_{X} + t_n;
+    #pragma unroll
+    for (int i = 0; i < {X}_I; ++i) {{
+{_indent(body, 6)}
+    }}
+  }}
+}}
+"""
+
+
+def _smem_read(L: GemmLayout, x: str, arr: str | None = None) -> str:
+    """Multiply phase: read this thread's THR_M (THR_N) elements of row k of sA (sB), or of the
+    stripe at ``arr``."""
+    if x == "a":
+        arr, extent, dim, tid, thr, vw, reg = arr or "sA", _row(L, "a"), "DIM_M", "tx", "THR_M", L.vec_a, "a"
+    else:
+        arr, extent, dim, tid, thr, vw, reg = arr or "sB", _row(L, "b"), "DIM_N", "ty", "THR_N", L.vec_b, "b"
     if vw == 1:
         return f"""\
 #pragma unroll
@@ -528,6 +644,125 @@ for (int i = 0; i < {thr} / {vw}; ++i) {{
 #: parameters that act through launch attributes, not the source: configurations differing only
 #: in them share one binary.
 _HOST_SIDE = ("shmem_l1", "shmem_banks")
+
+
+#: the main loop of the paper's kernel (str.format template): registers prefetch the next stripe,
+#: one shared-memory buffer, two barriers per stripe
+_PAPER_LOOP = """\
+  int kk = 0;
+  load_a(ra, A, lda, {a_args}, ta_m, ta_n);
+  load_b(rb, B, ldb, {b_args}, tb_m, tb_n);
+  for (; kk < K; kk += BLK_K) {{
+    store_a(sA, ra, ta_m, ta_n);
+    store_b(sB, rb, tb_m, tb_n);
+    __syncthreads();
+    if (kk + BLK_K < K) {{     // prefetch the next stripe while multiplying this one
+      const int kn = kk + BLK_K;
+      load_a(ra, A, lda, {an}, ta_m, ta_n);
+      load_b(rb, B, ldb, {bn}, tb_m, tb_n);
+    }}
+    {unroll_k}
+    for (int k = 0; k < BLK_K; ++k) {{
+      T a[THR_M];
+      T b[THR_N];
+{read_a}
+{read_b}
+      #pragma unroll
+      for (int n = 0; n < THR_N; ++n) {{
+        #pragma unroll
+        for (int m = 0; m < THR_M; ++m) rc[n][m] = mul_add(a[m], b[n], rc[n][m]);
+      }}
+    }}
+    __syncthreads();
+  }}"""
+
+#: smem_buffers=2: the same prefetch into registers, stored into the other buffer: one barrier
+_DOUBLE_LOOP = """\
+  int kk = 0;
+  load_a(ra, A, lda, {a_args}, ta_m, ta_n);
+  load_b(rb, B, ldb, {b_args}, tb_m, tb_n);
+  for (int buf = 0; kk < K; kk += BLK_K, buf ^= 1) {{
+    store_a(sA + buf * SMEM_ELEMS, ra, ta_m, ta_n);
+    store_b(sB + buf * SMEM_ELEMS, rb, tb_m, tb_n);
+    __syncthreads();           // the one barrier per stripe: everyone is past the other buffer
+    if (kk + BLK_K < K) {{     // prefetch the next stripe while multiplying this one
+      const int kn = kk + BLK_K;
+      load_a(ra, A, lda, {an}, ta_m, ta_n);
+      load_b(rb, B, ldb, {bn}, tb_m, tb_n);
+    }}
+    const T* cA = sA + buf * SMEM_ELEMS;
+    const T* cB = sB + buf * SMEM_ELEMS;
+    {unroll_k}
+    for (int k = 0; k < BLK_K; ++k) {{
+      T a[THR_M];
+      T b[THR_N];
+{read_a}
+{read_b}
+      #pragma unroll
+      for (int n = 0; n < THR_N; ++n) {{
+        #pragma unroll
+        for (int m = 0; m < THR_M; ++m) rc[n][m] = mul_add(a[m], b[n], rc[n][m]);
+      }}
+    }}
+  }}"""
+
+#: async_copy=1: cp.async straight into the other buffer, no staging registers
+_ASYNC_LOOP = """\
+  int kk = 0;
+  copy_a(sA, A, lda, {a_args}, ta_m, ta_n);
+  copy_b(sB, B, ldb, {b_args}, tb_m, tb_n);
+  beast_cp_async_commit();
+  for (int buf = 0; kk < K; kk += BLK_K, buf ^= 1) {{
+    beast_cp_async_wait<0>();  // this thread's copies of the stripe have landed ...
+    __syncthreads();           // ... everyone's, and everyone is past the other buffer
+    if (kk + BLK_K < K) {{     // copy the next stripe while multiplying this one
+      const int kn = kk + BLK_K;
+      copy_a(sA + (buf ^ 1) * SMEM_ELEMS, A, lda, {an}, ta_m, ta_n);
+      copy_b(sB + (buf ^ 1) * SMEM_ELEMS, B, ldb, {bn}, tb_m, tb_n);
+    }}
+    beast_cp_async_commit();
+    const T* cA = sA + buf * SMEM_ELEMS;
+    const T* cB = sB + buf * SMEM_ELEMS;
+    {unroll_k}
+    for (int k = 0; k < BLK_K; ++k) {{
+      T a[THR_M];
+      T b[THR_N];
+{read_a}
+{read_b}
+      #pragma unroll
+      for (int n = 0; n < THR_N; ++n) {{
+        #pragma unroll
+        for (int m = 0; m < THR_M; ++m) rc[n][m] = mul_add(a[m], b[n], rc[n][m]);
+      }}
+    }}
+  }}"""
+
+#: cp.async hooks (before a kernel that uses them; guarded, so they may appear more than once);
+#: the host simulator (beast.tune.hostsim) defines BEAST_HOST_SIM and its own.
+CP_ASYNC = r"""#ifndef BEAST_CP_ASYNC
+#define BEAST_CP_ASYNC
+#ifndef BEAST_HOST_SIM
+// cp.async: copy src_bytes (0 .. BYTES) bytes from global to shared memory, zero-fill the rest of BYTES.
+template <int BYTES> __device__ __forceinline__ void beast_cp_async(void* dst, const void* src, int src_bytes);
+template <> __device__ __forceinline__ void beast_cp_async<4>(void* dst, const void* src, int src_bytes) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r"(s), "l"(src), "r"(src_bytes) : "memory");
+}
+template <> __device__ __forceinline__ void beast_cp_async<8>(void* dst, const void* src, int src_bytes) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" :: "r"(s), "l"(src), "r"(src_bytes) : "memory");
+}
+template <> __device__ __forceinline__ void beast_cp_async<16>(void* dst, const void* src, int src_bytes) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(s), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void beast_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void beast_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+}
+#endif
+#endif
+"""
 
 
 def kernel_body(L: GemmLayout, name: str = KERNEL_NAME) -> str:
@@ -548,8 +783,35 @@ def kernel_body(L: GemmLayout, name: str = KERNEL_NAME) -> str:
     beta_nonzero = "beta_re != 0 || beta_im != 0" if s.is_complex else "beta_re != 0"
     ns = f"{name}_ns"
     params = ", ".join(f"{n}={getattr(L, n)}" for n in L.required_names() if n not in _HOST_SIDE)
+    # the paper's text, and what the switches beyond it (pad_a/pad_b, smem_buffers, async_copy) change
+    smem_enum = """\
+  SMEM_A = BLK_M * BLK_K,                 // sA[k * BLK_M + m]
+  SMEM_ELEMS = SMEM_A + BLK_K * BLK_N     // then sB[k * BLK_N + n]"""
+    helpers = "\n".join([_load_fn(L, "a"), _load_fn(L, "b"), _store_fn(L, "a"), _store_fn(L, "b")])
+    staging = "  T ra[A_J][A_I * DIM_VEC];\n  T rb[B_J][B_I * DIM_VEC];\n"
+    cp_async = ""
+    main_loop = _PAPER_LOOP.format(a_args=a_args, b_args=b_args, an=a_args.replace("kk", "kn"),
+                                   bn=b_args.replace("kk", "kn"), unroll_k=unroll_k,
+                                   read_a=_indent(_smem_read(L, "a"), 6), read_b=_indent(_smem_read(L, "b"), 6))
+    if L.extended:
+        smem_enum = f"""\
+  PAD_A = {L.pad_a}, PAD_B = {L.pad_b}, LDA_S = BLK_M + PAD_A, LDB_S = BLK_N + PAD_B,   // shared-memory rows
+  SMEM_A = {L.smem_a},      // sA[k * {_row(L, "a")} + m] (rounded up to DIM_VEC elements)
+  SMEM_ELEMS = {L.smem_buffer},  // then sB[k * {_row(L, "b")} + n]: one buffer
+  SMEM_BUFFERS = {L.smem_buffers}, ASYNC_COPY = {L.async_copy}"""
+    if L.smem_buffers == 2:
+        reads = dict(read_a=_indent(_smem_read(L, "a", "cA"), 6), read_b=_indent(_smem_read(L, "b", "cB"), 6))
+        if L.async_copy:
+            cp_async = CP_ASYNC
+            staging = ""
+            helpers = "\n".join([_copy_fn(L, "a"), _copy_fn(L, "b")])
+            main_loop = _ASYNC_LOOP.format(a_args=a_args, b_args=b_args, an=a_args.replace("kk", "kn"),
+                                           bn=b_args.replace("kk", "kn"), unroll_k=unroll_k, **reads)
+        else:
+            main_loop = _DOUBLE_LOOP.format(a_args=a_args, b_args=b_args, an=a_args.replace("kk", "kn"),
+                                            bn=b_args.replace("kk", "kn"), unroll_k=unroll_k, **reads)
     return f"""\
-// {s.routine}: {params}
+{cp_async}// {s.routine}: {params}
 namespace {ns} {{
 typedef {s.elem_type} T;   // element type
 typedef {s.real_type} R;   // scalar type of alpha, beta parts
@@ -566,14 +828,10 @@ enum : int {{
   VEC_A = {L.vec_a}, VEC_B = {L.vec_b},                     // shared-memory read widths (vec_mul)
   A_I = {L.a_i}, A_J = {L.a_j},   // per-thread loads of a {L.a_ce} x {L.a_se} (contiguous x strided) stripe of A
   B_I = {L.b_i}, B_J = {L.b_j},   // per-thread loads of a {L.b_ce} x {L.b_se} stripe of B
-  SMEM_A = BLK_M * BLK_K,                 // sA[k * BLK_M + m]
-  SMEM_ELEMS = SMEM_A + BLK_K * BLK_N     // then sB[k * BLK_N + n]
+{smem_enum}
 }};
 {_SCALAR_OPS[s.letter]}
-{_load_fn(L, "a")}
-{_load_fn(L, "b")}
-{_store_fn(L, "a")}
-{_store_fn(L, "b")}
+{helpers}
 extern "C" __global__ void __launch_bounds__(NT)
 {name}(int M, int N, int K, R alpha_re, R alpha_im, {qa} A, int lda,
 {" " * len(name)} {qb} B, int ldb, R beta_re, R beta_im, T* C, int ldc) {{
@@ -586,41 +844,14 @@ extern "C" __global__ void __launch_bounds__(NT)
   const int tb_m = t % DIM_M_B, tb_n = t / DIM_M_B;
   const int row0 = blockIdx.x * BLK_M, col0 = blockIdx.y * BLK_N;
 
-  T ra[A_J][A_I * DIM_VEC];
-  T rb[B_J][B_I * DIM_VEC];
-  T rc[THR_N][THR_M];
+{staging}  T rc[THR_N][THR_M];
   #pragma unroll
   for (int n = 0; n < THR_N; ++n) {{
     #pragma unroll
     for (int m = 0; m < THR_M; ++m) rc[n][m] = zero();
   }}
 
-  int kk = 0;
-  load_a(ra, A, lda, {a_args}, ta_m, ta_n);
-  load_b(rb, B, ldb, {b_args}, tb_m, tb_n);
-  for (; kk < K; kk += BLK_K) {{
-    store_a(sA, ra, ta_m, ta_n);
-    store_b(sB, rb, tb_m, tb_n);
-    __syncthreads();
-    if (kk + BLK_K < K) {{     // prefetch the next stripe while multiplying this one
-      const int kn = kk + BLK_K;
-      load_a(ra, A, lda, {a_args.replace("kk", "kn")}, ta_m, ta_n);
-      load_b(rb, B, ldb, {b_args.replace("kk", "kn")}, tb_m, tb_n);
-    }}
-    {unroll_k}
-    for (int k = 0; k < BLK_K; ++k) {{
-      T a[THR_M];
-      T b[THR_N];
-{_indent(_smem_read(L, "a"), 6)}
-{_indent(_smem_read(L, "b"), 6)}
-      #pragma unroll
-      for (int n = 0; n < THR_N; ++n) {{
-        #pragma unroll
-        for (int m = 0; m < THR_M; ++m) rc[n][m] = mul_add(a[m], b[n], rc[n][m]);
-      }}
-    }}
-    __syncthreads();
-  }}
+{main_loop}
 
   // thread (tx, ty) owns rows row0 + (m / VEC_A) * DIM_M * VEC_A + tx * VEC_A + m % VEC_A
   // and columns col0 + (n / VEC_B) * DIM_N * VEC_B + ty * VEC_B + n % VEC_B
