@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The prepared GPU check: what every GPU measurement of beast should record, in one run of about
-# 7.5 minutes (at most 9) on one H100/H200 with 16 cores.  Whoever gets a GPU runs this first and
+# 7.5 minutes (at most 9.5) on one H100/H200 with 16 cores.  Whoever gets a GPU runs this first and
 # records its table in bench/gpu.md ("The GPU check").
 #
 #   bash bench/gpu_check.sh [OUTDIR]        (default: $OUT when set, else bench/gpu_runs/check-DATE)
@@ -10,13 +10,17 @@
 #     DGEMM NN 4096^3  random and hybrid, budget 200 each
 #     SGEMM NN 4096^3  random and hybrid, budget 120 each
 #     ZGEMM NN 2048^3  random and hybrid, budget 200 each
-#   the FP64 tensor-core family (spaces/gemm_mma.py, issue 25), $BEAST_CHECK_MMA_TIME (50 s) each:
+#   the same template with MAGMA's switches (spaces/gemm_magma.py, issue 25), $BEAST_CHECK_MAGMA_TIME (40 s):
+#     SGEMM NN 4096^3  random, budget 150 (33.7 M survivors on the H100/H200: drawing the sample
+#                      costs about a count of them, inside the cap: 27 s on 1 busy core, a few on 16)
+#   the FP64 tensor-core family (spaces/gemm_mma.py, issue 25), $BEAST_CHECK_MMA_TIME (45 s) each:
 #     DGEMM NN 4096^3  random, budget 300, and hybrid, budget 200
 #     ZGEMM NN 2048^3  random, budget 200
-#   the GPU tests    tests/test_tune_gpu.py, test_tune_kernel.py, test_tune_log.py, test_tune_mma.py
-# Estimate: 6 x 25 s + 3 x 50 s of tuning, about 30 s of start-up and cuBLAS references, at most
-# 150 s of tests (about 90 s expected): 7.5 minutes.  Every configuration is verified against
-# cuBLAS before it is timed, so the tensor-core rows also say whether its kernels are right.
+#   the GPU tests    tests/test_tune_gpu.py, test_tune_kernel.py, test_tune_log.py, test_tune_mma.py,
+#                    test_tune_magma.py
+# Estimate: 6 x 25 s + 40 s + 3 x 45 s of tuning, about 30 s of start-up and cuBLAS references, at most
+# 150 s of tests (about 100 s expected): 7.5 minutes.  Every configuration is verified against
+# cuBLAS before it is timed, so the new rows also say whether their kernels are right.
 # and writes OUTDIR/table.md (one Markdown table: best GFLOP/s, cuBLAS, % of cuBLAS,
 # configurations per second, GPU busy share, early cuts), OUTDIR/*.jsonl (the logs),
 # OUTDIR/*.txt (each command's output) and OUTDIR/tests.txt.
@@ -37,7 +41,8 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 PY=${PYTHON:-python3}
 TIME=${BEAST_CHECK_TIME:-25s}          # the cap of each tuning run of the paper's template
-MMA_TIME=${BEAST_CHECK_MMA_TIME:-50s}  # the cap of each tuning run of the tensor-core family
+MMA_TIME=${BEAST_CHECK_MMA_TIME:-45s}  # the cap of each tuning run of the tensor-core family
+MAGMA_TIME=${BEAST_CHECK_MAGMA_TIME:-40s}  # the cap of the run of the paper's template with MAGMA's switches
 
 if ! "$PY" -c 'import sys, cupy; sys.exit(0 if cupy.cuda.runtime.getDeviceCount() > 0 else 1)' 2>/dev/null; then
     echo "gpu_check: no NVIDIA GPU here (CuPy cannot import or sees no device): nothing measured"
@@ -81,6 +86,8 @@ for strategy in random hybrid; do
     tune "zgemm_$strategy" spaces/gemm.py "$TIME" --size 2048 2048 2048 --budget 200 --strategy "$strategy" \
         -D arithmetic=complex
 done
+tune sgemm_magma_random spaces/gemm_magma.py "$MAGMA_TIME" --size 4096 4096 4096 --budget 150 --strategy random \
+    -D precision=single
 tune dgemm_mma_random spaces/gemm_mma.py "$MMA_TIME" --size 4096 4096 4096 --budget 300 --strategy random
 tune dgemm_mma_hybrid spaces/gemm_mma.py "$MMA_TIME" --size 4096 4096 4096 --budget 200 --strategy hybrid
 tune zgemm_mma_random spaces/gemm_mma.py "$MMA_TIME" --size 2048 2048 2048 --budget 200 --strategy random \
@@ -88,11 +95,11 @@ tune zgemm_mma_random spaces/gemm_mma.py "$MMA_TIME" --size 2048 2048 2048 --bud
 
 echo "== GPU tests"
 timeout 150 "$PY" -m pytest -p no:cacheprovider tests/test_tune_gpu.py tests/test_tune_kernel.py \
-    tests/test_tune_log.py tests/test_tune_mma.py > "$OUTDIR/tests.txt" 2>&1
+    tests/test_tune_log.py tests/test_tune_mma.py tests/test_tune_magma.py > "$OUTDIR/tests.txt" 2>&1
 tests=$(tail -1 "$OUTDIR/tests.txt" | sed 's/=//g; s/^ *//; s/ *$//')
 echo "   $tests"
 
-"$PY" bench/gpu_table.py "$OUTDIR"/{d,s,z}gemm_{random,hybrid}.jsonl "$OUTDIR"/dgemm_mma_{random,hybrid}.jsonl \
-    "$OUTDIR"/zgemm_mma_random.jsonl --tests "$tests" > "$OUTDIR/table.md"
+"$PY" bench/gpu_table.py "$OUTDIR"/{d,s,z}gemm_{random,hybrid}.jsonl "$OUTDIR"/sgemm_magma_random.jsonl \
+    "$OUTDIR"/dgemm_mma_{random,hybrid}.jsonl "$OUTDIR"/zgemm_mma_random.jsonl --tests "$tests" > "$OUTDIR/table.md"
 echo "== $(( $(date +%s) - start )) s; the table ($OUTDIR/table.md):"
 cat "$OUTDIR/table.md"
