@@ -501,10 +501,6 @@ def _message_matches(expected, got):
 
 @pytest.mark.parametrize("name", list(EVAL_ERRORS))
 def test_evaluation_error(name, backend, tmp_path, request):
-    from conftest import xfail_if_bug
-    if name in ("division_in_a_derived_variable", "true_division_in_a_condition",
-                "division_in_a_range_bound"):          # a division in module-level code
-        xfail_if_bug(request, "division_error_without_caret", backend)
     text, line, col, message, caret, config = EVAL_ERRORS[name]
     path = write_space(tmp_path, text, f"{name}.py")
     space = beast.load(path)
@@ -565,8 +561,6 @@ def test_iterator_yielding_a_non_integer_at_run_time(name, backend, tmp_path):
 
 @pytest.mark.parametrize("name", list(NON_INTEGER_YIELDS))
 def test_iterator_yielding_a_non_integer_has_a_caret(name, tmp_path, backend, request):
-    from conftest import xfail_if_bug
-    xfail_if_bug(request, "non_integer_error_without_caret", backend)
     text, lines = NON_INTEGER_YIELDS[name]
     path = write_space(tmp_path, text, f"{name}.py")
     with pytest.raises(EvaluationError) as info:
@@ -619,9 +613,6 @@ REWRITTEN = {
 
 @pytest.mark.parametrize("name", list(REWRITTEN))
 def test_evaluation_error_in_rewritten_code_names_the_failing_line(name, tmp_path, backend, request):
-    from conftest import xfail_if_bug
-    if name != "inlined_iterator_function":        # a division in module-level code
-        xfail_if_bug(request, "division_error_without_caret", backend)
     text, line, col, caret, config = REWRITTEN[name]
     path = write_space(tmp_path, text, f"{name}.py")
     for settings in ({"mode": "a"}, {"mode": "b"}) if "mode" in text else (None,):
