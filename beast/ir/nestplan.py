@@ -21,6 +21,7 @@ called before it are decided, so the first error is the one printing in that ord
 from __future__ import annotations
 
 from ..errors import BeastError
+from ..frontend.locate import node_location
 from .body import Untranslatable
 from .loops import Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved
 from .nest import Check, Let, Loop
@@ -155,7 +156,6 @@ class NestPlan:
         node = self.at
         if node is None or getattr(node, "filename", None) is None:
             return Refused(message)
-        from ..runtime.errors import node_location
         return Refused(message, *node_location(node))
 
     def op_calls(self, op):
