@@ -59,5 +59,5 @@ KERNEL_TUNER = {
         "KWG % ((MDIMC * NDIMC)/NDIMB) == 0",
     ],
     "max_threads": MAX_THREADS,
-    "block_size_names": ["MDIMC", "NDIMC", "block_size_z"],
+    "block_size_names": ["MDIMC", "NDIMC"],      # the source adds block_size_z, as Kernel Tuner does
 }
