@@ -237,8 +237,6 @@ def cmd_tune(args):
     if args.budget is not None and args.all:
         raise BeastError("give --budget N or --all, not both")
     time_limit = parse_duration(args.time) if args.time is not None else None   # before any work
-    if getattr(args, "ray", None) is not None and time_limit is not None:
-        raise BeastError("--time is not available with --ray yet", hint="use --budget N with --ray")
     try:
         space = _load(args)
     except DeviceError as err:
@@ -274,7 +272,7 @@ def cmd_tune(args):
     with bar:
         if getattr(args, "ray", None) is not None:          # --ray [ADDRESS]: every GPU of a Ray cluster
             from .tune.ray_runner import format_ray_summary, tune_ray
-            report = tune_ray(space, tuple(args.size), address=args.ray or None, **kwargs)
+            report = tune_ray(space, tuple(args.size), address=args.ray or None, time_limit=time_limit, **kwargs)
         else:
             report = tune(space, tuple(args.size), time_limit=time_limit, **kwargs)
     print(format_report(report, top=args.top))
