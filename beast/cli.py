@@ -237,8 +237,6 @@ def cmd_tune(args):
     if args.budget is not None and args.all:
         raise BeastError("give --budget N or --all, not both")
     time_limit = parse_duration(args.time) if args.time is not None else None   # before any work
-    if getattr(args, "ray", None) is not None and time_limit is not None:
-        raise BeastError("--time is not available with --ray yet", hint="use --budget N with --ray")
     try:
         space = _load(args)
     except DeviceError as err:
@@ -274,7 +272,7 @@ def cmd_tune(args):
     with bar:
         if getattr(args, "ray", None) is not None:          # --ray [ADDRESS]: every GPU of a Ray cluster
             from .tune.ray_runner import format_ray_summary, tune_ray
-            report = tune_ray(space, tuple(args.size), address=args.ray or None, **kwargs)
+            report = tune_ray(space, tuple(args.size), address=args.ray or None, time_limit=time_limit, **kwargs)
         else:
             report = tune(space, tuple(args.size), time_limit=time_limit, **kwargs)
     print(format_report(report, top=args.top))
@@ -287,23 +285,30 @@ def cmd_tune(args):
 
 def cmd_replay(args):
     from .tune.replay import default_checkpoints, format_replay, load_recorded, match_space, replay
-    from .tune.strategies import STRATEGIES
+    from .tune.strategies import DEFAULT_STRATEGY, STRATEGIES
+    if args.strategy is None:
+        args.strategy = DEFAULT_STRATEGY
     if args.strategy not in STRATEGIES:
         raise BeastError(f"unknown strategy {args.strategy!r}", hint="use one of: " + ", ".join(STRATEGIES))
     space = _load(args)
-    pool, times = match_space(space, load_recorded(args.data))
+    run = load_recorded(args.data)
+    pool, times = match_space(space, run)
+    fixed = {n: v for n, v in run.constants.items() if n not in space.iterators}
     result = replay(pool, times, args.strategy, args.budget, repeats=args.repeats, seed=args.seed,
                     batch=args.batch)
     if args.json:
         points = args.at or default_checkpoints(result.size, result.budget)
         print(json.dumps({"space": args.space, "data": args.data, "strategy": args.strategy,
-                          "size": result.size, "optimum_ms": result.optimum, "repeats": args.repeats,
+                          "constants": fixed, "size": result.size, "optimum_ms": result.optimum, "repeats": args.repeats,
                           "budgets": {str(b): {"mean": float(result.at(b).mean()), "std": float(result.at(b).std()),
                                                "min": float(result.at(b).min()), "max": float(result.at(b).max())}
                                       for b in points},
                           "evaluations_to_95": [None if e == float("inf") else int(e)
                                                 for e in result.evaluations_to(0.95)]}))
     else:
+        if fixed:
+            print("constant in the data, not in the space: "
+                  + ", ".join(f"{n}={v}" for n, v in fixed.items()))
         print(format_replay(result, args.at))
     return 0
 
@@ -406,7 +411,9 @@ def build_parser():
     p = sub.add_parser("replay", help="play a search strategy against recorded GPU times (no GPU needed)")
     _space_args(p)
     p.add_argument("--data", required=True, help="brute-forced times, Kernel Tuner cache format (.json or .json.gz)")
-    p.add_argument("--strategy", default="hybrid", help="random, local, model or hybrid (default: hybrid)")
+    p.add_argument("--strategy", default=None,
+                   help="random, local, model or hybrid (default: beast's default strategy, "
+                        "beast.tune.strategies.DEFAULT_STRATEGY)")
     p.add_argument("--budget", type=int, required=True, help="evaluations per repeat")
     p.add_argument("--repeats", type=int, default=10, help="independent runs, seeds SEED, SEED+1, ... (default: 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first repeat")

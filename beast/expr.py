@@ -251,8 +251,8 @@ class Var(Expr):
 
 
 class BinOp(Expr):
-    """``left op right``. Divisions carry ``pos`` = (filename, lineno, col, end_col) of the user's
-    source when known, so that a division by zero is reported where it was written."""
+    """``left op right``. Divisions and powers carry ``pos`` = (filename, lineno, col, end_col) of the user's
+    source when known, so that a division by zero (a complex power) is reported where it was written."""
     __slots__ = ("op", "left", "right")
 
     def __init__(self, op, left, right, pos=None):

@@ -13,7 +13,8 @@ with a warning that names it.
 
 *Out*: :meth:`beast.space.Space.to_kernel_tuner` gives ``(tune_params, list_of_tuples)``, and
 :func:`tune_kernel` runs ``kernel_tuner.tune_kernel`` with beast's configurations as its search
-space, so that every Kernel Tuner strategy, backend and cache works unchanged.
+space, so that every Kernel Tuner strategy, backend and cache works unchanged; its
+``strategy="beast"`` runs beast's own search strategy there (:mod:`beast.kernel_tuner_strategy`).
 
 Where Kernel Tuner 1.5's ``Searchspace`` raises, beast is more lenient, and otherwise keeps the
 same configurations: a function whose parameters name only some tunable parameters is called
@@ -319,9 +320,15 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     and ``block_size_names`` as Kernel Tuner would use them); or give ``space``, any beast
     :class:`~beast.space.Space`: its survivors are the search space, and ``tune_params`` (if not
     given) are their values per parameter. Every other keyword argument goes to Kernel Tuner
-    unchanged (``strategy``, ``cache``, ``simulation_mode``, ``lang``, ...). Returns what
-    ``kernel_tuner.tune_kernel`` returns: ``(results, env)``."""
+    unchanged (``strategy``, ``cache``, ``simulation_mode``, ``lang``, ...), except
+    ``strategy="beast"``: beast's default search strategy, run inside Kernel Tuner's runner,
+    cache and budget (``strategy_options`` ``max_fevals``, ``time_limit``; see
+    :mod:`beast.kernel_tuner_strategy`). Returns what ``kernel_tuner.tune_kernel`` returns:
+    ``(results, env)``."""
     interface, Searchspace = _require_kernel_tuner()
+    if isinstance(kwargs.get("strategy"), str) and kwargs["strategy"] == "beast":
+        from . import kernel_tuner_strategy
+        kwargs["strategy"] = kernel_tuner_strategy
     if space is None and tune_params is None:
         raise BeastError("tune_kernel needs tune_params or a beast space")
     block_size_names = kwargs.get("block_size_names")

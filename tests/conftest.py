@@ -24,7 +24,6 @@ for p in (TESTS, ROOT):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-import beast  # noqa: E402
 from beast.errors import BeastError  # noqa: E402
 from beast.runtime import get_backend  # noqa: E402
 
@@ -95,64 +94,3 @@ def rows(array) -> list:
     names = array.dtype.names or ()
     cols = [array[n].tolist() for n in names]
     return list(zip(*cols))
-
-
-# ---------------------------------------------------------------------------------------------
-# Known beast bugs: a minimal reproducer each, and a probe that says whether a backend still has
-# the bug. The tests that show a bug are marked xfail(strict=True) only where its probe finds it
-# (so they turn into plain passing tests by themselves once it is fixed), and the random oracle
-# test (test_oracle.py) steers clear of a bug's trigger while it is there (spacegen's ``avoid``).
-
-KNOWN_BUGS = {
-    # A division by zero in a derived variable, a condition or a range bound is reported
-    # without a column or a caret (file:line only).
-    "division_error_without_caret": ("""
-        from beast import *
-        a = range(3)
-        b = range(2)
-        q = a // b
-        condition(q > 5)
-    """, lambda space, b: _raises_at(space, b, 4, col=4)),
-    # An iterator that yields a non-integer is reported at the decorator's line, without a
-    # column or a caret (instead of at the function's name).
-    "non_integer_error_without_caret": ("""
-        from beast import *
-        a = range(1, 3)
-        @iterator
-        def b(a):
-            return a / 2
-    """, lambda space, b: _raises_at(space, b, 4, col=4)),
-}
-
-
-def _raises_at(space, backend, lineno, col=None):
-    try:
-        space.count(backend=backend)
-    except beast.EvaluationError as err:
-        return err.lineno == lineno and (col is None or err.col == col)
-    return False
-
-
-_bug_cache = {}
-
-
-def bug_present(name: str, backend: str = "python") -> bool:
-    """True while beast's ``backend`` still shows the known bug ``name``."""
-    key = (name, backend)
-    if key not in _bug_cache:
-        import tempfile
-        text, fixed = KNOWN_BUGS[name]
-        with tempfile.TemporaryDirectory(prefix="beast-bug-") as tmp:
-            try:
-                ok = fixed(beast.load(write_space(tmp, text, f"{name}.py")), backend)
-            except Exception:  # noqa: BLE001 - any failure means the bug is still there
-                ok = False
-        _bug_cache[key] = not ok
-    return _bug_cache[key]
-
-
-def xfail_if_bug(request, name: str, backend: str = "python"):
-    """Mark the running test xfail(strict=True) while ``backend`` has the known bug ``name``."""
-    if bug_present(name, backend):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=f"beast bug ({backend}): {name} "
-                                              "(conftest.KNOWN_BUGS)"))

@@ -318,9 +318,8 @@ class NodeInfo:
 
 
 class Builder:
-    def __init__(self, draw, n_iterators, avoid=()):
+    def __init__(self, draw, n_iterators):
         self.draw = draw
-        self.avoid = set(avoid)
         self.n_iterators = n_iterators
         self.mode = draw(st.sampled_from(["x", "y"]))
         self.lim = draw(st.integers(1, 6))
@@ -616,12 +615,7 @@ class Builder:
         pool = [n for n in self.nodes.values() if not want_int or is_intlike(n.type)]
         if not pool:
             return [], []
-        if "two_aliases_in_function" in self.avoid:
-            # two names bound to the same node are not both read
-            chosen = self.d(st.lists(st.sampled_from(pool), max_size=3,
-                                     unique_by=lambda n: n.root or n.name))
-        else:
-            chosen = self.d(st.lists(st.sampled_from(pool), max_size=3, unique_by=lambda n: n.name))
+        chosen = self.d(st.lists(st.sampled_from(pool), max_size=3, unique_by=lambda n: n.name))
         params = [n for n in chosen if self.chance(0.7)]
         params = self.d(st.permutations(params)) if params else []
         return chosen, list(params)
@@ -922,9 +916,7 @@ def _toposort(nodes):
 
 
 @st.composite
-def spaces(draw, min_iterators=3, max_iterators=6, avoid=()):
-    """A random small space: a :class:`Generated`. ``avoid`` names constructs not to generate
-    (to steer clear of a known beast bug, see conftest.KNOWN_BUGS): 'two_aliases_in_function'
-    (a function reading two names bound to the same node)."""
+def spaces(draw, min_iterators=3, max_iterators=6):
+    """A random small space: a :class:`Generated`."""
     n = draw(st.integers(min_iterators, max_iterators))
-    return Builder(draw, n, avoid).build()
+    return Builder(draw, n).build()

@@ -141,6 +141,28 @@ COMPILE_ERRORS = {
         """, 2, 18, "undefined name 'ex_outer'", "ex_outer",
         "'ex_outer' is defined later, at line 3: expression iterators must be defined before use "
         "(or use an @iterator function, which may come in any order)"),
+    "parameter_naming_a_condition": ("""
+        from beast import *
+        a = range(3)
+        low = condition(a < 1)
+        @condition
+        def c(a, low):
+            return a > low
+        """, 5, 10, "'c' reads 'low', which is a condition: functions read iterators, derived variables, "
+        "settings and constants", "low",
+        "a condition prunes, it has no value: name its test as a derived variable (low_test = ...), read "
+        "that, and write low = condition(low_test)"),
+    "function_reading_a_condition": ("""
+        from beast import *
+        a = range(3)
+        low = condition(a < 1)
+        @condition
+        def c(a):
+            return a > low
+        """, 6, 16, "'c' reads 'low', which is a condition: functions read iterators, derived variables, "
+        "settings and constants", "low",
+        "a condition prunes, it has no value: name its test as a derived variable (low_test = ...), read "
+        "that, and write low = condition(low_test)"),
     "parameter_naming_nothing": ("""
         from beast import *
         a = range(3)
@@ -324,19 +346,25 @@ SETTINGS_SPACE = """
 
 
 def test_undeclared_setting(tmp_path):
-    """The space has no line to point at: the report names the file, the setting and the
-    settings the space declares (with a close match)."""
+    """The report points at the declaration it was most likely meant for (the close match), else
+    at the first setting the space declares, else at its beast import, and names the settings."""
     path = write_space(tmp_path, SETTINGS_SPACE, "s.py")
     with pytest.raises(SettingError) as info:
         beast.load(path, settings={"nn": "4"})
     err = info.value
     assert err.message == "setting 'nn' is not declared by s.py"
     assert err.hint == "did you mean 'n'?"
-    assert str(err).startswith(f"{path}: error: setting 'nn' is not declared by s.py")
+    assert (err.lineno, err.col) == (3, 4) and "^^^" in str(err)      # n = setting("n", 3)
     with pytest.raises(SettingError) as info:
         beast.load(path, settings={"zzz": "4"})
-    assert info.value.hint == "settings declared by the space: precision, n"
+    assert info.value.hint == ("settings declared by the space: precision, n; a space declares one with "
+                               "zzz = setting('zzz', default)")
+    assert (info.value.lineno, info.value.col) == (2, 12)
     check_cli(path, "-D", "zzz=1", expect_in_stderr="error: setting 'zzz' is not declared by s.py")
+    bare = write_space(tmp_path, "from beast import *\na = range(3)\n", "bare.py")
+    with pytest.raises(SettingError) as info:
+        beast.load(bare, settings={"zzz": "4"})
+    assert (info.value.lineno, info.value.col) == (1, 0)
 
 
 def test_setting_value_outside_its_choices(tmp_path):
@@ -501,10 +529,6 @@ def _message_matches(expected, got):
 
 @pytest.mark.parametrize("name", list(EVAL_ERRORS))
 def test_evaluation_error(name, backend, tmp_path, request):
-    from conftest import xfail_if_bug
-    if name in ("division_in_a_derived_variable", "true_division_in_a_condition",
-                "division_in_a_range_bound"):          # a division in module-level code
-        xfail_if_bug(request, "division_error_without_caret", backend)
     text, line, col, message, caret, config = EVAL_ERRORS[name]
     path = write_space(tmp_path, text, f"{name}.py")
     space = beast.load(path)
@@ -565,8 +589,6 @@ def test_iterator_yielding_a_non_integer_at_run_time(name, backend, tmp_path):
 
 @pytest.mark.parametrize("name", list(NON_INTEGER_YIELDS))
 def test_iterator_yielding_a_non_integer_has_a_caret(name, tmp_path, backend, request):
-    from conftest import xfail_if_bug
-    xfail_if_bug(request, "non_integer_error_without_caret", backend)
     text, lines = NON_INTEGER_YIELDS[name]
     path = write_space(tmp_path, text, f"{name}.py")
     with pytest.raises(EvaluationError) as info:
@@ -619,9 +641,6 @@ REWRITTEN = {
 
 @pytest.mark.parametrize("name", list(REWRITTEN))
 def test_evaluation_error_in_rewritten_code_names_the_failing_line(name, tmp_path, backend, request):
-    from conftest import xfail_if_bug
-    if name != "inlined_iterator_function":        # a division in module-level code
-        xfail_if_bug(request, "division_error_without_caret", backend)
     text, line, col, caret, config = REWRITTEN[name]
     path = write_space(tmp_path, text, f"{name}.py")
     for settings in ({"mode": "a"}, {"mode": "b"}) if "mode" in text else (None,):

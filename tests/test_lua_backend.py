@@ -800,8 +800,8 @@ def test_prelude_range_length_and_membership_are_pythons():
 @pytest.mark.parametrize("body", ["q = a ** 0.5\nc = condition(q > 0)\n",
                                   "@condition\ndef c(a):\n    x = a * 1.5\n    return x ** 0.5 != 0\n"])
 def test_complex_power_is_reported_as_c_reports_it(space_file, body):
-    """(-8) ** 0.5 is complex in Python (an error later, or none); C and Lua both refuse it, with
-    one message at one place (Lua said 'ValueError: ... (a complex number)', at another column)."""
+    """(-8) ** 0.5 is complex in Python; beast refuses it in every backend, with one message at
+    the ``**`` (Lua said 'ValueError: ... (a complex number)', at another column)."""
     from conftest import have_cc
     space = beast.load(space_file("from beast import *\na = iterator([8, -8])\n" + body))
     with pytest.raises(beast.EvaluationError) as info:
@@ -809,8 +809,11 @@ def test_complex_power_is_reported_as_c_reports_it(space_file, body):
     err = info.value
     what = "derived variable 'q'" if body.startswith("q") else "condition 'c'"
     assert err.message == f"a negative number raised to a fractional power (the result is complex) in {what}"
-    where = (3, None) if body.startswith("q") else (4, 4)     # a function's: at its name, not its decorator
+    where = (3, 4) if body.startswith("q") else (6, 11)      # at the **
     assert (err.lineno, err.col, err.config) == (*where, {"a": -8})
+    with pytest.raises(beast.EvaluationError) as py_info:
+        space.count(backend="python")
+    assert error_key(py_info.value) == error_key(err)
     if have_cc():
         with pytest.raises(beast.EvaluationError) as c_info:
             space.count(backend="c")

@@ -31,9 +31,6 @@ LIMIT = 20000          # largest product of supersets the oracle walks
 SHRINK = os.environ.get("BEAST_ORACLE_SHRINK", "1") != "0"
 
 AVAILABLE = available_backends()
-# constructs the random spaces leave out while a known beast bug is there (conftest.KNOWN_BUGS;
-# none at the moment: the random spaces use every construct spacegen knows)
-AVOID = []
 # tuned so that this file runs in well under a minute on 2 cores; override with the variable
 EXAMPLES = int(os.environ.get("BEAST_ORACLE_EXAMPLES") or 0) or {1: 150, 2: 100, 3: 80}[len(AVAILABLE)]
 
@@ -73,7 +70,7 @@ def assert_backends_agree(outcomes):
           phases=tuple(Phase) if SHRINK else (Phase.explicit, Phase.reuse, Phase.generate),
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                  HealthCheck.data_too_large])
-@given(spaces(avoid=AVOID), st.sampled_from([False, False, False, True]))
+@given(spaces(), st.sampled_from([False, False, False, True]))
 def test_random_spaces_match_oracle_and_backends_agree(g, keep_empty):
     note(g.numbered())
     note(f"settings: {g.settings}")

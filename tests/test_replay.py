@@ -111,3 +111,86 @@ def test_cli_tune_offers_the_search_strategies():
                                           "--budget", "5"])
         assert args.strategy == name and args.budget == 5
     assert main(["replay", CONV_SPACE, "--data", CONV_DATA, "--budget", "5", "--strategy", "nope"]) == 2
+
+
+# --- parameters with one value in the data (constants) --------------------------------------
+
+def _data_file(tmp_path, configs, extra=None):
+    """A small cache file over a in 1..4, b in 1..3 (a + b <= 5), with the constants ``extra``."""
+    extra = extra or {}
+    names = ["a", "b"] + list(extra)
+    cache = {}
+    for i, (a, b) in enumerate(configs):
+        entry = dict(a=a, b=b, **extra, time=1.0 + i)
+        cache[",".join(str(entry[n]) for n in names)] = entry
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps({"tune_params_keys": names, "cache": cache}))
+    return str(path)
+
+
+AB = [(a, b) for a in range(1, 5) for b in range(1, 4) if a + b <= 5]
+
+
+def _space_file(tmp_path, text):
+    path = tmp_path / "space.py"
+    path.write_text("from beast import *\n" + text)
+    return str(path)
+
+
+def test_constant_parameters_of_the_data_may_be_left_out_of_the_space(tmp_path):
+    data = _data_file(tmp_path, AB, {"PRECISION": 32, "kind": "single"})
+    run = load_recorded(data)
+    assert run.constants == {"PRECISION": 32, "kind": "single"}
+    assert run.names == ("a", "b", "PRECISION")           # a string constant is no column
+    space = beast.load(_space_file(tmp_path, "a = range(1, 5)\nb = range(1, 4)\n"
+                                             "too_big = condition(a + b > 5)\n"))
+    pool, times = match_space(space, run)
+    assert pool.names == ("a", "b") and len(pool) == len(AB) and np.isfinite(times).all()
+    # a space that has the integer constant as a one-value iterator matches as well
+    with_p = beast.load(_space_file(tmp_path, "a = range(1, 5)\nb = range(1, 4)\nPRECISION = iterator([32])\n"
+                                              "too_big = condition(a + b > 5)\n"))
+    assert len(match_space(with_p, run)[0]) == len(AB)
+
+
+def test_a_varying_parameter_missing_from_the_space_is_refused(tmp_path):
+    run = load_recorded(_data_file(tmp_path, AB, {"PRECISION": 32}))
+    only_a = beast.load(_space_file(tmp_path, "a = range(1, 5)\n"))
+    with pytest.raises(BeastError, match=r"only in the data, where they vary: \['b'\]") as err:
+        match_space(only_a, run)
+    assert "constant such as PRECISION" in str(err.value)
+
+
+def test_a_varying_parameter_that_is_not_an_integer_is_refused(tmp_path):
+    path = tmp_path / "strings.json"
+    path.write_text(json.dumps({"tune_params_keys": ["a", "kind"], "cache": {
+        "1,x": {"a": 1, "kind": "x", "time": 1.0}, "2,y": {"a": 2, "kind": "y", "time": 2.0}}}))
+    with pytest.raises(BeastError, match="parameter 'kind' of the data is not all integers"):
+        load_recorded(path)
+
+
+def test_cli_replay_names_the_constants_it_fixed(tmp_path, capsys):
+    data = _data_file(tmp_path, AB, {"PRECISION": 32})
+    space = _space_file(tmp_path, "a = range(1, 5)\nb = range(1, 4)\ntoo_big = condition(a + b > 5)\n")
+    assert main(["replay", space, "--data", data, "--strategy", "random", "--budget", "4",
+                 "--repeats", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["constants"] == {"PRECISION": 32} and out["size"] == len(AB)
+    assert main(["replay", space, "--data", data, "--strategy", "random", "--budget", "4",
+                 "--repeats", "1"]) == 0
+    assert capsys.readouterr().out.startswith("constant in the data, not in the space: PRECISION=32\n")
+    only_a = _space_file(tmp_path, "a = range(1, 5)\n")
+    assert main(["replay", only_a, "--data", data, "--budget", "4"]) == 2
+    err = capsys.readouterr().err
+    assert "where they vary: ['b']" in err and "Traceback" not in err
+
+
+def test_clblast_gemm_replays_without_its_precision(tmp_path):
+    # Kernel Tuner's CLBlast GEMM data records PRECISION (always 32) as a parameter
+    source = (ROOT / "spaces" / "real" / "kt_gemm.py").read_text()
+    lines = [ln for ln in source.splitlines() if not ln.startswith("PRECISION")]
+    path = tmp_path / "gemm.py"
+    path.write_text("\n".join(lines).replace(', "PRECISION": [32]', "") + "\n")
+    run = load_recorded(DATA / "kt_gemm_RTX_3090.json.gz")
+    assert run.constants == {"KWG": 32, "KWI": 2, "STRM": 0, "STRN": 0, "PRECISION": 32}
+    pool, times = match_space(beast.load(str(path)), run)
+    assert "PRECISION" not in pool.names and len(pool) == 17956 and np.isfinite(times).all()

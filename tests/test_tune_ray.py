@@ -301,6 +301,25 @@ def test_the_pipeline_runs_ahead_of_the_gpus_within_its_bounds(cluster, space, t
     assert len(report.per_worker) == 2
 
 
+def test_a_time_limit_ends_the_run_cleanly(cluster, space, tmp_path):
+    """--time with --ray: nothing is dispatched after the limit, what was under way is measured
+    and logged, and the log's run record says the clock ended it, with the GPUs' busy share."""
+    log = tmp_path / "t.jsonl"
+    seen = []
+    report = tune_ray(space, SIZE, budget=None, strategy="random", seed=5, num_workers=2, log_path=log,
+                      backend_factory=factory(space, tmp_path), time_limit=4.0,
+                      progress=lambda done, total, best, rep: seen.append(rep.gpu_busy))
+    assert report.time_up and not report.stopped and 0 < report.measured < space.count()
+    assert report.wall_s < 4.0 + 30          # the measurements under way, not the rest of the space
+    assert report.gpu_busy is not None and 0 < report.gpu_busy <= 1 and seen[-1] is not None
+    header, records, keys = log_keys(log, space.iterators)
+    assert len(keys) == report.measured == len(set(keys))
+    runs = [r["run"] for r in records if "run" in r]
+    assert len(runs) == 1 and runs[0]["ended"] == "time limit" and runs[0]["time_limit_s"] == 4.0
+    assert runs[0]["gpu_busy"] == round(report.gpu_busy, 4)
+    assert all("measure_s" in r for r in records if "config" in r)
+
+
 @pytest.mark.parametrize("name", ["local", "random"])
 def test_a_named_search_strategy_drives_the_workers(cluster, space, tmp_path, name):
     """The strategies of beast.tune.strategies run on Ray as in one process: distinct survivors,

@@ -18,7 +18,7 @@ from ..ir.targets import PY_LOOPS
 from .exprs import ATOM, ExprPrinter
 
 HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
-           "_b_setop", "_b_overflow", "_b_divisors")
+           "_b_setop", "_b_overflow", "_b_divisors", "_b_pow")
 
 
 class PyExpr(ExprPrinter):
@@ -44,6 +44,11 @@ class PyExpr(ExprPrinter):
 
     def fmt_call(self, func, args):
         return f"_b_{func}({', '.join(args)})"
+
+    def fmt_binop(self, e, left, right, prec):
+        if e.op == "**":        # a complex result is an error, as in C and Lua
+            return f"_b_pow({self(e.left)}, {self(e.right)})", ATOM
+        return super().fmt_binop(e, left, right, prec)
 
     def fmt_select(self, cond, then, orelse):
         return f"({then} if {cond} else {orelse})"
@@ -218,9 +223,31 @@ class PythonPrinter:
         return PythonSource("\n".join(self.lines) + "\n", render_functions(p), self.line_nodes)
 
 
+class _CheckedPowers(ast.NodeTransformer):
+    """``a ** b`` -> ``_b_pow(a, b)`` (and ``x **= b``): Python's value, but a complex result is an
+    error, as in C and Lua.  The call keeps the operator's position, so the error's caret does too."""
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Pow):
+            return node
+        call = ast.Call(func=ast.Name(id="_b_pow", ctx=ast.Load()), args=[node.left, node.right], keywords=[])
+        return ast.copy_location(call, node)
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Pow) or not isinstance(node.target, ast.Name):
+            return node
+        load = ast.copy_location(ast.Name(id=node.target.id, ctx=ast.Load()), node.target)
+        call = ast.copy_location(ast.Call(func=ast.Name(id="_b_pow", ctx=ast.Load()),
+                                          args=[load, node.value], keywords=[]), node)
+        return ast.copy_location(ast.Assign(targets=[node.target], value=call), node)
+
+
 def function_ast(info) -> ast.FunctionDef:
-    """The user's function as the enumerator calls it: renamed, with node arguments only."""
-    fdef = copy.deepcopy(info.fdef)
+    """The user's function as the enumerator calls it: renamed, with node arguments only, and
+    every power checked (:class:`_CheckedPowers`)."""
+    fdef = _CheckedPowers().visit(copy.deepcopy(info.fdef))
     fdef.name = info.ident
     fdef.decorator_list = []
     fdef.returns = None

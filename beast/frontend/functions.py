@@ -165,6 +165,7 @@ def analyze_function(func, role: str, ident: str, tree, filename, nodes: set, na
                     filename, [a.arg for a in fdef.args.args], [])
     for arg in fdef.args.args:
         name = arg.arg
+        _not_a_condition(name, arg, func, namespace, filename)
         if name in nodes:
             info.node_args.append(name)
         elif name in namespace and not name.startswith("__") and not is_vocabulary(namespace[name]):
@@ -176,6 +177,7 @@ def analyze_function(func, role: str, ident: str, tree, filename, nodes: set, na
     for name, use in free_names(fdef):
         if is_vocabulary(namespace.get(name, getattr(builtins, name, None))):
             continue
+        _not_a_condition(name, use, func, namespace, filename)
         if name in nodes:
             if name not in info.node_args:
                 info.node_args.append(name)
@@ -187,6 +189,16 @@ def analyze_function(func, role: str, ident: str, tree, filename, nodes: set, na
             raise SpaceError.at(use, filename, f"undefined name '{name}'")
     _check_device_reads(fdef, info.constants, filename)
     return info
+
+
+def _not_a_condition(name, where, func, namespace, filename):
+    """A function cannot read a condition: it has no value at a configuration that survives."""
+    from ..lang import Condition
+    if isinstance(namespace.get(name), Condition):
+        raise SpaceError.at(where, filename, f"'{func.__name__}' reads '{name}', which is a condition: "
+                            "functions read iterators, derived variables, settings and constants",
+                            hint=f"a condition prunes, it has no value: name its test as a derived variable "
+                                 f"({name}_test = ...), read that, and write {name} = condition({name}_test)")
 
 
 def _check_device_reads(fdef, constants, filename):

@@ -43,9 +43,9 @@ class _Translator:
         self.locals = {}
         self.risky = []         # values of locals that may raise (a division, a power, a call)
 
-    def name(self, node):
+    def name(self, node, truth=False):
         if node.id in self.locals:
-            return self.locals[node.id]
+            return _truth_of(self.locals[node.id]) if truth else self.locals[node.id]
         if node.id in self.nodes:
             return Var(node.id)
         if node.id in self.info.constants and isinstance(self.info.constants[node.id], _SCALARS):
@@ -57,9 +57,11 @@ class _Translator:
     def expr(self, node, truth=False):
         """Translate; ``truth`` marks positions where only the truth value matters (and/or allowed)."""
         if isinstance(node, ast.Constant) and isinstance(node.value, _SCALARS):
+            if truth and isinstance(node.value, str):       # only its truth value is read
+                return Const(bool(node.value))
             return Const(node.value)
         if isinstance(node, ast.Name):
-            return self.name(node)
+            return self.name(node, truth)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                 and node.value.id in self.info.constants:
             value = getattr(self.info.constants[node.value.id], node.attr, None)
@@ -68,7 +70,7 @@ class _Translator:
             raise CannotInline(node.attr)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
             out = BinOp(_BINOPS[type(node.op)], self.expr(node.left), self.expr(node.right))
-            if out.op in ("/", "//", "%"):
+            if out.op in ("/", "//", "%", "**"):        # the operations whose errors carry a caret
                 out.pos = (self.filename, node.lineno, node.col_offset, node.end_col_offset)
             return _fold(out)
         if isinstance(node, ast.UnaryOp):
@@ -158,6 +160,16 @@ def _simplify_bool(op, a, b):
     return BoolOp(op, a, b)
 
 
+def _truth_of(e):
+    """``e`` where only its truth value is read: a string constant (directly or as a choice's
+    branch) becomes its truth value, which every backend can hold."""
+    if isinstance(e, Const) and isinstance(e.value, str):
+        return Const(bool(e.value))
+    if isinstance(e, Select):
+        return Select(e.cond, _truth_of(e.then), _truth_of(e.orelse))
+    return e
+
+
 def _as_bool(e):
     if isinstance(e, Const):
         return Const(bool(e.value))
@@ -176,9 +188,15 @@ def inline_condition(info):
         if value is None:
             return None
         out = t.expr(value, truth=True)
-        return out if _keeps_errors(out, t.risky) else None
+        return out if _keeps_errors(out, t.risky) and not _holds_str(out) else None
     except CannotInline:
         return None
+
+
+def _holds_str(*exprs) -> bool:
+    """Whether a string value is left in an expression (a choice between strings, compared later):
+    the loop nests hold numbers only, so such a function stays a function."""
+    return any(isinstance(x, Const) and isinstance(x.value, str) for e in exprs for x in walk(e))
 
 
 _RAISING = ("//", "%", "/", "**")
@@ -221,9 +239,10 @@ def inline_iterator(info, types=None):
     if info.closure:
         return None
     try:
-        return _seq_of(info.fdef.body, _Translator(info, info.filename), types)
+        seq = _seq_of(info.fdef.body, _Translator(info, info.filename), types)
     except CannotInline:
         return None
+    return None if _holds_str(*seq.exprs()) else seq
 
 
 def _seq_of(stmts, t, types):

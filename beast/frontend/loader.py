@@ -181,6 +181,23 @@ def _called(err: SpaceError, tree) -> SpaceError:
     return err
 
 
+def _undeclared_at(err: SettingError, tree, settings, close) -> SettingError:
+    """Point an undeclared ``-D`` setting at the declaration it was most likely meant for (the
+    close match), else at the first setting the space declares, else at its beast import."""
+    decl = settings[close[0]] if close else next(iter(settings.values()), None)
+    if decl is not None and decl.filename == err.filename:
+        err.lineno = decl.lineno
+        calls = [n for n in _nodes_on_line(tree, decl.lineno, ast.Call) if _callee(n) == "setting"]
+        if calls:
+            err.col, err.end_col = calls[0].col_offset, calls[0].end_col_offset
+        return err
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and _imports_beast(ast.Module([node], [])):
+            err.lineno, err.col, err.end_col = node.lineno, node.col_offset, node.end_col_offset
+            break
+    return err
+
+
 def _imports_beast(tree) -> bool:
     """Whether the file imports anything from beast (else range() and min() are Python's own)."""
     return any(isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "beast" or
@@ -267,9 +284,12 @@ def load_module(path, device=None, settings=None) -> LoadedModule:
             name = undeclared[0]
             close = difflib.get_close_matches(name, list(ctx.settings), 1)
             known = ", ".join(ctx.settings) or "none"
-            hint = f"did you mean '{close[0]}'?" if close else f"settings declared by the space: {known}"
-            raise SettingError(f"setting '{name}' is not declared by {os.path.basename(filename)}",
-                               filename, None, hint=hint)
+            hint = f"did you mean '{close[0]}'?" if close else \
+                f"settings declared by the space: {known}; a space declares one with " \
+                f"{name} = setting('{name}', default)"
+            error = SettingError(f"setting '{name}' is not declared by {os.path.basename(filename)}",
+                                 filename, None, hint=hint)
+            raise _undeclared_at(error, loaded.tree, ctx.settings, close)
     loaded.settings, loaded.conditions = dict(ctx.settings), list(ctx.conditions)
     loaded.lines, loaded._context = source.splitlines(), ctx
     return loaded

@@ -47,3 +47,24 @@ def locate_constant(filename, lineno, value):
             if best is None or size < best[0]:
                 best = (size, node)
     return best[1] if best else None
+
+
+def node_location(node):
+    """(file, line, col, end_col) that names a node: a function's name, or the call on its line."""
+    if node.func is not None:
+        fdef = node.func.fdef
+        line = linecache.getline(node.filename, fdef.lineno)
+        col = line.find("def " + fdef.name)
+        if col >= 0:
+            return node.filename, fdef.lineno, col + 4, col + 4 + len(fdef.name)
+        return node.filename, fdef.lineno, None, None
+    line = linecache.getline(node.filename, node.lineno or 0)
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        return node.filename, node.lineno, None, None
+    indent = len(line) - len(line.lstrip())
+    for sub in ast.walk(tree):
+        if isinstance(sub, ast.Call):
+            return node.filename, node.lineno, indent + sub.col_offset, indent + sub.end_col_offset
+    return node.filename, node.lineno, None, None

@@ -21,6 +21,7 @@ called before it are decided, so the first error is the one printing in that ord
 from __future__ import annotations
 
 from ..errors import BeastError
+from ..frontend.locate import node_location
 from .body import Untranslatable
 from .loops import Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved
 from .nest import Check, Let, Loop
@@ -50,6 +51,7 @@ class NestPlan:
         self.funcs = {}             # ident -> beast.ir.translate.Decision (prepare)
         self.parts = {}             # mode -> id(loop) -> beast.ir.split.Part
         self.error = None           # the first refusal, raised by prepare
+        self.at = None              # the front end's node of the statement being decided
         try:
             for mode in modes:
                 self.parts[mode] = parts(self.lower, program.body, mode) if mode != "both" else {}
@@ -70,6 +72,7 @@ class NestPlan:
     def block(self, stmts, mode):
         stores, truths = self.stores, self.truths
         for s in stmts:
+            self.at = getattr(s, "node", None) or self.at
             if isinstance(s, Loop):
                 self.loop(s, mode)
             elif id(s) in stores or id(s) in truths:    # decided in an earlier walk
@@ -97,7 +100,7 @@ class NestPlan:
                     self.form(f)
         part = self.parts.get(mode, {}).get(id(s))
         if part is not None and not part.fits:
-            raise Refused(self.says["part"].format(s.var, len(part.params)))
+            raise self.refused(self.says["part"].format(s.var, len(part.params)))
         fused = self.lower.fused(s) if part is None else None
         if fused is not None:
             self.block(fused.chain[-1][0].body, mode)
@@ -142,18 +145,25 @@ class NestPlan:
         try:
             op = lowering(e)
         except Untranslatable as why:
-            raise Refused(self.says["expr"].format(why.reason)) from None
+            raise self.refused(self.says["expr"].format(why.reason)) from None
         if lowering.calls != calls:
             self.op_calls(op)
         self.ops[id(e)] = op
         return op
+
+    def refused(self, message) -> Refused:
+        """A refusal at the user's statement being decided (its name, or the call on its line)."""
+        node = self.at
+        if node is None or getattr(node, "filename", None) is None:
+            return Refused(message)
+        return Refused(message, *node_location(node))
 
     def op_calls(self, op):
         """The calls in ``op`` in the order they are printed (a function before its arguments)."""
         if op.kind == "callfn":
             self.call(op.value)
         elif op.kind == "error":        # an argument the target refuses, met after the function
-            raise Refused(self.says["expr"].format(op.value.reason))
+            raise self.refused(self.says["expr"].format(op.value.reason))
         for a in op.args:
             self.op_calls(a)
 

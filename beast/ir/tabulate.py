@@ -44,7 +44,8 @@ class Table:
 
 class Domains:
     """Supersets of the values every node can take, computed bottom-up in Python (None: too many
-    or unknown). Conditions are ignored, so these are supersets of what the loop nest reaches."""
+    or unknown). Conditions are ignored, so these are supersets of what the loop nest reaches;
+    values the nest cannot hold are left out (:func:`_storable`)."""
 
     def __init__(self, program, pyfuncs):
         self.program = program
@@ -84,6 +85,8 @@ class Domains:
             except Exception:  # noqa: BLE001 - such a configuration stops the enumeration there
                 continue
             for v in vals:
+                if not _storable(v):        # the nest stops there (a complex power, an overflow)
+                    continue
                 out[(1, float_bits(v)) if type(v) is float else (0, v)] = v
                 if len(out) > DOMAIN_EVALS:
                     self.memo[name] = None
@@ -118,6 +121,13 @@ class Domains:
             return set_operation(seq.op, list(self.seq_values(seq.left, env)),
                                  list(self.seq_values(seq.right, env)))
         return []
+
+
+def _storable(v) -> bool:
+    """Whether a node can hold ``v`` in the loop nest: a float or a 64-bit integer. Any other value
+    (a complex power, an integer past 64 bits) stops the enumeration where it is computed, before
+    a function is called with it, so it is left out of the domains."""
+    return type(v) is float or (type(v) in (int, bool) and INT64_MIN <= v <= INT64_MAX)
 
 
 def classify_return(result):

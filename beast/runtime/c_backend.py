@@ -39,8 +39,8 @@ from ..errors import BeastError, EvaluationError
 from ..expr import evaluate
 from ..ir.literals import check_integer_width
 from . import cache
-from .errors import (COMPLEX_POW, COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, ROLE_NAMES, caret_in_statement, explain,
-                     failed_division, node_error, node_location)
+from .errors import (COMPLEX_POW, ComplexPowerError, COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, ROLE_NAMES, caret_in_statement, explain,
+                     failed_operation, node_error, node_location)
 from .python_backend import compile_functions
 
 NAME = "c"
@@ -610,20 +610,15 @@ class CEnumerator:
                 return EvaluationError("integer overflow", hint=OVERFLOW_HINT, config=config)
             return EvaluationError(f"integer overflow in {role} '{node.name}'", *node_location(node),
                                    hint=OVERFLOW_HINT, config=config)
-        if kind == "complex_pow":
-            exc, message = None, _OWN_MESSAGES[kind]
-        else:
-            exc = _sample(kind)
-            division = None
-            if isinstance(exc, ZeroDivisionError) and node is not None:
-                division = failed_division(node, self._env(site, config))
-            message = explain(exc, division.op if division is not None else None)
-            if division is not None and division.pos is not None and node is not None:
-                filename, lineno, col, end = division.pos
-                if col is None:
-                    col, end = caret_in_statement(filename, lineno, exc)
-                return EvaluationError(f"{message} in {role} '{node.name}'", filename, lineno, col, end,
-                                       config=config)
+        exc = ComplexPowerError() if kind == "complex_pow" else _sample(kind)
+        failed = failed_operation(node, self._env(site, config), exc) if node is not None else None
+        message = explain(exc, failed.op if failed is not None else None)
+        if failed is not None and failed.pos is not None:
+            filename, lineno, col, end = failed.pos
+            if col is None:
+                col, end = caret_in_statement(filename, lineno, exc)
+            return EvaluationError(f"{message} in {role} '{node.name}'", filename, lineno, col, end,
+                                   config=config)
         if node is None:
             return EvaluationError(message, config=config)
         return node_error(message, node, exc, config)

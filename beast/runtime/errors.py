@@ -6,11 +6,30 @@ import linecache
 import os
 
 from ..errors import BeastError, EvaluationError, frame_position
+from ..frontend.locate import node_location
 
 _DIV_OPS = (ast.Div, ast.FloorDiv, ast.Mod)
 ROLE_NAMES = {"iterator": "iterator", "derived": "derived variable", "condition": "condition"}
 # what C and Lua report where Python makes a complex number (and fails later, or not at all)
 COMPLEX_POW = "a negative number raised to a fractional power (the result is complex)"
+
+
+class ComplexPowerError(ArithmeticError):
+    """A power whose Python result would be complex: beast stops there in every backend."""
+
+    def __init__(self):
+        super().__init__(COMPLEX_POW)
+
+
+def checked_pow(base, exp, mod=None):
+    """``base ** exp`` (``pow(base, exp, mod)``) as the Python backend computes it: Python's value,
+    except that a complex result raises :class:`ComplexPowerError`, as C and Lua do."""
+    out = pow(base, exp) if mod is None else pow(base, exp, mod)
+    if type(out) is complex:
+        raise ComplexPowerError()
+    return out
+
+
 OVERFLOW_HINT = "integers are 64-bit in every backend"
 COUNT_OVERFLOW = "the number of configurations does not fit in 64 bits"
 COUNT_HINT = ("no backend counts past 2**63 - 1 configurations: prune the space with conditions, or narrow "
@@ -20,6 +39,8 @@ COUNT_HINT = ("no backend counts past 2**63 - 1 configurations: prune the space 
 def explain(exc, op=None):
     """The user-facing text of an exception raised while evaluating (``op``: the failed operator)."""
     text = str(exc)
+    if isinstance(exc, ComplexPowerError):
+        return COMPLEX_POW
     if isinstance(exc, ZeroDivisionError):
         if op is not None:
             return "modulo by zero" if op == "%" else "division by zero"
@@ -49,6 +70,8 @@ def caret_in_statement(filename, lineno, exc):
     indent = len(line) - len(line.lstrip())
     power = None                # 0 ** -1 is a ZeroDivisionError too: where no division is on the line
     for node in ast.walk(tree):
+        if isinstance(exc, ComplexPowerError) and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            power = power or node
         if isinstance(exc, ZeroDivisionError) and isinstance(node, ast.BinOp) and isinstance(node.op, _DIV_OPS):
             return indent + node.col_offset, indent + node.end_col_offset
         if isinstance(exc, ZeroDivisionError) and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
@@ -61,41 +84,26 @@ def caret_in_statement(filename, lineno, exc):
     return None, None
 
 
-def failed_division(node, env):
-    """The division of a node's expression whose divisor is zero in ``env`` (the frame's locals)."""
+def failed_operation(node, env, exc):
+    """The operation of a node's expression that raised ``exc`` in ``env`` (the frame's locals): a
+    division whose divisor is zero, or a power whose result would be complex; None if none shows."""
     from ..expr import BinOp, evaluate, walk
-    if node is None:
+    if node is None or not isinstance(exc, (ZeroDivisionError, ComplexPowerError)):
         return None
+    ops = ("/", "//", "%") if isinstance(exc, ZeroDivisionError) else ("**",)
     roots = (node.expr,) if node.expr is not None else node.seq.exprs() if node.seq is not None else ()
     for e in (sub for root in roots for sub in walk(root)):
-        if isinstance(e, BinOp) and e.op in ("/", "//", "%"):
+        if isinstance(e, BinOp) and e.op in ops:
             try:
-                if evaluate(e.right, env) == 0:
+                if ops[0] == "**":
+                    base, exp = evaluate(e.left, env), evaluate(e.right, env)
+                    if base < 0 and exp != int(exp):
+                        return e
+                elif evaluate(e.right, env) == 0:
                     return e
             except Exception:  # noqa: BLE001 - an operand that cannot be evaluated here
                 continue
     return None
-
-
-def node_location(node):
-    """(file, line, col, end_col) that names a node: a function's name, or the call on its line."""
-    if node.func is not None:
-        fdef = node.func.fdef
-        line = linecache.getline(node.filename, fdef.lineno)
-        col = line.find("def " + fdef.name)
-        if col >= 0:
-            return node.filename, fdef.lineno, col + 4, col + 4 + len(fdef.name)
-        return node.filename, fdef.lineno, None, None
-    line = linecache.getline(node.filename, node.lineno or 0)
-    try:
-        tree = ast.parse(line.strip())
-    except SyntaxError:
-        return node.filename, node.lineno, None, None
-    indent = len(line) - len(line.lstrip())
-    for sub in ast.walk(tree):
-        if isinstance(sub, ast.Call):
-            return node.filename, node.lineno, indent + sub.col_offset, indent + sub.end_col_offset
-    return node.filename, node.lineno, None, None
 
 
 def node_error(message, node, exc, config, hint=None):
@@ -137,7 +145,7 @@ def map_exception(exc, gen_filename, line_nodes, loop_order):
             err.filename, err.lineno, err.col, err.end_col = node_location(node)
         err.config = err.config or config
         return err
-    division = failed_division(node, f_locals) if isinstance(exc, ZeroDivisionError) and user_tb is None else None
+    division = failed_operation(node, f_locals, exc) if user_tb is None else None
     message = explain(exc, division.op if division is not None else None)
     hint = OVERFLOW_HINT if message == "integer overflow" else None
     if user_tb is None and division is not None and division.pos is not None:

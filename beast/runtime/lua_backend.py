@@ -22,7 +22,7 @@ import numpy as np
 
 from ..codegen.lua import print_lua
 from ..errors import BeastError, EvaluationError
-from .errors import COMPLEX_POW, OVERFLOW_HINT as OVERFLOW_HINT_64, ROLE_NAMES, explain, map_exception, node_error
+from .errors import COMPLEX_POW, ComplexPowerError, OVERFLOW_HINT as OVERFLOW_HINT_64, ROLE_NAMES, explain, map_exception
 from .prefix_walks import PrefixWalks
 from .python_backend import _b_vals, compile_functions
 
@@ -284,9 +284,7 @@ class LuaEnumerator(PrefixWalks):
         if extra == "complex":
             if site.where is not None:
                 return self._user_error(COMPLEX_POW, site, bound, env)
-            if node is None:
-                return self._map(EvaluationError(COMPLEX_POW), node, bound, env)
-            return self._map(node_error(COMPLEX_POW, node, None, {}), node, bound, env)    # where C says it
+            return self._map(ComplexPowerError(), node, bound, env)
         exc = _replay(site, a, b, fa, fb)
         if site.where is not None:
             return self._user_error(explain(exc), site, bound, env)

@@ -56,8 +56,8 @@ from .log import TuneLog, config_key, make_header
 from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, CompileFailure, FatalBackendError,
                       Measurement)
 from .runner import (STRATEGIES, ProgressFn, TuneReport, TuneResult, _check_size, _device_identity, _takes,
-                     _is_better, _message, _peak, _resume, _search_strategy, tune_family,
-                     candidates)
+                     _is_better, _message, _peak, _progress_caller, _resume, _search_strategy,
+                     candidates, check_time_limit, run_summary, tune_family)
 from .strategies import strategy_stream
 
 #: how many dead workers (GPU or compile) a configuration may have been in flight on before it
@@ -184,6 +184,7 @@ class GpuWorker:
                 compiled = self.backend.load(artifact)
             except CompileFailure as err:               # the driver refused the image
                 return Outcome(Measurement(COMPILE_ERROR, error=err.message), self.name)
+            started = time.perf_counter()
             try:
                 if best_ms is not None and _takes(self.backend.measure, "best_ms"):
                     meas = self.backend.measure(compiled, best_ms=best_ms)
@@ -194,6 +195,7 @@ class GpuWorker:
                 fatal = self.fatal = str(err)
             except Exception as err:  # noqa: BLE001 - recorded as launch_error
                 meas = Measurement(LAUNCH_ERROR, error=_message(err))
+            meas.extra.setdefault("measure_s", round(time.perf_counter() - started, 4))
         if meas.status not in STATUSES:
             meas = Measurement(LAUNCH_ERROR, error=f"backend returned unknown status {meas.status!r}")
         built_by = getattr(artifact, "built_by", None)
@@ -243,6 +245,7 @@ class DistributedStats:
     compile_timeouts: int = 0
     compiled: dict = field(default_factory=dict)
     stopped: str | None = None
+    time_up: bool = False
 
 
 class WorkerPool:
@@ -362,7 +365,8 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
                     skip: Mapping | None = None, limit: int | None = None,
                     max_attempts: int = MAX_ATTEMPTS,
                     compile_timeout: float = COMPILE_TIMEOUT,
-                    best_ms: Callable[[], float | None] | None = None) -> DistributedStats:
+                    best_ms: Callable[[], float | None] | None = None,
+                    stop_at: float | None = None) -> DistributedStats:
     """Compile ``configs`` on CPU workers and measure them on the pool's GPU workers;
     ``on_result(config, measurement, worker)`` for each.  ``best_ms()`` (optional): the best
     time so far, sent with each artefact so that a worker can cut a clear loser short.
@@ -385,7 +389,9 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
     (``stopped`` says so; nothing is reported for the configuration). A compile task that has
     not finished ``compile_timeout`` seconds after its submission is cancelled (its worker
     process killed) and reported as a ``compile_error``, not retried: a compiler that hangs on
-    a kernel hangs on it again.
+    a kernel hangs on it again. At ``stop_at`` (``time.monotonic()``) no more is dispatched,
+    compiles are cancelled, and the measurements under way are awaited (``time_up``); what was
+    not measured is not logged, so a resumed run proposes it again.
     """
     ray = pool.ray
     names = tuple(iterators)
@@ -423,7 +429,24 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
             return dict(cfg), key
         return None
 
+    def time_is_up():
+        if stats.time_up or stop_at is None or time.monotonic() < stop_at:
+            return stats.time_up
+        stats.time_up = True
+        for ref in list(compiling):
+            compiling.pop(ref)
+            deadline.pop(ref, None)
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001 - finished meanwhile
+                pass
+        ready.clear()
+        retry.clear()
+        return True
+
     def fill():
+        if time_is_up():
+            return
         live = [s for s in pool.slots if s.alive and not s.draining]
         while ready:                         # compiled: to the least loaded GPU with room, in turn
             room = [s for s in live if s.inflight < pool.lookahead]
@@ -542,10 +565,12 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
         while compiling or measuring:
             if not any(s.alive for s in pool.slots) and not measuring:
                 break                                      # nothing left to measure on
-            wait = max(0.0, min(deadline.values()) - time.monotonic()) if deadline else None
+            wakes = list(deadline.values()) + ([stop_at] if stop_at is not None and not stats.time_up else [])
+            wait = max(0.0, min(wakes) - time.monotonic()) if wakes else None
             done, _ = ray.wait(list(measuring) + list(compiling), num_returns=1, timeout=wait)
             if not done:
-                timed_out(time.monotonic())
+                if not time_is_up():
+                    timed_out(time.monotonic())
                 fill()
                 continue
             ref = done[0]
@@ -563,6 +588,8 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
     work_left = bool(retry or ready or compiling) or (not exhausted and (limit is None or reported < limit))
     if halted is not None:
         stats.stopped = halted
+    elif stats.time_up:
+        pass
     elif work_left and not any(s.alive for s in pool.slots):
         stats.stopped = "every Ray worker was lost; rerun the same command to resume from the log"
     return stats
@@ -587,6 +614,12 @@ class RayTuneReport(TuneReport):
     compile_timeouts: int = 0
     per_worker: dict = field(default_factory=dict)
     compiled: dict = field(default_factory=dict)
+
+    @property
+    def gpu_busy(self) -> float | None:
+        """The share of this run's wall time the GPUs spent measuring, over all workers."""
+        gpus = max(1, len(self.workers))
+        return min(1.0, self.gpu_s / (self.wall_s * gpus)) if self.wall_s > 0 and self.gpu_s > 0 else None
 
 
 def strategy_source(strategy, batch: int) -> tuple[Iterator, Callable[[dict, Measurement], None]]:
@@ -630,7 +663,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
              num_workers: int | None = None, prefetch: int | None = None,
              lookahead: int | None = None, chunk_size: int = 65536,
              max_attempts: int = MAX_ATTEMPTS,
-             compile_timeout: float = COMPILE_TIMEOUT) -> RayTuneReport:
+             compile_timeout: float = COMPILE_TIMEOUT, time_limit: float | None = None) -> RayTuneReport:
     """:func:`beast.tune.runner.tune` on every GPU of a Ray cluster.
 
     The arguments shared with :func:`~beast.tune.runner.tune` mean the same (``budget``,
@@ -644,8 +677,8 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
     ``measure`` takes.  ``num_workers``: actors to start (default: one per GPU of the
     cluster); ``prefetch``: configurations compiling or compiled ahead per actor;
     ``lookahead``: calls queued on each actor (see :class:`WorkerPool`); ``compile_timeout``
-    and ``max_attempts``: see
-    :func:`run_distributed`.
+    and ``max_attempts``: see :func:`run_distributed`.  ``time_limit``: seconds, as in
+    :func:`~beast.tune.runner.tune` (the measurements under way finish; ``report.time_up``).
     """
     named = isinstance(strategy, str)
     if named and strategy not in STRATEGIES:
@@ -653,6 +686,8 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
     if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
         raise BeastError(f"--budget must be a positive integer, got {budget!r}")
     m, n, k = _check_size(size)
+    time_limit = check_time_limit(time_limit)
+    progress = _progress_caller(progress)
     names = tuple(space.iterators)
     family, settings = tune_family(space)
     if backend_factory is None:
@@ -675,7 +710,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
                                strategy=strategy if named else type(strategy).__name__, budget=budget,
                                peak_gflops=_peak(space, settings, family), family=family.name,
                                log_path=os.fspath(log_path) if log_path is not None else None,
-                               workers=[s.name for s in pool.slots])
+                               workers=[s.name for s in pool.slots], time_limit=time_limit)
         best = _resume(report, log)
         if log.reference is not None:
             report.reference = Measurement.from_dict(log.reference)
@@ -692,9 +727,10 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
             except Exception:  # noqa: BLE001 - progress then shows no total
                 total = None
         if progress is not None:
-            progress(len(report.results), total, best)
+            progress(len(report.results), total, best, report)
 
-        search = _search_strategy(space, strategy, seed, budget, log.records) if named else None
+        search = _search_strategy(space, strategy, seed, budget, log.records,
+                                  bounded=time_limit is not None) if named else None
         if search is not None:            # local, model, hybrid, random by sampling: as tune() runs them
             source = strategy_stream(search, need, batch=pool.prefetch * len(pool.slots))
 
@@ -716,18 +752,21 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
             report.results.append(r)
             report.measured += 1
             report.per_worker[worker] = report.per_worker.get(worker, 0) + 1
+            report.gpu_s += float(meas.extra.get("measure_s") or 0.0)
+            report.wall_s = time.monotonic() - started
             if _is_better(r, best):
                 best = r
             if tell is not None:
                 tell(dict(cfg), meas)
             if progress is not None:
-                progress(len(report.results), total, best)
+                progress(len(report.results), total, best, report)
 
         started = time.monotonic()
         try:
             stats = run_distributed(pool, source, names, on_result, skip=log.done, limit=need,
                                     max_attempts=max_attempts, compile_timeout=compile_timeout,
-                                    best_ms=lambda: best.ms if best is not None else None)
+                                    best_ms=lambda: best.ms if best is not None else None,
+                                    stop_at=None if time_limit is None else started + time_limit)
         except KeyboardInterrupt as exc:
             report.interrupted, report.interruption = True, exc
         else:
@@ -738,7 +777,10 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
             report.compile_timeouts = stats.compile_timeouts
             report.compiled = stats.compiled
             report.stopped = stats.stopped
+            report.time_up = stats.time_up
         report.wall_s = time.monotonic() - started
+        if report.measured:
+            log.append_run(run_summary(report))
         return report
     finally:
         if log is not None:

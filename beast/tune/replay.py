@@ -27,7 +27,8 @@ from .strategies import Pool, make_strategy
 @dataclass
 class RecordedRun:
     """A brute-forced tuning run: parameter names, one row of values per configuration
-    (``X``), and its time in ms (NaN: the configuration failed on the device)."""
+    (``X``), and its time in ms (NaN: the configuration failed on the device), and the
+    parameters that keep one value throughout (:attr:`constants`)."""
 
     names: tuple[str, ...]
     X: np.ndarray
@@ -35,6 +36,9 @@ class RecordedRun:
     path: str | None = None
     device: str | None = None
     kernel: str | None = None
+    #: every parameter with a single value in the data (such as CLBlast's ``PRECISION``): its
+    #: value.  Integer ones are also columns of ``X``; others (a string) are only here.
+    constants: dict = field(default_factory=dict)
 
     @property
     def optimum(self) -> float:
@@ -71,32 +75,71 @@ def load_recorded(path: str | os.PathLike) -> RecordedRun:
     names = data.get("tune_params_keys") or list(data.get("tune_params", {}))
     if not names:
         raise BeastError("the data names no tuning parameters (tune_params_keys)", filename=path)
-    rows, times = [], []
+    raw, times = [], []
     for key, entry in data["cache"].items():
-        try:
-            if isinstance(entry, dict) and all(n in entry for n in names):
-                rows.append([int(entry[n]) for n in names])
-            else:
-                rows.append([int(v) for v in key.split(",")])
-        except (TypeError, ValueError):
-            raise BeastError(f"configuration {key!r} of the data is not all integers", filename=path) from None
+        if isinstance(entry, dict) and all(n in entry for n in names):
+            raw.append([entry[n] for n in names])
+        else:
+            raw.append(key.split(","))
+            if len(raw[-1]) != len(names):
+                raise BeastError(f"configuration {key!r} of the data does not have "
+                                 f"{len(names)} values", filename=path)
         times.append(_time(entry))
-    X = np.array(rows, dtype=np.int64).reshape(-1, len(names))
-    return RecordedRun(tuple(names), X, np.array(times, dtype=np.float64), path,
-                       data.get("device_name"), data.get("kernel_name"))
+    columns, keep, constants = [], [], {}
+    for j, name in enumerate(names):
+        values = [row[j] for row in raw]
+        ints = _integers(values)
+        distinct = set(ints) if ints is not None else set(map(repr, values))
+        if len(distinct) == 1:
+            constants[name] = ints[0] if ints is not None else values[0]
+        if ints is None:
+            if len(distinct) > 1:
+                raise BeastError(f"parameter {name!r} of the data is not all integers "
+                                 f"(e.g. {values[0]!r})", filename=path)
+            continue                      # a constant that is no integer (a string): not a column
+        keep.append(name)
+        columns.append(ints)
+    X = np.array(columns, dtype=np.int64).T.reshape(-1, len(keep))
+    return RecordedRun(tuple(keep), X, np.array(times, dtype=np.float64), path,
+                       data.get("device_name"), data.get("kernel_name"), constants)
+
+
+def _integers(values: list) -> list[int] | None:
+    """``values`` as ints (integers, or strings of integers as in a cache key), or None when
+    one of them is something else."""
+    out = []
+    for v in values:
+        if isinstance(v, bool):
+            return None
+        if isinstance(v, int):
+            out.append(v)
+        elif isinstance(v, str):
+            try:
+                out.append(int(v))
+            except ValueError:
+                return None
+        else:
+            return None
+    return out
 
 
 def match_space(space, run: RecordedRun) -> tuple[Pool, np.ndarray]:
     """The space's survivors as a pool, and the recorded time of each (NaN: failed).
 
-    The space's iterators must be the data's parameters and its survivors exactly the data's
-    configurations; otherwise a BeastError says what differs."""
+    The space's iterators must be parameters of the data, and its survivors exactly the data's
+    configurations; a parameter of the data that the space lacks must be one of its
+    :attr:`~RecordedRun.constants` (one value throughout, such as ``PRECISION``: the space
+    stands for that value).  Otherwise a BeastError says what differs."""
     names = tuple(space.iterators)
-    if set(names) != set(run.names):
-        raise BeastError("the space's iterators are not the data's parameters: "
-                         f"only in the space: {sorted(set(names) - set(run.names))}, "
-                         f"only in the data: {sorted(set(run.names) - set(names))}",
-                         filename=run.path)
+    only_space = [n for n in names if n not in run.names]
+    varying = [n for n in run.names if n not in names and n not in run.constants]
+    if only_space or varying:
+        parts = ([f"only in the space: {sorted(only_space)}"] if only_space else []) + \
+            ([f"only in the data, where they vary: {sorted(varying)}"] if varying else [])
+        raise BeastError("the space's iterators are not the data's parameters: " + "; ".join(parts),
+                         filename=run.path,
+                         hint="a parameter of the data that the space lacks must keep one value "
+                              "in the data (a constant such as PRECISION)")
     pool = Pool.from_rows(space.enumerate(), complete=True)
     cols = [run.names.index(n) for n in names]
     recorded = {tuple(row): t for row, t in zip(run.X[:, cols].tolist(), run.times.tolist())}

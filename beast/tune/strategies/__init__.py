@@ -19,6 +19,10 @@ from .local import LocalSearch
 from .model import Hybrid, ModelGuided
 from .random_search import RandomSearch
 
+#: the strategy used when none is named (``beast replay``, ``strategy="beast"`` of
+#: :func:`beast.kernel_tuner.tune_kernel`).
+DEFAULT_STRATEGY = "hybrid"
+
 #: the pool of ``random`` over a large space: a uniform sample of this many survivors.
 RANDOM_POOL = 100_000
 
@@ -49,7 +53,7 @@ def make_strategy(name: str, space=None, *, seed: int = 0, pool: Pool | None = N
         raise BeastError(f"bad option for strategy {name!r}: {err}") from None
 
 
-__all__ = ["STRATEGIES", "make_strategy", "Strategy", "Pool", "RandomSearch", "LocalSearch",
+__all__ = ["STRATEGIES", "DEFAULT_STRATEGY", "make_strategy", "Strategy", "Pool", "RandomSearch", "LocalSearch",
            "ModelGuided", "Hybrid", "record_cost", "survivors_sample", "POOL_LIMIT",
            "RANDOM_POOL", "strategy_stream"]
 
