@@ -178,3 +178,47 @@ def test_the_error_comes_before_any_output_file(tmp_path):
         proc = run_beast("enumerate", path, "-o", str(out), "--backend", backend)
         assert proc.returncode != 0 and COMPLEX in proc.stderr, backend
         assert not out.exists() and os.listdir(tmp_path) == ["space.py"], backend
+
+
+WIDE = {   # an integer past 64 bits midway, not in the result: (text, line, col) of the error
+    "derived": ("from beast import *\na = range(0, 6)\nd = a * 2 ** 62 // 8\nc = condition(d > 2 ** 60)\n",
+                3, None),
+    "inlined_condition": ("from beast import *\na = range(0, 6)\n\n@condition\ndef c(a):\n"
+                          "    x = a * 2 ** 62\n    return x // 8 > 2 ** 60\n", 5, 4),
+    "loop_in_function": ("from beast import *\na = range(0, 6)\n\n@condition\ndef c(a):\n    t = 0\n"
+                         "    for i in range(3):\n        t = t + a * 2 ** 61\n    return t > 0\n", 8, 12),
+    "monotone_condition": ("from beast import *\na = range(0, 3)\n\n@condition\ndef c(a):\n"
+                           "    return a * 2 ** 62 // 8 > 2 ** 57\n", 5, 4),
+}
+
+
+@pytest.mark.parametrize("name", list(WIDE))
+def test_an_integer_past_64_bits_midway_is_an_overflow_in_python_as_in_c(name, tmp_path):
+    """Python's integers are unbounded; the Python backend checks every integer operation C
+    checks, so both stop at the same configuration. A loop that a monotone condition would leave
+    early is not left early where a later value may overflow. Lua, exact within 2**53, reports
+    its own overflow earlier."""
+    text, line, col = WIDE[name]
+    space = beast.load(write_space(tmp_path, text, f"{name}.py"))
+    got = set()
+    for backend in [b for b in BACKENDS if b != "lua"]:
+        with pytest.raises(EvaluationError) as info:
+            space.enumerate(backend=backend)
+        err = info.value
+        assert err.message.startswith("integer overflow") and err.hint.startswith("integers are 64-bit")
+        got.add((err.message, err.lineno, err.col, repr(err.config)))
+    assert len(got) == 1 and {(g[1], g[2]) for g in got} == {(line, col)} and "'a': 2" in next(iter(got))[3]
+    if "lua" in BACKENDS:
+        with pytest.raises(EvaluationError, match="integer overflow"):
+            space.enumerate(backend="lua")
+
+
+def test_a_constant_expression_is_folded_before_it_is_checked(tmp_path):
+    """-2**63 is a constant in C, not an overflow of 2**63; a constant past 64 bits fails where it
+    is reached, in every backend."""
+    path = write_space(tmp_path, "from beast import *\na = range(0, 3)\n\n@condition\ndef c(a):\n"
+                                 "    if a == 2:\n        return 2 ** 64 > a\n    return -2 ** 63 + a > 0\n", "fold.py")
+    for backend in [b for b in BACKENDS if b != "lua"]:
+        with pytest.raises(EvaluationError) as info:
+            beast.load(path).enumerate(backend=backend)
+        assert info.value.message.startswith("integer overflow") and info.value.config == {"a": 2}, backend

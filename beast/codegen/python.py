@@ -14,11 +14,13 @@ from ..ir.record import record
 from ..ir import Check, Emit, Let, Loop, Program, Tally
 from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved
 from ..ir.split import parts
-from ..ir.targets import PY_LOOPS
+from ..ir.ops import may_overflow
+from ..ir.targets import PY_CHECKS, PY_LOOPS
+from ..expr import static_type
 from .exprs import ATOM, ExprPrinter
 
 HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
-           "_b_setop", "_b_overflow", "_b_divisors", "_b_pow")
+           "_b_setop", "_b_overflow", "_b_divisors", "_b_pow", "_b_ck")
 
 
 class PyExpr(ExprPrinter):
@@ -26,9 +28,10 @@ class PyExpr(ExprPrinter):
             "//": 7, "%": 7, "unary": 8, "**": 9}
     NONASSOC = {"cmp"}
 
-    def __init__(self, types=None, to_bool=None):
+    def __init__(self, types=None, to_bool=None, checks=None):
         super().__init__(types)
         self.to_bool = to_bool      # (sub) -> whether an operand of & or | is converted (beast.ir.loops)
+        self.checks = checks        # the 64-bit targets' lowering (PY_CHECKS): which operations overflow
 
     def fmt_const(self, v):
         if isinstance(v, float) and not math.isfinite(v):
@@ -46,9 +49,31 @@ class PyExpr(ExprPrinter):
         return f"_b_{func}({', '.join(args)})"
 
     def fmt_binop(self, e, left, right, prec):
-        if e.op == "**":        # a complex result is an error, as in C and Lua
+        if e.op == "**":        # a complex result, an integer past 64 bits: errors, as in C and Lua
             return f"_b_pow({self(e.left)}, {self(e.right)})", ATOM
-        return super().fmt_binop(e, left, right, prec)
+        text, prec = super().fmt_binop(e, left, right, prec)
+        if e.op in ("+", "-", "*", "<<", "//") and self.overflows(e):
+            return f"_b_ck({text})", ATOM
+        return text, prec
+
+    def p_UnOp(self, e):
+        text, prec = super().p_UnOp(e)
+        return (f"_b_ck({text})", ATOM) if self.overflows(e) else (text, prec)
+
+    def p_Call(self, e):
+        text, prec = super().p_Call(e)
+        return (f"_b_ck({text})", ATOM) if e.func == "abs" and self.overflows(e) else (text, prec)
+
+    def overflows(self, e) -> bool:
+        """Whether the integer operation ``e`` may leave 64 bits where C checks it: Python's
+        unbounded integers are checked there too (``_b_ck``), so that every backend fails alike."""
+        if self.checks is None or static_type(e, self.types) == "float":     # (comments: no checks)
+            return False
+        try:
+            op = self.checks(e)
+        except Exception:  # noqa: BLE001 - what the 64-bit targets do not lower is checked as it runs
+            return True
+        return may_overflow(op)
 
     def fmt_select(self, cond, then, orelse):
         return f"({then} if {cond} else {orelse})"
@@ -76,7 +101,7 @@ class PythonPrinter:
     def __init__(self, program: Program):
         self.program = program
         self.lower = LoopLowering(program, PY_LOOPS)
-        self.printer = PyExpr(program.types, self.lower.to_bool)
+        self.printer = PyExpr(program.types, self.lower.to_bool, LoopLowering(program, PY_CHECKS).ops)
         self.lines = []
         self.line_nodes = {}
         self.texts = {}             # id(expr or form) -> (it, its text): count and rows print the same
@@ -223,31 +248,89 @@ class PythonPrinter:
         return PythonSource("\n".join(self.lines) + "\n", render_functions(p), self.line_nodes)
 
 
-class _CheckedPowers(ast.NodeTransformer):
-    """``a ** b`` -> ``_b_pow(a, b)`` (and ``x **= b``): Python's value, but a complex result is an
-    error, as in C and Lua.  The call keeps the operator's position, so the error's caret does too."""
+_CHECKED = (ast.Add, ast.Sub, ast.Mult, ast.LShift, ast.FloorDiv)    # integer results C checks
+_CHECKED_CALLS = ("abs", "sum", "int", "round")
+
+
+def _folded(node, operands):
+    """A constant operation folded as the 64-bit targets fold it (``-2**63`` is a constant, not
+    an overflow of ``2**63``): its value (past 64 bits, :class:`_HugeConstants` checks it where
+    it is reached); None where it is not folded (an operand that is not a number, a power
+    too large to compute now, an operation that raises: left to fail where it runs)."""
+    values = [o.value for o in operands if isinstance(o, ast.Constant)]
+    if len(values) != len(operands) or any(v.__class__ not in (int, float) for v in values):
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Pow, ast.LShift)) \
+            and values[1].__class__ is int and abs(values[1]) > 256:
+        return None
+    try:
+        value = eval(compile(ast.Expression(node), "<fold>", "eval"), {"__builtins__": {}})  # noqa: S307
+    except Exception:  # noqa: BLE001 - raised again where the operation runs
+        return None
+    if value.__class__ not in (int, float):
+        return None
+    return ast.copy_location(ast.Constant(value), node)
+
+
+class _HugeConstants(ast.NodeTransformer):
+    """An integer constant past 64 bits (written, or folded) fails where it is reached, as it does
+    in C and Lua: ``_b_ck(constant)``."""
+
+    def visit_Constant(self, node):
+        if node.value.__class__ is int and not -0x8000000000000000 <= node.value <= 0x7fffffffffffffff:
+            return _call("_b_ck", [node], node)
+        return node
+
+
+def _call(name, args, where):
+    return ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=args, keywords=[]), where)
+
+
+class _CheckedArithmetic(ast.NodeTransformer):
+    """The user's function as C and Lua compute it: ``a ** b`` -> ``_b_pow(a, b)`` (a complex
+    result is an error), and every integer result C checks (``+ - * << //``, unary minus,
+    ``abs``, ``sum``, ``int``, ``round``; their augmented assignments) wrapped in ``_b_ck``,
+    which stops at an integer past 64 bits.  The calls keep the operator's position, so an
+    error's caret does too."""
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        if not isinstance(node.op, ast.Pow):
-            return node
-        call = ast.Call(func=ast.Name(id="_b_pow", ctx=ast.Load()), args=[node.left, node.right], keywords=[])
-        return ast.copy_location(call, node)
+        folded = _folded(node, (node.left, node.right))
+        if folded is not None:
+            return folded
+        if isinstance(node.op, ast.Pow):
+            return _call("_b_pow", [node.left, node.right], node)
+        return _call("_b_ck", [node], node) if isinstance(node.op, _CHECKED) else node
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        folded = _folded(node, (node.operand,))
+        if folded is not None:
+            return folded
+        return _call("_b_ck", [node], node) if isinstance(node.op, ast.USub) else node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in _CHECKED_CALLS:
+            return _call("_b_ck", [node], node)
+        return node
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
-        if not isinstance(node.op, ast.Pow) or not isinstance(node.target, ast.Name):
+        if not isinstance(node.op, (ast.Pow,) + _CHECKED) or not isinstance(node.target, ast.Name):
             return node
         load = ast.copy_location(ast.Name(id=node.target.id, ctx=ast.Load()), node.target)
-        call = ast.copy_location(ast.Call(func=ast.Name(id="_b_pow", ctx=ast.Load()),
-                                          args=[load, node.value], keywords=[]), node)
-        return ast.copy_location(ast.Assign(targets=[node.target], value=call), node)
+        if isinstance(node.op, ast.Pow):
+            value = _call("_b_pow", [load, node.value], node)
+        else:
+            value = _call("_b_ck", [ast.copy_location(ast.BinOp(load, node.op, node.value), node)], node)
+        return ast.copy_location(ast.Assign(targets=[node.target], value=value), node)
 
 
 def function_ast(info) -> ast.FunctionDef:
     """The user's function as the enumerator calls it: renamed, with node arguments only, and
-    every power checked (:class:`_CheckedPowers`)."""
-    fdef = _CheckedPowers().visit(copy.deepcopy(info.fdef))
+    its arithmetic checked as C's (:class:`_CheckedArithmetic`)."""
+    fdef = _HugeConstants().visit(_CheckedArithmetic().visit(copy.deepcopy(info.fdef)))
     fdef.name = info.ident
     fdef.decorator_list = []
     fdef.returns = None

@@ -564,6 +564,18 @@ def can_fail(op) -> bool:
     return op.check is not None or op.kind not in _QUIET or any(can_fail(a) for a in op.args)
 
 
+def may_overflow(op) -> bool:
+    """Whether the integer operation ``op`` may leave the target's width where it runs: a
+    constant beyond it, or an 'overflow' check (a floor division whose 'zero' check hides one:
+    -2**63 // -1, unless the intervals rule it out)."""
+    if op.kind == "huge":
+        return True
+    if op.kind == "binop" and op.op == "//" and op.check == "zero" and op.form == "ii":
+        a, b = op.args
+        return a.iv is None or b.iv is None or (a.iv[0] <= -(1 << 63) and b.iv[0] <= -1 <= b.iv[1])
+    return op.check == "overflow"
+
+
 def minmax_order(op) -> list:
     """For each argument of the min()/max() call ``op`` after the first, whether the value of the
     ones before it is computed first: where that can fail (Python evaluates the arguments in order;

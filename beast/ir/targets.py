@@ -113,6 +113,10 @@ LUA_LOOPS = LoopTarget(LUA_NEST, intervals=True, fuse=True, split=LUA_BUDGET,
 # cost in scope is the indentation depth); its integers are unbounded and its values keep their
 # class (a bool bound to a loop variable becomes an int when it runs)
 PY_LOOPS = LoopTarget(split=Budget(limit=15, top=1, part=1), classes=True)
+# what the Python printer asks of the 64-bit targets: which integer operations of the nest may leave
+# 64 bits (C checks them; Python's unbounded integers are checked there too), with the intervals of
+# the nest's variables proving most of them away
+PY_CHECKS = LoopTarget(record_replace(C64, intervals=True), intervals=True)
 
 # C passes int, bool and float as they are (any other as a tagged number) and tabulates what it
 # does not translate; Lua passes strings too and calls what it does not translate back in Python

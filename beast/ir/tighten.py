@@ -8,7 +8,9 @@
 
 Both only drop iterations that a check would reject, so the surviving configurations and their
 order are unchanged. A break is used only when the statements before the check (and the check)
-cannot fail at a later value without having failed at an earlier one, so the errors are too.
+cannot fail at a later value without having failed at an earlier one, so the errors are too:
+that excludes an integer operation the 64-bit targets check for overflow (the intervals of the
+nest's variables prove most of them in range).
 """
 from __future__ import annotations
 
@@ -22,10 +24,26 @@ INF = float("inf")
 class _Facts:
     """Lower bounds of variables (for signs), and the lets in scope (to substitute)."""
 
-    def __init__(self, types):
+    def __init__(self, types, checks=None):
         self.lower = {}
         self.lets = {}
         self.types = types
+        self.checks = checks        # the nest's ops for a 64-bit target with intervals (PY_CHECKS)
+
+    def may_overflow(self, e) -> bool:
+        """Whether the operation ``e`` may leave 64 bits at some value (a later value may fail)."""
+        if not (isinstance(e, (BinOp, UnOp)) or isinstance(e, Call) and e.func == "abs"):
+            return False
+        if isinstance(e, BinOp) and e.op not in ("+", "-", "*", "<<", "//", "**"):
+            return False
+        if self.checks is None or static_type(e, self.types) == "float":
+            return self.checks is None
+        try:
+            op = self.checks(e)
+        except Exception:  # noqa: BLE001 - what the 64-bit targets do not lower: assume it may
+            return True
+        from .ops import may_overflow
+        return may_overflow(op)
 
     def lb(self, e):
         """A lower bound of an integer/float expression, or -inf when unknown."""
@@ -113,6 +131,8 @@ class _Facts:
     def safe_later(self, e, var, direction):
         """True if evaluating ``e`` at a later value cannot fail when it did not fail earlier."""
         for sub in walk(e):
+            if self.may_overflow(sub):
+                return False
             if isinstance(sub, Var) and sub.name in self.lets and var in _vars(sub, self.lets):
                 if not self.safe_later(self.lets[sub.name], var, direction):
                     return False
@@ -206,7 +226,9 @@ def _solve(check, var, types, facts):
 
 def tighten(program: Program) -> Program:
     """Rewrite the program's loops in place with solved sequences and breaking checks."""
-    facts = _Facts(program.types)
+    from .loops import LoopLowering
+    from .targets import PY_CHECKS
+    facts = _Facts(program.types, LoopLowering(program, PY_CHECKS).ops)
 
     def visit(stmts, lets):
         for s in stmts:

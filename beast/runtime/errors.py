@@ -21,13 +21,29 @@ class ComplexPowerError(ArithmeticError):
         super().__init__(COMPLEX_POW)
 
 
+class IntegerOverflowError(OverflowError):
+    """An integer result past 64 bits: beast stops there in every backend."""
+
+    def __init__(self):
+        super().__init__("integer overflow")
+
+
+def checked_int(v):
+    """``v``, unless it is an integer past 64 bits (:class:`IntegerOverflowError`): the Python
+    backend checks every integer operation C checks, so that it fails where C and Lua fail."""
+    if v.__class__ is int and not -0x8000000000000000 <= v <= 0x7fffffffffffffff:
+        raise IntegerOverflowError()
+    return v
+
+
 def checked_pow(base, exp, mod=None):
     """``base ** exp`` (``pow(base, exp, mod)``) as the Python backend computes it: Python's value,
-    except that a complex result raises :class:`ComplexPowerError`, as C and Lua do."""
+    except that a complex result raises :class:`ComplexPowerError` and an integer past 64 bits
+    :class:`IntegerOverflowError`, as C and Lua do."""
     out = pow(base, exp) if mod is None else pow(base, exp, mod)
-    if type(out) is complex:
+    if out.__class__ is complex:
         raise ComplexPowerError()
-    return out
+    return checked_int(out)
 
 
 OVERFLOW_HINT = "integers are 64-bit in every backend"
@@ -41,6 +57,8 @@ def explain(exc, op=None):
     text = str(exc)
     if isinstance(exc, ComplexPowerError):
         return COMPLEX_POW
+    if isinstance(exc, IntegerOverflowError):
+        return "integer overflow"
     if isinstance(exc, ZeroDivisionError):
         if op is not None:
             return "modulo by zero" if op == "%" else "division by zero"

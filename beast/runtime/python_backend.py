@@ -12,7 +12,7 @@ import numpy as np
 from ..codegen.python import function_ast, print_python
 from ..errors import EvaluationError
 from ..lang import set_operation
-from .errors import COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, checked_pow, map_exception
+from .errors import COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, checked_int, checked_pow, map_exception
 from .prefix_walks import PrefixWalks
 
 NAME = "python"
@@ -79,7 +79,7 @@ def _iterator(values):
     return values
 
 
-RUNTIME_VOCABULARY = {"_b_pow": checked_pow, "range": range, "min": min, "max": max, "abs": abs, "select": _select,
+RUNTIME_VOCABULARY = {"_b_pow": checked_pow, "_b_ck": checked_int, "range": range, "min": min, "max": max, "abs": abs, "select": _select,
                       "iterator": _iterator,
                       "union": lambda a, b: set_operation("union", list(_b_vals(a)), list(_b_vals(b))),
                       "intersection": lambda a, b: set_operation("intersection", list(_b_vals(a)),
@@ -113,7 +113,7 @@ class PythonEnumerator(PrefixWalks):
         env = {"__builtins__": builtins, "_b_range": range, "_b_len": len, "_b_min": min,
                "_b_max": max, "_b_abs": abs, "_b_bool": bool, "_b_int": _b_int, "_b_vals": _b_vals,
                "_b_setop": _b_setop, "_b_overflow": _b_overflow,
-               "_b_divisors": _b_divisors, "_b_pow": checked_pow, "_b_pre": ()}
+               "_b_divisors": _b_divisors, "_b_pow": checked_pow, "_b_ck": checked_int, "_b_pre": ()}
         env.update(compile_functions(program))
         exec(compile(self.source.text, self.filename, "exec", dont_inherit=True), env)
         self.env = env
