@@ -269,3 +269,21 @@ def test_the_pipeline_simulation_runs_on_the_h200_logs():
     by = {(r[0].strip("| "), r[2], r[3], r[4]): float(r[6]) for r in rows}
     for log in ("dgemm_random", "sgemm_random", "zgemm_random"):     # the cut and the threads help
         assert by[(log, "16", "yes", "ready first")] > by[(log, "8", "no", "in order")]
+
+
+def test_the_report_says_when_the_space_was_pruned_for_another_device(tmp_path):
+    """The default profile is the paper's K40c: tuning on another GPU without --device auto
+    prunes with the K40c's limits, and the report says so; the same GPU says nothing."""
+    space = small_space()
+    pruned = tuple(int(x) for x in (space.device.cudamajor, space.device.cudaminor))
+
+    class OnGpu(FakeBackend):
+        def __init__(self, cc):
+            super().__init__()
+            self.compute_capability = cc
+
+    other = tune(space, (64,) * 3, budget=3, log_path=tmp_path / "a.jsonl", backend=OnGpu((9, 0)))
+    assert f"pruned for the {other.device_profile} profile (compute capability {pruned[0]}.{pruned[1]}), " \
+           "not for the GPU that measured it (9.0): --device auto" in format_report(other)
+    same = tune(space, (64,) * 3, budget=3, log_path=tmp_path / "b.jsonl", backend=OnGpu(pruned))
+    assert "--device auto" not in format_report(same)

@@ -117,6 +117,7 @@ class TuneReport:
     cut: int = 0
     twins: int = 0
     compute_capability: tuple | None = None
+    gpu_compute_capability: tuple | None = None
     interruption: BaseException | None = None
 
     @property
@@ -254,6 +255,26 @@ def _compute_capability(space) -> tuple[int, int] | None:
         return int(profile.cudamajor), int(profile.cudaminor)
     except (AttributeError, TypeError, ValueError):
         return None
+
+
+def _gpu_compute_capability(backend) -> tuple[int, int] | None:
+    """(major, minor) of the GPU that measures (None: a backend that does not say)."""
+    try:
+        major, minor = backend.compute_capability
+        return int(major), int(minor)
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _other_device(report: "TuneReport") -> list[str]:
+    """A line when the space was pruned for a device other than the GPU that measured it (the
+    default profile is the paper's K40c): its limits are not this GPU's."""
+    pruned, gpu = report.compute_capability, report.gpu_compute_capability
+    if pruned is None or gpu is None or tuple(pruned) == tuple(gpu):
+        return []
+    return [f"note: the space was pruned for the {report.device_profile} profile (compute capability "
+            f"{pruned[0]}.{pruned[1]}), not for the GPU that measured it ({gpu[0]}.{gpu[1]}): "
+            f"--device auto prunes for the GPU at hand"]
 
 
 def _untuned(report: "TuneReport") -> list[str]:
@@ -442,7 +463,8 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
                         family=family.name,
                         log_path=os.fspath(log_path) if log_path is not None else None,
                         time_limit=time_limit, compile_workers=workers,
-                        compute_capability=_compute_capability(space))
+                        compute_capability=_compute_capability(space),
+                        gpu_compute_capability=_gpu_compute_capability(backend))
     best = _resume(report, log)
 
     pool = None
@@ -756,7 +778,7 @@ def format_report(report: TuneReport, top: int = 10) -> str:
     if report.twins:
         lines.append(f"{report.twins} configuration(s) run a binary and launch measured before: "
                      f"measured once, time copied (CI % 'twin')")
-    lines += _untuned(report)
+    lines += _untuned(report) + _other_device(report)
     if report.interrupted:
         lines.append("interrupted: run the same command again to resume from the log")
     if report.time_up:
