@@ -646,6 +646,22 @@ for (int i = 0; i < {thr} / {vw}; ++i) {{
 _HOST_SIDE = ("shmem_l1", "shmem_banks")
 
 
+#: one stripe's product in registers, the part every main loop below shares (str.format template)
+_STRIPE_PRODUCT = """\
+    {unroll_k}
+    for (int k = 0; k < BLK_K; ++k) {{
+      T a[THR_M];
+      T b[THR_N];
+{read_a}
+{read_b}
+      #pragma unroll
+      for (int n = 0; n < THR_N; ++n) {{
+        #pragma unroll
+        for (int m = 0; m < THR_M; ++m) rc[n][m] = mul_add(a[m], b[n], rc[n][m]);
+      }}
+    }}
+"""
+
 #: the main loop of the paper's kernel (str.format template): registers prefetch the next stripe,
 #: one shared-memory buffer, two barriers per stripe
 _PAPER_LOOP = """\
@@ -661,18 +677,7 @@ _PAPER_LOOP = """\
       load_a(ra, A, lda, {an}, ta_m, ta_n);
       load_b(rb, B, ldb, {bn}, tb_m, tb_n);
     }}
-    {unroll_k}
-    for (int k = 0; k < BLK_K; ++k) {{
-      T a[THR_M];
-      T b[THR_N];
-{read_a}
-{read_b}
-      #pragma unroll
-      for (int n = 0; n < THR_N; ++n) {{
-        #pragma unroll
-        for (int m = 0; m < THR_M; ++m) rc[n][m] = mul_add(a[m], b[n], rc[n][m]);
-      }}
-    }}
+""" + _STRIPE_PRODUCT + """\
     __syncthreads();
   }}"""
 
@@ -692,18 +697,7 @@ _DOUBLE_LOOP = """\
     }}
     const T* cA = sA + buf * SMEM_ELEMS;
     const T* cB = sB + buf * SMEM_ELEMS;
-    {unroll_k}
-    for (int k = 0; k < BLK_K; ++k) {{
-      T a[THR_M];
-      T b[THR_N];
-{read_a}
-{read_b}
-      #pragma unroll
-      for (int n = 0; n < THR_N; ++n) {{
-        #pragma unroll
-        for (int m = 0; m < THR_M; ++m) rc[n][m] = mul_add(a[m], b[n], rc[n][m]);
-      }}
-    }}
+""" + _STRIPE_PRODUCT + """\
   }}"""
 
 #: async_copy=1: cp.async straight into the other buffer, no staging registers
@@ -723,18 +717,7 @@ _ASYNC_LOOP = """\
     beast_cp_async_commit();
     const T* cA = sA + buf * SMEM_ELEMS;
     const T* cB = sB + buf * SMEM_ELEMS;
-    {unroll_k}
-    for (int k = 0; k < BLK_K; ++k) {{
-      T a[THR_M];
-      T b[THR_N];
-{read_a}
-{read_b}
-      #pragma unroll
-      for (int n = 0; n < THR_N; ++n) {{
-        #pragma unroll
-        for (int m = 0; m < THR_M; ++m) rc[n][m] = mul_add(a[m], b[n], rc[n][m]);
-      }}
-    }}
+""" + _STRIPE_PRODUCT + """\
   }}"""
 
 #: cp.async hooks (before a kernel that uses them; guarded, so they may appear more than once);
@@ -899,7 +882,7 @@ class GemmKernel:
     @property
     def source(self) -> str:
         """A complete translation unit (prelude + kernel), for NVRTC or nvcc."""
-        return prelude() + self.body
+        return self.prelude + self.body
 
     @property
     def source_hash(self) -> str:

@@ -34,13 +34,12 @@ dynamic shared memory (the opt-in attribute above 48 KiB).
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Mapping
 
 from beast.errors import BeastError
 
-from .kernel import CP_ASYNC, GemmSettings, _ConfigReader
+from .kernel import CP_ASYNC, GemmKernel, GemmSettings, _ConfigReader
 
 #: bumped whenever the generated code changes meaning or speed; tuning logs record it.
 KERNEL_VERSION = 1
@@ -502,8 +501,9 @@ def prelude() -> str:
 
 
 @dataclass(frozen=True)
-class MmaKernel:
-    """Generated CUDA source of one tensor-core configuration, and how to launch it."""
+class MmaKernel(GemmKernel):
+    """Generated CUDA source of one tensor-core configuration, and how to launch it (the paper's
+    kernel's interface: :class:`~beast.tune.kernel.GemmKernel`, over an :class:`MmaLayout`)."""
 
     layout: MmaLayout
     name: str
@@ -513,31 +513,8 @@ class MmaKernel:
 
     @property
     def prelude(self) -> str:
+        """The definitions the body needs before it (:func:`prelude`)."""
         return prelude()
-
-    @property
-    def source(self) -> str:
-        """A complete translation unit (prelude + kernel), for NVRTC or nvcc."""
-        return prelude() + self.body
-
-    @property
-    def source_hash(self) -> str:
-        return hashlib.sha256(self.source.encode()).hexdigest()
-
-    @property
-    def settings(self) -> GemmSettings:
-        return self.layout.settings
-
-    @property
-    def block(self) -> tuple[int, int, int]:
-        return self.layout.block
-
-    def grid(self, m: int, n: int) -> tuple[int, int, int]:
-        return self.layout.grid(m, n)
-
-    @property
-    def smem_bytes(self) -> int:
-        return self.layout.smem_bytes
 
 
 def generate(config: Mapping, settings: GemmSettings | Mapping, name: str = KERNEL_NAME) -> MmaKernel:
