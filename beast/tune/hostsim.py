@@ -31,7 +31,7 @@ import numpy as np
 
 from beast.errors import BeastError
 
-from .kernel import GemmKernel
+from .kernel import GemmKernel, translation_unit
 
 HOST_SHIM = r"""
 #include <atomic>
@@ -290,17 +290,6 @@ class HostModule:
         error = self.lib.beast_host_last_error()
         if error:
             raise BeastError(f"kernel {name} on the host: {error.decode()}")
-
-
-def translation_unit(kernels) -> str:
-    """One source holding ``kernels`` of any family: each family's prelude once (in order of first
-    appearance), then every kernel's body."""
-    kernels = list(kernels)
-    names = [k.name for k in kernels]
-    if len(set(names)) != len(names):
-        raise BeastError("kernels in one translation unit need distinct names")
-    preludes = list(dict.fromkeys(k.prelude for k in kernels))
-    return "".join(preludes) + "\n".join(k.body for k in kernels)
 
 
 class HostKernels:

@@ -920,9 +920,11 @@ def generate(config: Mapping, settings: GemmSettings | Mapping, name: str = KERN
 
 
 def translation_unit(kernels) -> str:
-    """One source with several kernels (distinct names), e.g. to compile a sample at once."""
+    """One source with several kernels (distinct names, of any family), e.g. to compile a sample
+    at once: each family's prelude once, then the bodies."""
     kernels = list(kernels)
     names = [k.name for k in kernels]
     if len(set(names)) != len(names):
         raise BeastError("kernels in one translation unit need distinct names")
-    return prelude() + "\n".join(k.body for k in kernels)
+    preludes = list(dict.fromkeys(k.prelude for k in kernels))
+    return "".join(preludes) + "\n".join(k.body for k in kernels)

@@ -39,7 +39,8 @@ from typing import Mapping
 
 from beast.errors import BeastError
 
-from .kernel import CP_ASYNC, GemmKernel, GemmSettings, _ConfigReader
+from .kernel import CP_ASYNC, GemmKernel, GemmSettings, _ConfigReader, _indent
+from .kernel import translation_unit  # noqa: F401  (one source of several kernels of this family)
 
 #: bumped whenever the generated code changes meaning or speed; tuning logs record it.
 KERNEL_VERSION = 1
@@ -269,11 +270,6 @@ __device__ __forceinline__ T scale(R re, R im, T x) { return beast_mma_c2d(re * 
 __device__ __forceinline__ T add(T x, T y) { return beast_mma_c2d(x.x + y.x, x.y + y.y); }
 """,
 }
-
-
-def _indent(text: str, n: int) -> str:
-    pad = " " * n
-    return "\n".join(pad + line if line.strip() else line for line in text.splitlines())
 
 
 def _copy_fn(L: MmaLayout, x: str) -> str:
@@ -528,12 +524,3 @@ def generate(config: Mapping, settings: GemmSettings | Mapping, name: str = KERN
         raise BeastError(f"kernel name {name!r} is not a C identifier")
     layout = MmaLayout.from_config(config, settings)
     return MmaKernel(layout, name, kernel_body(layout, name))
-
-
-def translation_unit(kernels) -> str:
-    """One source with several kernels (distinct names), e.g. to compile a sample at once."""
-    kernels = list(kernels)
-    names = [k.name for k in kernels]
-    if len(set(names)) != len(names):
-        raise BeastError("kernels in one translation unit need distinct names")
-    return prelude() + "\n".join(k.body for k in kernels)
