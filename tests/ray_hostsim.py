@@ -141,12 +141,13 @@ class HostsimFactory:
     compile_broken: dict | None = None
     compile_env_error: bool = False
     compile_hang: dict | None = None
+    family: str = "gemm"
 
     def __call__(self):
         from test_tune_gpu import make_fake_cupy
         sys.modules["cupy"] = make_fake_cupy()
         from beast.tune.gpu import CupyBackend
-        inner = CupyBackend(self.settings, self.size, max_samples=5, max_seconds=0.2)
+        inner = CupyBackend(self.settings, self.size, max_samples=5, max_seconds=0.2, family=self.family)
         return JournalingBackend(inner, self.journal, self.die_marker, self.fatal_marker, self.fail_at,
                                  self.poison, dict(die_marker=self.compile_die_marker, poison=self.compile_poison,
                                                    broken=self.compile_broken, env_error=self.compile_env_error,

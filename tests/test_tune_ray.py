@@ -337,6 +337,20 @@ def test_a_named_search_strategy_drives_the_workers(cluster, space, tmp_path, na
     assert sorted(measured) == sorted(keys)                   # every result logged once
 
 
+def test_the_tensor_core_family_runs_on_the_workers(cluster, tmp_path):
+    """spaces/gemm_mma.py on Ray: the workers generate, compile and verify that family's kernels
+    (on CPU threads, the warp MMA emulated), and the log says which family it measured."""
+    mma = beast.load(os.path.join(os.path.dirname(GEMM), "gemm_mma.py"), device="h100")
+    log = tmp_path / "mma.jsonl"
+    report = tune_ray(mma, (24, 16, 12), budget=2, strategy="random", seed=2, num_workers=2, log_path=log,
+                      backend_factory=HostsimFactory(dict(mma.settings), (24, 16, 12),
+                                                     str(tmp_path / "journal.jsonl"), family="gemm_mma"))
+    assert report.complete and report.measured == 2
+    assert all(r.status == OK for r in report.results), [r.error for r in report.results]
+    header, records, keys = log_keys(log, mma.iterators)
+    assert header["kernel_family"] == "gemm_mma" and len(keys) == 2
+
+
 def test_cli_ray_without_cupy_on_the_workers_says_so(cluster, capsys):
     try:
         import cupy  # noqa: F401
