@@ -11,12 +11,12 @@ bits at one ``a``, a float) and one ``@condition`` function whose body is one of
 - a complex intermediate value (a negative number to a fractional power);
 - a result that is not a number (a string, a list, None), read for its truth value;
 - a function of ``d`` that C cannot translate (``round``), tabulated over ``d``'s values, some of
-  which only rejected configurations produce.
+  which only rejected configurations produce;
+- an integer past 64 bits midway (``a * 2 ** 61 // 8``, a sum in a loop), which C checks and
+  Python's unbounded integers are checked for too (Lua, exact within 2**53, sits this one out).
 
 The oracle is the same text run as plain Python (tests/oracle.py), with beast's two departures
 written out in it independently of beast: a complex power and an integer past 64 bits are errors.
-- an integer past 64 bits midway (``a * 2 ** 61 // 8``, a sum in a loop), which C checks and
-  Python's unbounded integers are checked for too (Lua, exact within 2**53, sits this one out).
 
 Every backend (C with 1 and 3 threads) must give the oracle's rows in the same order, or, where
 the oracle raises, the same error as every other backend, at a line that holds the failing
