@@ -94,3 +94,20 @@ def rows(array) -> list:
     names = array.dtype.names or ()
     cols = [array[n].tolist() for n in names]
     return list(zip(*cols))
+
+
+def host_case(host, k, size, rng, ld_multiple=4):
+    """Run kernel k on small integer matrices (exact in floating point): (result, exact)."""
+    st = k.settings
+    m, n, kk = size
+    import numpy as np
+    dtype = np.dtype(st.numpy_dtype)
+
+    def ints(shape):
+        x = rng.integers(-3, 4, size=shape).astype(dtype)
+        return x + 1j * rng.integers(-3, 4, size=shape) if st.is_complex else x
+
+    a, b, c = ints((m, kk)), ints((kk, n)), ints((m, n))
+    alpha, beta = (2, -1) if not st.is_complex else (2 - 1j, 1 + 1j)
+    got = host.gemm(k.name, a, b, c, alpha=alpha, beta=beta, ld_multiple=ld_multiple)
+    return got, alpha * (a.astype(np.complex128) @ b) + beta * c

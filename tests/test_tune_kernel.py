@@ -18,6 +18,7 @@ from beast.errors import BeastError
 from beast.tune.emulate import emulate_gemm
 from beast.tune.gpu import check_launch_rules, gpu_available, ld_multiple, require_gpu
 from beast.tune.kernel import KERNEL_NAME, GemmLayout, GemmSettings, generate, translation_unit
+from conftest import host_case
 
 GEMM = str(Path(__file__).resolve().parent.parent / "spaces" / "gemm.py")
 ALL_SETTINGS = [dict(precision=p, arithmetic=a, trans_a=ta, trans_b=tb)
@@ -231,16 +232,7 @@ def test_generated_text_runs_on_cpu_threads_and_matches_emulation():
             st = k.settings
             L = k.layout
             m, n, kk = 2 * L.blk_m - 1, 2 * L.blk_n + 3, 2 * L.blk_k + 1
-            dtype = np.dtype(st.numpy_dtype)
-
-            def ints(shape):
-                x = rng.integers(-3, 4, size=shape).astype(dtype)
-                return x + 1j * rng.integers(-3, 4, size=shape) if st.is_complex else x
-
-            a, b, c = ints((m, kk)), ints((kk, n)), ints((m, n))
-            alpha, beta = (2, -1) if not st.is_complex else (2 - 1j, 1 + 1j)
-            got = host.gemm(k.name, a, b, c, alpha=alpha, beta=beta)
-            exact = alpha * (a.astype(np.complex128) @ b) + beta * c
+            got, exact = host_case(host, k, (m, n, kk), rng)
             emulated = emulate_gemm(L.config(), st, (m, n, kk))
             if k in bad:
                 assert not np.array_equal(got, exact) and not emulated.ok

@@ -16,6 +16,7 @@ from beast.errors import BeastError
 from beast.tune.emulate import emulate_gemm
 from beast.tune.families import family_of
 from beast.tune.kernel import GemmKernel, generate, translation_unit
+from conftest import host_case
 
 ROOT = Path(__file__).resolve().parent.parent
 MAGMA = str(ROOT / "spaces" / "gemm_magma.py")
@@ -137,16 +138,7 @@ def test_switched_kernels_run_on_cpu_threads_exactly():
         for k in kernels + [no_wait]:
             st, L = k.settings, k.layout
             m, n, kk = 2 * L.blk_m - 1, 2 * L.blk_n + 3, 2 * L.blk_k + 1
-            dtype = np.dtype(st.numpy_dtype)
-
-            def ints(shape):
-                x = rng.integers(-3, 4, size=shape).astype(dtype)
-                return x + 1j * rng.integers(-3, 4, size=shape) if st.is_complex else x
-
-            a, b, c = ints((m, kk)), ints((kk, n)), ints((m, n))
-            alpha, beta = (2, -1) if not st.is_complex else (2 - 1j, 1 + 1j)
-            got = host.gemm(k.name, a, b, c, alpha=alpha, beta=beta)
-            exact = alpha * (a.astype(np.complex128) @ b) + beta * c
+            got, exact = host_case(host, k, (m, n, kk), rng)
             if k is no_wait:
                 assert not np.array_equal(got, exact)
             else:

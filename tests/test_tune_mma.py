@@ -19,6 +19,7 @@ from beast.tune.families import family_of, get_family
 from beast.tune.gpu import check_launch_rules
 from beast.tune.kernel_mma import A_FRAGMENT, B_FRAGMENT, C_FRAGMENT, MmaLayout, generate, translation_unit
 from beast.tune.runner import tune_family
+from conftest import host_case
 
 ROOT = Path(__file__).resolve().parent.parent
 MMA = str(ROOT / "spaces" / "gemm_mma.py")
@@ -261,22 +262,6 @@ def test_nvrtc_compiles_sampled_survivors():
 
 
 # ------------------------------------------------------------------ the text, run on the CPU
-
-def host_case(host, k, size, rng, ld_multiple=4):
-    """Run kernel k on small integer matrices (exact in floating point): (result, exact)."""
-    st = k.settings
-    m, n, kk = size
-    dtype = np.dtype(st.numpy_dtype)
-
-    def ints(shape):
-        x = rng.integers(-3, 4, size=shape).astype(dtype)
-        return x + 1j * rng.integers(-3, 4, size=shape) if st.is_complex else x
-
-    a, b, c = ints((m, kk)), ints((kk, n)), ints((m, n))
-    alpha, beta = (2, -1) if not st.is_complex else (2 - 1j, 1 + 1j)
-    got = host.gemm(k.name, a, b, c, alpha=alpha, beta=beta, ld_multiple=ld_multiple)
-    return got, alpha * (a.astype(np.complex128) @ b) + beta * c
-
 
 def test_sampled_survivors_run_on_cpu_threads_exactly():
     from beast.tune.hostsim import HostKernels, host_compiler
