@@ -181,6 +181,22 @@ class _ConfigReader:
         return as_int
 
 
+def read_parameters(config: Mapping, required, optional=(), *, kernel: str, space: str) -> dict[str, int]:
+    """The integer parameters ``required`` (and those of ``optional`` that ``config`` has), read by
+    name; every missing name is reported at once, saying that ``kernel`` needs the iterators of
+    ``space``."""
+    reader = _ConfigReader(config)
+    values = {f: reader.get(f) for f in required}
+    values.update({f: reader.get(f) for f in optional if f in config})
+    if reader.missing:
+        raise BeastError(
+            f"the {kernel} needs parameter(s) " + ", ".join(reader.missing)
+            + " that the configuration does not have",
+            hint=f"the space must declare the iterators of {space}"
+                 f" (it has: {', '.join(map(str, config)) or 'none'})")
+    return values
+
+
 @dataclass(frozen=True)
 class GemmLayout:
     """One configuration of the GEMM template with every derived constant the kernel uses.
@@ -217,19 +233,8 @@ class GemmLayout:
         The switches of :data:`OPTIONAL` are read when present and keep the paper's value otherwise."""
         if not isinstance(settings, GemmSettings):
             settings = GemmSettings.from_mapping(settings)
-        reader = _ConfigReader(config)
-        values = {}
-        for f in cls.required_names():
-            values[f] = reader.get(f)
-        for f in OPTIONAL:
-            if f in config:
-                values[f] = reader.get(f)
-        if reader.missing:
-            raise BeastError(
-                "the GEMM kernel needs parameter(s) " + ", ".join(reader.missing)
-                + " that the configuration does not have",
-                hint="the space must declare iterators with the names of Fig. 11"
-                     f" (it has: {', '.join(map(str, config)) or 'none'})")
+        values = read_parameters(config, cls.required_names(), OPTIONAL, kernel="GEMM kernel",
+                                 space="Fig. 11 (spaces/gemm.py)")
         layout = cls(settings=settings, **values)
         layout._check()
         return layout

@@ -39,7 +39,7 @@ from typing import Mapping
 
 from beast.errors import BeastError
 
-from .kernel import CP_ASYNC, GemmKernel, GemmSettings, _ConfigReader, _indent
+from .kernel import CP_ASYNC, GemmKernel, GemmSettings, _indent, read_parameters
 from .kernel import translation_unit  # noqa: F401  (one source of several kernels of this family)
 
 #: bumped whenever the generated code changes meaning or speed; tuning logs record it.
@@ -92,14 +92,8 @@ class MmaLayout:
         """Read the parameters from ``config`` (name -> int); report all missing names at once."""
         if not isinstance(settings, GemmSettings):
             settings = GemmSettings.from_mapping(settings)
-        reader = _ConfigReader(config)
-        values = {f: reader.get(f) for f in cls.required_names()}
-        if reader.missing:
-            raise BeastError(
-                "the tensor-core GEMM kernel needs parameter(s) " + ", ".join(reader.missing)
-                + " that the configuration does not have",
-                hint="the space must declare the iterators of spaces/gemm_mma.py"
-                     f" (it has: {', '.join(map(str, config)) or 'none'})")
+        values = read_parameters(config, cls.required_names(), kernel="tensor-core GEMM kernel",
+                                 space="spaces/gemm_mma.py")
         layout = cls(settings=settings, **values)
         layout._check()
         return layout
