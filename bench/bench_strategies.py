@@ -1,20 +1,22 @@
 """beast's search strategies against Kernel Tuner's, replayed on brute-forced GPU data.
 
 Both tools "measure" a configuration by looking its recorded time up in the same file of the
-FAIR Benchmark Hub (RTX A4000; the directory ``$BEAST_BENCHMARK_HUB``, by default the trimmed
-copies in ``tests/data/benchmark_hub``, see bench/README.md): beast through
+FAIR Benchmark Hub (the directory ``$BEAST_BENCHMARK_HUB``, by default the trimmed copies in
+``tests/data/benchmark_hub``, see bench/README.md): beast through
 :func:`beast.tune.replay.replay`, Kernel Tuner through its own simulation mode
 (``tune_kernel(..., simulation_mode=True, cache=FILE, strategy=S,
-strategy_options={"max_fevals": B})``).  Each run goes to the largest budget B (10 % of the
+strategy_options={"max_fevals": B})``).  Each run goes to the largest budget B (5 % of the
 space); the best-so-far curve of that run gives the fraction of the optimum (best time overall
 / best time found) after every smaller number of evaluations.  A failed configuration counts
-as an evaluation for both.
+as an evaluation for both; a configuration Kernel Tuner evaluates twice counts once.
 
-    python bench/bench_strategies.py [--repeats 10] [--tools beast,kt] [--only NAME]
-    python bench/plot_strategies.py          # the table (bench/results/strategies.md) and bench/strategies.png
+    python bench/bench_strategies.py [--repeats 20] [--tools beast,kt] [--only NAME,...] [--files STEM,...]
+    python bench/plot_strategies.py          # the tables (bench/results/strategies.md) and bench/strategies.png
 
-Writes ``bench/results/strategies.json``: per data set and strategy, the curves (one row per
-repeat, fraction of the optimum after 1..B evaluations) and the seconds it took.
+Writes ``bench/results/strategies/STEM.TOOL.json`` (STEM: the data file's name without
+``.json.gz``): per strategy, the curves (one row per repeat, fraction of the optimum after
+1..B evaluations), the seeds and the seconds it took.  Files marked ``held-out`` were never
+looked at while choosing beast's default strategy and its settings.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import argparse
 import gzip
 import json
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -36,40 +39,58 @@ ROOT = os.path.dirname(HERE)
 # Tuner's simulation mode also reads the compile, verification and benchmark times of the full files.
 DATA_DIR = os.environ.get("BEAST_BENCHMARK_HUB") or os.path.join(ROOT, "tests", "data", "benchmark_hub")
 KT_FIELDS = ("compile_time", "verification_time", "benchmark_time")
-RESULTS = os.path.join(HERE, "results", "strategies.json")
+RESULTS = os.path.join(HERE, "results", "strategies")
 
-DATASETS = {"dedispersion": "dedispersion_A4000.json.gz", "convolution": "convolution_A4000.json.gz"}
-BEAST_STRATEGIES = ["random", "local", "model", "hybrid"]
-KT_STRATEGIES = ["random_sample", "genetic_algorithm", "dual_annealing", "bayes_opt"]
-BUDGET_FRACTION = 0.10
+#: data file stem -> (space in spaces/real, role): "tuning" files were used to choose beast's
+#: default strategy, "held-out" ones (one per kernel) only to judge it.
+FILES = {
+    "dedispersion_A4000": ("dedispersion", "tuning"),
+    "dedispersion_A6000": ("dedispersion", "tuning"),
+    "dedispersion_W6600": ("dedispersion", "held-out"),
+    "convolution_A4000": ("convolution", "tuning"),
+    "convolution_A6000": ("convolution", "tuning"),
+    "convolution_W6600": ("convolution", "held-out"),
+    "kt_gemm_RTX_3090": ("kt_gemm", "tuning"),
+    "kt_gemm_RTX_2080_Ti": ("kt_gemm", "held-out"),
+    "kt_pnpoly_RTX_3090": ("kt_pnpoly", "tuning"),
+    "kt_pnpoly_RTX_2080_Ti": ("kt_pnpoly", "held-out"),
+    "kt_convolution_RTX_3090": ("kt_convolution", "held-out"),
+}
+BEAST_STRATEGIES = ["random", "local", "hybrid", "portfolio"]
+#: every single-objective strategy of Kernel Tuner 1.5 that needs nothing more (not brute_force,
+#: the multi-objective nsga2/nsga3, pyatf_strategies or skopt)
+KT_STRATEGIES = ["random_sample", "genetic_algorithm", "dual_annealing", "pso", "simulated_annealing",
+                 "greedy_ils", "greedy_mls", "mls", "ordered_greedy_mls", "diff_evo", "firefly_algorithm",
+                 "basinhopping", "minimize", "adaptive_tabu_greywolf", "hybrid_vndx", "bayes_opt"]
+BUDGET_FRACTION = 0.05
+SEED = 1000
 
 
-def beast_curves(name, strategy, budget, repeats):
+def space_path(stem):
+    return os.path.join(ROOT, "spaces", "real", f"{FILES[stem][0]}.py")
+
+
+def beast_curves(stem, strategy, budget, repeats):
     import beast
     from beast.tune.replay import load_recorded, match_space, replay
-    space = beast.load(os.path.join(ROOT, "spaces", "real", f"{name}.py"))
-    pool, times = match_space(space, load_recorded(os.path.join(DATA_DIR, DATASETS[name])))
-    res = replay(pool, times, strategy, budget, repeats=repeats, seed=1000)
+    space = beast.load(space_path(stem))
+    pool, times = match_space(space, load_recorded(os.path.join(DATA_DIR, stem + ".json.gz")))
+    res = replay(pool, times, strategy, budget, repeats=repeats, seed=SEED)
     return res.fractions
 
 
-def _kt_cache(name, workdir):
-    path = os.path.join(workdir, f"{name}.json")
-    with gzip.open(os.path.join(DATA_DIR, DATASETS[name]), "rb") as src, open(path, "wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return path
-
-
-def kt_curves(name, strategy, budget, repeats, workdir):
+def kt_curves(stem, strategy, budget, repeats, workdir):
     import kernel_tuner
     import beast
-    ns = beast.load(os.path.join(ROOT, "spaces", "real", f"{name}.py")).module.namespace["KERNEL_TUNER"]
-    cache = _kt_cache(name, workdir)
+    ns = beast.load(space_path(stem)).module.namespace["KERNEL_TUNER"]
+    cache = os.path.join(workdir, stem + ".json")
+    with gzip.open(os.path.join(DATA_DIR, stem + ".json.gz"), "rb") as src, open(cache, "wb") as dst:
+        shutil.copyfileobj(src, dst)
     with open(cache) as fh:
         data = json.load(fh)
     keys = data["tune_params_keys"]
     if not all(f in entry for entry in data["cache"].values() for f in KT_FIELDS):
-        raise SystemExit(f"{os.path.join(DATA_DIR, DATASETS[name])} lacks the {', '.join(KT_FIELDS)} that "
+        raise SystemExit(f"{os.path.join(DATA_DIR, stem + '.json.gz')} lacks the {', '.join(KT_FIELDS)} that "
                          "Kernel Tuner's simulation mode needs: fetch the full files and set "
                          "BEAST_BENCHMARK_HUB (bench/README.md)")
     times = {}
@@ -77,21 +98,20 @@ def kt_curves(name, strategy, budget, repeats, workdir):
         t = entry["time"]
         times[tuple(entry[k] for k in keys)] = t if isinstance(t, (int, float)) else None
     optimum = min(t for t in times.values() if t is not None)
+    size = data["problem_size"]
     out = np.zeros((repeats, budget))
     for r in range(repeats):
-        np.random.seed(1000 + r)                  # KT's strategies draw from numpy's global state
-        import random
-        random.seed(1000 + r)
+        np.random.seed(SEED + r)                  # KT's strategies draw from numpy's and random's global state
+        random.seed(SEED + r)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             results, _ = kernel_tuner.tune_kernel(
-                data["kernel_name"], f"__global__ void {data['kernel_name']}() {{}}", data["problem_size"], [],
+                data["kernel_name"], f"__global__ void {data['kernel_name']}() {{}}",
+                tuple(size) if isinstance(size, list) else size, [],
                 ns["tune_params"], restrictions=ns["restrictions"], cache=cache, simulation_mode=True,
                 strategy=strategy, strategy_options={"max_fevals": budget}, verbose=False, quiet=True,
-                lang="CUDA")
-        best = np.inf
-        seen = set()
-        n = 0
+                block_size_names=ns.get("block_size_names"), lang="CUDA")
+        best, seen = np.inf, set()
         for res in results:
             key = tuple(res[k] for k in keys)
             if key in seen:
@@ -100,33 +120,47 @@ def kt_curves(name, strategy, budget, repeats, workdir):
             t = times.get(key)
             if t is not None and t < best:
                 best = t
-            if n < budget:
-                out[r, n] = optimum / best if np.isfinite(best) else 0.0
-            n += 1
-        if n < budget:
+            if len(seen) <= budget:
+                out[r, len(seen) - 1] = optimum / best if np.isfinite(best) else 0.0
+        n = min(len(seen), budget)
+        if n < budget:                            # it stopped early: its best stays
             out[r, n:] = out[r, n - 1] if n else 0.0
     return out
 
 
+def summary(curves, size):
+    """The one-line report of a strategy's curves: median evaluations to 95 %, mean at 1/2/5 %."""
+    at95 = np.where((curves >= 0.95).any(axis=1), (curves >= 0.95).argmax(axis=1) + 1, np.inf)
+    return (f"median evals to 95%: {np.median(at95)}  mean at 1%/2%/5%: "
+            + " ".join(f"{curves[:, min(curves.shape[1], max(1, round(size * p))) - 1].mean():.4f}"
+                       for p in (0.01, 0.02, 0.05)))
+
+
+def write_json(path, data):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(data, fh, separators=(",", ":"))
+    os.replace(tmp, path)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--tools", default="beast,kt")
     ap.add_argument("--only", default=None, help="comma-separated strategy names")
-    ap.add_argument("--datasets", default=",".join(DATASETS))
-    ap.add_argument("--output", default=RESULTS)
+    ap.add_argument("--files", default=",".join(FILES), help="comma-separated data file stems")
+    ap.add_argument("--output", default=RESULTS, help="directory of the per-file results")
     args = ap.parse_args(argv)
     tools = args.tools.split(",")
     only = set(args.only.split(",")) if args.only else None
-    results = {}
-    if os.path.exists(args.output):
-        with open(args.output) as fh:
-            results = json.load(fh)
+    os.makedirs(args.output, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="beast-kt-")
     try:
-        for name in args.datasets.split(","):
-            import beast
-            size = beast.load(os.path.join(ROOT, "spaces", "real", f"{name}.py")).count()
+        import beast
+        for stem in args.files.split(","):
+            if stem not in FILES:
+                raise SystemExit(f"unknown data file {stem!r}; one of: {', '.join(FILES)}")
+            size = beast.load(space_path(stem)).count()
             budget = int(round(BUDGET_FRACTION * size))
             jobs = [("beast", s) for s in BEAST_STRATEGIES if "beast" in tools] + \
                    [("kt", s) for s in KT_STRATEGIES if "kt" in tools]
@@ -135,23 +169,25 @@ def main(argv=None):
                     continue
                 start = time.perf_counter()
                 if tool == "beast":
-                    curves = beast_curves(name, strategy, budget, args.repeats)
+                    curves = beast_curves(stem, strategy, budget, args.repeats)
                 else:
-                    curves = kt_curves(name, strategy, budget, args.repeats, workdir)
+                    try:
+                        curves = kt_curves(stem, strategy, budget, args.repeats, workdir)
+                    except Exception as err:          # one strategy's failure is a result, not the end
+                        print(f"{stem:24s} kt:{strategy:20s} failed: {type(err).__name__}: {err}", flush=True)
+                        continue
                 seconds = time.perf_counter() - start
-                entry = {"tool": tool, "strategy": strategy, "size": size, "budget": budget,
-                         "repeats": args.repeats, "seconds": round(seconds, 2),
-                         "curves": np.round(curves, 5).tolist()}
-                results.setdefault(name, {})[f"{tool}:{strategy}"] = entry
-                at95 = np.where((curves >= 0.95).any(axis=1), (curves >= 0.95).argmax(axis=1) + 1, np.inf)
-                print(f"{name:13s} {tool}:{strategy:18s} {seconds:7.1f}s  median evals to 95%: "
-                      f"{np.median(at95)}  mean at 1%/2%/5%: "
-                      + " ".join(f"{curves[:, max(1, round(size * p)) - 1].mean():.4f}"
-                                 for p in (0.01, 0.02, 0.05)), flush=True)
-                tmp = args.output + ".tmp"
-                with open(tmp, "w") as fh:
-                    json.dump(results, fh, separators=(",", ":"))
-                os.replace(tmp, args.output)
+                path = os.path.join(args.output, f"{stem}.{tool}.json")
+                results = {}
+                if os.path.exists(path):
+                    with open(path) as fh:
+                        results = json.load(fh)
+                results[strategy] = {"tool": tool, "strategy": strategy, "space": FILES[stem][0],
+                                     "role": FILES[stem][1], "size": size, "budget": budget,
+                                     "repeats": args.repeats, "seeds": [SEED, SEED + args.repeats - 1],
+                                     "seconds": round(seconds, 2), "curves": np.round(curves, 5).tolist()}
+                write_json(path, results)
+                print(f"{stem:24s} {tool}:{strategy:20s} {seconds:7.1f}s  {summary(curves, size)}", flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0

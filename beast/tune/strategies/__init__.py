@@ -17,17 +17,19 @@ from beast.errors import BeastError
 from .base import POOL_LIMIT, Pool, Strategy, record_cost, survivors_sample
 from .local import LocalSearch
 from .model import Hybrid, ModelGuided
+from .portfolio import Portfolio
 from .random_search import RandomSearch
 
 #: the strategy used when none is named (``beast replay``, ``strategy="beast"`` of
 #: :func:`beast.kernel_tuner.tune_kernel`).
-DEFAULT_STRATEGY = "hybrid"
+DEFAULT_STRATEGY = "portfolio"
 
 #: the pool of ``random`` over a large space: a uniform sample of this many survivors.
 RANDOM_POOL = 100_000
 
 #: strategy name -> class
-STRATEGIES = {"random": RandomSearch, "local": LocalSearch, "model": ModelGuided, "hybrid": Hybrid}
+STRATEGIES = {"random": RandomSearch, "local": LocalSearch, "model": ModelGuided, "hybrid": Hybrid,
+              "portfolio": Portfolio}
 
 
 def make_strategy(name: str, space=None, *, seed: int = 0, pool: Pool | None = None,
@@ -54,7 +56,7 @@ def make_strategy(name: str, space=None, *, seed: int = 0, pool: Pool | None = N
 
 
 __all__ = ["STRATEGIES", "DEFAULT_STRATEGY", "make_strategy", "Strategy", "Pool", "RandomSearch", "LocalSearch",
-           "ModelGuided", "Hybrid", "record_cost", "survivors_sample", "POOL_LIMIT",
+           "ModelGuided", "Hybrid", "Portfolio", "record_cost", "survivors_sample", "POOL_LIMIT",
            "RANDOM_POOL", "strategy_stream"]
 
 

@@ -100,6 +100,7 @@ class Pool:
             if len(self.names) else np.zeros((len(self.X), 0), dtype=np.int64)
         self._neighbours: dict[int, list[int]] = {}
         self._lines: dict[int, list[int]] = {}
+        self._near: dict[int, dict[int, list[int]]] = {}
         self._unit: np.ndarray | None = None
         self._centrality: np.ndarray | None = None
 
@@ -152,6 +153,7 @@ class Pool:
             return self._lookup(cand)
         self._neighbours.clear()                # memoized moves may lack it
         self._lines.clear()
+        self._near.clear()
         return self._append(cand)
 
     def _append(self, cand: list) -> int:
@@ -208,6 +210,14 @@ class Pool:
         the pool is complete or has a ``member`` test, else those in the sample."""
         return self._moves(i, self._neighbours,
                            lambda vals, r: [vals[q] for q in (r - 1, r + 1) if 0 <= q < len(vals)])
+
+    def near(self, i: int, few: int = 4) -> list[int]:
+        """:meth:`neighbours` of ``i``, and for each parameter of at most ``few`` values every
+        other value of it: a switch of two to four settings (a kernel variant, a cache flag, a
+        vector width) has no order in which "adjacent" means "similar"."""
+        memo = self._near.setdefault(few, {})
+        return self._moves(i, memo, lambda vals, r: [v for q, v in enumerate(vals) if q != r]
+                           if len(vals) <= few else [vals[q] for q in (r - 1, r + 1) if 0 <= q < len(vals)])
 
     def line(self, i: int) -> list[int]:
         """Pool indices of the configurations that differ from ``i`` in exactly one parameter,

@@ -33,19 +33,22 @@ class LocalSearch(Strategy):
         return out
 
 
-def best_first_neighbours(strategy, n: int, rng, taken: set, wide: int = 0, order=None) -> list[int]:
+def best_first_neighbours(strategy, n: int, rng, taken: set, wide: int = 0, order=None,
+                          moves=None) -> list[int]:
     """Up to ``n`` free neighbours (not in ``taken``, which grows) of the best-ranked
     configurations of ``strategy``, taking the best configuration's first (in random order).
 
     For the ``wide`` best configurations, once their adjacent neighbours are taken, the rest
     of their :meth:`Pool.line` (one parameter set to any other value) comes before the next
     configuration's neighbours, in the order of ``order(indices)`` when given (a model's
-    ranking), else at random."""
+    ranking), else at random.  ``moves(i)`` gives a configuration's neighbours (by default
+    :meth:`Pool.neighbours`)."""
+    moves = moves or strategy.pool.neighbours
     out: list[int] = []
     for rank, i in enumerate(strategy.ranked()):
         if len(out) >= n:
             break
-        free = [k for k in strategy.pool.neighbours(i) if strategy.is_free(k) and k not in taken]
+        free = [k for k in moves(i) if strategy.is_free(k) and k not in taken]
         rng.shuffle(free)
         if rank < wide and len(free) < n - len(out):
             near = set(free)
