@@ -395,11 +395,12 @@ def build_parser():
     p.add_argument("--time", default=None, metavar="DURATION",
                    help="stop cleanly after this long (600, 90s, 10m, 1.5h; with --budget, whichever "
                         "comes first); the log stays complete and the table is printed")
-    p.add_argument("--strategy", choices=("exhaustive", "random", "local", "model", "hybrid"),
+    p.add_argument("--strategy", choices=("exhaustive", "random", "local", "model", "hybrid", "portfolio"),
                    default="exhaustive",
                    help="exhaustive (enumeration order), random, local (neighbours of the best), "
-                        "model (a surrogate model ranks survivors; needs beast-autotune[tune]), hybrid")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random, local, model and hybrid strategies")
+                        "model (a surrogate model ranks survivors; needs beast-autotune[tune]), hybrid, "
+                        "portfolio (beast's default search: a mix of all of them; needs beast-autotune[tune])")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random, local, model, hybrid and portfolio strategies")
     p.add_argument("--log", default=None, help="JSONL log: written as it goes, resumed when it exists")
     p.add_argument("--top", type=int, default=10, help="rows in the final table")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
@@ -412,7 +413,7 @@ def build_parser():
     _space_args(p)
     p.add_argument("--data", required=True, help="brute-forced times, Kernel Tuner cache format (.json or .json.gz)")
     p.add_argument("--strategy", default=None,
-                   help="random, local, model or hybrid (default: beast's default strategy, "
+                   help="random, local, model, hybrid or portfolio (default: beast's default strategy, "
                         "beast.tune.strategies.DEFAULT_STRATEGY)")
     p.add_argument("--budget", type=int, required=True, help="evaluations per repeat")
     p.add_argument("--repeats", type=int, default=10, help="independent runs, seeds SEED, SEED+1, ... (default: 10)")

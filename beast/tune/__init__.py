@@ -10,7 +10,7 @@
 * :mod:`beast.tune.log` -- the resumable JSONL log;
 * :mod:`beast.tune.runner` -- :func:`tune` and :func:`format_report`;
 * :mod:`beast.tune.ray_runner` -- the same over every GPU of a Ray cluster (optional, ``[ray]``).
-* :mod:`beast.tune.strategies` -- search strategies (random, local, model, hybrid): ask/tell;
+* :mod:`beast.tune.strategies` -- search strategies (random, local, model, hybrid, portfolio): ask/tell;
 * :mod:`beast.tune.replay` -- a strategy played against recorded times (``beast replay``).
 """
 from .gpu import gpu_available, require_gpu

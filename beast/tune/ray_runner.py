@@ -731,7 +731,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
 
         search = _search_strategy(space, strategy, seed, budget, log.records,
                                   bounded=time_limit is not None) if named else None
-        if search is not None:            # local, model, hybrid, random by sampling: as tune() runs them
+        if search is not None:            # local, model, hybrid, portfolio, random by sampling: as tune() runs them
             source = strategy_stream(search, need, batch=pool.prefetch * len(pool.slots))
 
             def tell(cfg, meas):

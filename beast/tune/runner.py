@@ -49,7 +49,7 @@ from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, WRONG, FatalBac
 
 #: ``exhaustive`` and ``random`` stream the enumeration here (``random`` goes through
 #: :mod:`beast.tune.strategies` when the space can sample); the others are search strategies.
-STRATEGIES = ("exhaustive", "random", "local", "model", "hybrid")
+STRATEGIES = ("exhaustive", "random", "local", "model", "hybrid", "portfolio")
 
 #: the most compile-ahead threads :func:`default_compile_workers` gives.
 MAX_COMPILE_WORKERS = 32
