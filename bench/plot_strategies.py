@@ -1,11 +1,14 @@
-"""The table and the plot of bench/bench_strategies.py's results.
+"""The tables and the plot of bench/bench_strategies.py's results.
 
-    python bench/plot_strategies.py [RESULTS.json ...]     # default: bench/results/strategies*.json
+    python bench/plot_strategies.py [DIR]     # default: bench/results/strategies
 
-Writes ``bench/results/strategies.md`` (per data set and strategy: the fraction of the optimum
-reached at budgets of 1, 2, 5 and 10 % of the space, mean +- std over repeats, and the
-evaluations it took to reach 95 % of the optimum: median with quartiles, mean +- std) and ``bench/strategies.png`` (mean
-best-so-far fraction of the optimum against evaluations).
+Writes ``bench/results/strategies.md``: first beast's default strategy against the best Kernel
+Tuner strategy at each budget of every data file (tuning files, then held-out ones), then one
+table per file with every strategy (the fraction of the optimum reached at budgets of 1, 2 and
+5 % of the space, mean +- std over repeats, and the evaluations it took to reach 95 % of the
+optimum: median with quartiles, mean +- std, how many repeats reached it); and
+``bench/strategies.png`` (mean best-so-far fraction of the optimum against evaluations, one
+panel per file).
 """
 from __future__ import annotations
 
@@ -17,52 +20,114 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PERCENTS = (1, 2, 5, 10)
+sys.path.insert(0, os.path.dirname(HERE))
+PERCENTS = (1, 2, 5)
+DEFAULT = "beast:portfolio"
 
 
-def load(paths):
+def load(directory):
+    """stem -> {"tool:strategy": entry}, in the order of bench_strategies.FILES."""
+    from bench.bench_strategies import FILES
     merged: dict = {}
-    for path in paths:
+    for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
+        stem = os.path.basename(path).split(".")[0]
         with open(path) as fh:
-            for name, entries in json.load(fh).items():
-                merged.setdefault(name, {}).update(entries)
-    order = ["dedispersion", "convolution"]
+            for strategy, entry in json.load(fh).items():
+                merged.setdefault(stem, {})[f"{entry['tool']}:{strategy}"] = entry
+    order = list(FILES)
     return {k: merged[k] for k in sorted(merged, key=lambda k: (order.index(k) if k in order else 99, k))}
 
 
 def evals_to(curves, target=0.95):
+    """Evaluations each repeat took to reach ``target`` of the optimum (inf: never)."""
     hit = curves >= target - 1e-12
     return np.where(hit.any(axis=1), hit.argmax(axis=1) + 1, np.inf)
 
 
+def metrics(entry):
+    """(mean fraction at 1, 2, 5 % of the space, median evaluations to 95 %) of one entry."""
+    c = np.array(entry["curves"])
+    size = entry["size"]
+    at = [float(c[:, min(max(1, round(size * p / 100)), c.shape[1]) - 1].mean()) for p in PERCENTS]
+    return at + [float(np.median(evals_to(c)))]
+
+
+def row(key, entry):
+    c = np.array(entry["curves"])
+    size = entry["size"]
+    cells = [key.replace(":", " "), str(c.shape[0])]
+    for p in PERCENTS:
+        b = min(max(1, round(size * p / 100)), c.shape[1])
+        cells.append(f"{c[:, b - 1].mean():.4f} ± {c[:, b - 1].std():.4f}")
+    ev = evals_to(c)
+    reached = np.isfinite(ev)
+    med = np.median(ev)
+    q1, q3 = np.percentile(np.where(reached, ev, c.shape[1] + 1), [25, 75])
+    quart = f" [{q1:g}–{q3:g}]" if reached.all() else ""
+    cells.append((f"{med:g}" if np.isfinite(med) else f">{c.shape[1]}") + quart)
+    cells.append(f"{ev[reached].mean():.1f} ± {ev[reached].std():.1f}" if reached.all() else
+                 (f"≥{np.where(reached, ev, c.shape[1]).mean():.1f}" if reached.any() else "—"))
+    cells.append(f"{int(reached.sum())}/{len(ev)}")
+    cells.append(f"{entry['seconds'] / c.shape[0]:.1f}")
+    return cells
+
+
+def fmt_evals(x):
+    return f"{x:g}" if np.isfinite(x) else "never"
+
+
+def summary(results):
+    """beast's default against the best Kernel Tuner strategy at each budget, per file."""
+    head = ["data (role)", "budget 1 / 2 / 5 %"] + [f"{p} %: beast / KT best" for p in PERCENTS] \
+        + ["evals to 95 % (median): beast / KT best", "ahead"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    totals: dict = {}
+    for stem, entries in results.items():
+        kt = {k: metrics(e) for k, e in entries.items() if k.startswith("kt:")}
+        if DEFAULT not in entries or not kt:
+            continue
+        entry = entries[DEFAULT]
+        mine = metrics(entry)
+        size = entry["size"]
+        cells = [f"{stem} ({entry['role']})",
+                 " / ".join(str(max(1, round(size * p / 100))) for p in PERCENTS)]
+        ahead = 0
+        for j in range(len(PERCENTS)):
+            name, best = max(kt.items(), key=lambda kv: kv[1][j])
+            win = mine[j] >= best[j]
+            ahead += win
+            cells.append(f"{'**' if win else ''}{mine[j]:.4f}{'**' if win else ''} / {best[j]:.4f} "
+                         f"({name[3:]})")
+        name, best = min(kt.items(), key=lambda kv: kv[1][3])
+        win = mine[3] <= best[3]
+        ahead += win
+        cells.append(f"{'**' if win else ''}{fmt_evals(mine[3])}{'**' if win else ''} / {fmt_evals(best[3])} "
+                     f"({name[3:]})")
+        cells.append(f"{ahead}/4")
+        t = totals.setdefault(entry["role"], [0, 0])
+        t[0] += ahead
+        t[1] += 4
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("Not behind at " + ", ".join(f"{a} of {n} points on the {role} files" for role, (a, n) in totals.items())
+                 + " (bold: beast's default is at least as good as every Kernel Tuner strategy there).")
+    return "\n".join(lines)
+
+
 def table(results) -> str:
-    lines = []
-    for name, entries in results.items():
+    lines = ["### beast's default (`portfolio`) against Kernel Tuner's best at each budget", "",
+             summary(results), ""]
+    for stem, entries in results.items():
         any_entry = next(iter(entries.values()))
         size, budget = any_entry["size"], any_entry["budget"]
-        lines.append(f"**{name}** ({size} configurations; budget {budget} = 10 % of the space)\n")
+        lines.append(f"**{stem}** ({any_entry['role']}; spaces/real/{any_entry['space']}.py, {size} configurations; "
+                     f"budget {budget} = 5 % of the space)\n")
         head = ["strategy", "repeats"] + [f"{p} % ({max(1, round(size * p / 100))})" for p in PERCENTS] \
-            + ["evals to 95 %: median [quartiles]", "mean ± std", "reached"]
+            + ["evals to 95 %: median [quartiles]", "mean ± std", "reached", "s / repeat"]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "---|" * len(head))
-        rows = []
-        for key, e in entries.items():
-            c = np.array(e["curves"])
-            cells = [key.replace(":", " "), str(c.shape[0])]
-            for p in PERCENTS:
-                b = min(max(1, round(size * p / 100)), c.shape[1])
-                cells.append(f"{c[:, b - 1].mean():.4f} ± {c[:, b - 1].std():.4f}")
-            ev = evals_to(c)
-            reached = np.isfinite(ev)
-            med = np.median(ev)
-            q1, q3 = np.percentile(np.where(reached, ev, c.shape[1] + 1), [25, 75])
-            quart = f" [{q1:g}–{q3:g}]" if reached.all() else ""
-            cells.append((f"{med:.0f}" if np.isfinite(med) else f">{c.shape[1]}") + quart)
-            cells.append(f"{ev[reached].mean():.1f} ± {ev[reached].std():.1f}" if reached.all() else
-                         (f"≥{np.where(reached, ev, c.shape[1]).mean():.1f}" if reached.any() else "—"))
-            cells.append(f"{int(reached.sum())}/{len(ev)}")
-            rows.append(cells)
-        lines.extend("| " + " | ".join(r) + " |" for r in rows)
+        keys = sorted(entries, key=lambda k: (not k.startswith("beast"), -metrics(entries[k])[2], k))
+        lines.extend("| " + " | ".join(row(k, entries[k])) + " |" for k in keys)
         lines.append("")
     return "\n".join(lines)
 
@@ -71,34 +136,47 @@ def plot(results, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(results), figsize=(6.5 * len(results), 4.6), squeeze=False)
-    for ax, (name, entries) in zip(axes[0], results.items()):
-        size = next(iter(entries.values()))["size"]
-        for key, e in sorted(entries.items()):
-            c = np.array(e["curves"])
-            x = np.arange(1, c.shape[1] + 1)
+    cols = 4
+    rows = -(-len(results) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 4.0 * rows), squeeze=False)
+    for ax in axes.ravel()[len(results):]:
+        ax.axis("off")
+    for ax, (stem, entries) in zip(axes.ravel(), results.items()):
+        any_entry = next(iter(entries.values()))
+        size = any_entry["size"]
+        kt = {k: metrics(e) for k, e in entries.items() if k.startswith("kt:")}
+        shown = {k for k in entries if k.startswith("beast:")}
+        for j in range(len(PERCENTS)):          # Kernel Tuner's best at each budget
+            if kt:
+                shown.add(max(kt, key=lambda k: kt[k][j]))
+        if kt:
+            shown.add(min(kt, key=lambda k: kt[k][3]))
+        lows = []
+        for key in sorted(shown):
+            c = np.array(entries[key]["curves"])
+            mean = c.mean(axis=0)
+            lows.append(mean[min(len(mean), max(1, round(size * 0.005))) - 1])
             tool = key.split(":")[0]
-            ax.plot(x, c.mean(axis=0), ls="-" if tool == "beast" else "--", lw=1.8 if tool == "beast" else 1.3,
-                    label=key.replace(":", " "))
-        for p in (1, 2, 5):
+            ax.plot(np.arange(1, c.shape[1] + 1), mean, ls="-" if tool == "beast" else "--",
+                    lw=2.2 if key == DEFAULT else (1.4 if tool == "beast" else 1.2), label=key.replace(":", " "))
+        for p in PERCENTS:
             ax.axvline(size * p / 100, color="grey", lw=0.6, ls=":")
         ax.axhline(0.95, color="grey", lw=0.6)
         ax.set_xscale("log")
-        low = min(np.array(e["curves"]).mean(axis=0)[0] for e in entries.values())
-        ax.set_ylim(max(0.5, np.floor(low * 20) / 20), 1.005)
-        ax.set_xlabel("evaluations (dotted: 1, 2, 5 % of the space)")
-        ax.set_ylabel("best time overall / best time found (mean)")
-        ax.set_title(f"{name} on RTX A4000 ({size} configurations)")
-        ax.legend(fontsize=8, loc="lower right")
+        ax.set_ylim(max(0.5, np.floor(min(lows) * 20) / 20), 1.005)
+        ax.set_xlabel("evaluations (dotted: 1, 2, 5 % of the space)", fontsize=8)
+        ax.set_ylabel("optimum / best found (mean)", fontsize=8)
+        ax.set_title(f"{stem} ({any_entry['role']}, {size})", fontsize=9)
+        ax.legend(fontsize=6, loc="lower right")
     fig.tight_layout()
     tmp = path + ".tmp.png"
-    fig.savefig(tmp, dpi=110)
+    fig.savefig(tmp, dpi=90)
     os.replace(tmp, path)
 
 
 def main(argv=None):
-    paths = (argv if argv else None) or sorted(glob.glob(os.path.join(HERE, "results", "strategies*.json")))
-    results = load(paths)
+    directory = (argv[0] if argv else None) or os.path.join(HERE, "results", "strategies")
+    results = load(directory)
     text = table(results)
     out = os.path.join(HERE, "results", "strategies.md")
     with open(out + ".tmp", "w") as fh:

@@ -21,10 +21,10 @@ class Portfolio(Hybrid):
     * **design**: the first proposal is the configuration closest to the middle of every
       parameter's range (ties at random); the next ones, up to ``start`` configurations told,
       each as far as possible from all before it (maximin in the unit cube,
-      :meth:`Strategy.central_free`), drawn in turn from the fractions ``spread`` of the pool
-      closest to the middle: by default alternately anywhere (the extremes, where a kernel's
-      best often sits: the longest tile, the widest vector) and among the central 5 % (middling
-      values of every parameter, where it sits as often); the model gets varied points;
+      :meth:`Strategy.central_free`) among the ``spread`` fraction of the pool closest to the
+      middle (by default all of it: the extremes, where a kernel's best often sits -- the
+      longest tile, the widest block -- are tried early), which also gives the model varied
+      points;
     * **then** each proposal is drawn, with weights ``mix`` = (near, bound, greedy, random):
       *near*, a free move of the best configurations (:meth:`Pool.near`: the adjacent value of
       one parameter, or any other value of a parameter of at most four values), best first;
@@ -43,15 +43,14 @@ class Portfolio(Hybrid):
 
     name = "portfolio"
 
-    def __init__(self, pool, seed=0, start: int = 20, spread=(1.0, 0.05),
-                 mix: tuple = (2.0, 2.0, 1.0, 0.5), stall: int = 32, few: int = 4, **options):
+    def __init__(self, pool, seed=0, start: int = 20, spread: float = 1.0,
+                 mix: tuple = (2.0, 2.0, 1.0, 1.0), stall: int = 32, few: int = 4, **options):
         super().__init__(pool, seed, start=start, stall=stall, **options)
         mix = tuple(float(w) for w in mix)
         if len(mix) != len(KINDS) or min(mix) < 0 or sum(mix) <= 0:
             raise BeastError(f"mix must be {len(KINDS)} non-negative weights ({', '.join(KINDS)}), not {mix!r}")
         self.mix = np.array(mix) / sum(mix)
-        self.spread = tuple(float(q) for q in np.atleast_1d(spread))
-        self.few = int(few)
+        self.spread, self.few = float(spread), int(few)
 
     def _near(self, i: int) -> list[int]:
         return self.pool.near(i, self.few)
@@ -61,10 +60,10 @@ class Portfolio(Hybrid):
         taken: set[int] = set()
         out: list[int] = []
         if told < self.start:
-            for k in range(told, min(told + n, self.start)):
-                quantile = self.central if k == 0 else self.spread[(k - 1) % len(self.spread)]
-                out += self.central_free(1, rng, exclude=taken, quantile=quantile)
-                taken.update(out)
+            first = self.central_free(1, rng, quantile=self.central) if told == 0 else []
+            out = first + self.central_free(min(n, self.start - told) - len(first), rng,
+                                            exclude=set(first), quantile=self.spread)
+            taken.update(out)
         stalled = self.stalled() >= self.stall
         kinds = rng.choice(len(KINDS), size=n - len(out), p=self.mix)
         for kind in kinds.tolist():
