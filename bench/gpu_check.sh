@@ -7,14 +7,14 @@
 #
 # What it runs (each `beast tune` capped by --time, so the whole stays inside the estimate):
 #   the paper's template (spaces/gemm.py, CUDA cores), $BEAST_CHECK_TIME (25 s) each:
-#     DGEMM NN 4096^3  random and hybrid, budget 200 each
-#     SGEMM NN 4096^3  random and hybrid, budget 120 each
-#     ZGEMM NN 2048^3  random and hybrid, budget 200 each
+#     DGEMM NN 4096^3  random and portfolio (the default), budget 200 each
+#     SGEMM NN 4096^3  random and portfolio (the default), budget 120 each
+#     ZGEMM NN 2048^3  random and portfolio (the default), budget 200 each
 #   the same template with MAGMA's switches (spaces/gemm_magma.py, issue 25), $BEAST_CHECK_MAGMA_TIME (40 s):
 #     SGEMM NN 4096^3  random, budget 150 (33.7 M survivors on the H100/H200: drawing the sample
 #                      costs about a count of them, inside the cap: 27 s on 1 busy core, a few on 16)
 #   the FP64 tensor-core family (spaces/gemm_mma.py, issue 25), $BEAST_CHECK_MMA_TIME (45 s) each:
-#     DGEMM NN 4096^3  random, budget 300, and hybrid, budget 200
+#     DGEMM NN 4096^3  random, budget 300, and portfolio (the default), budget 200
 #     ZGEMM NN 2048^3  random, budget 200
 #   the GPU tests    tests/test_tune_gpu.py, test_tune_kernel.py, test_tune_log.py, test_tune_mma.py,
 #                    test_tune_magma.py
@@ -79,7 +79,7 @@ tune() {   # name, space file, time cap, then the arguments of beast tune
     echo "   exit $?, $(grep -m1 '^measured' "$OUTDIR/$name.txt" || tail -1 "$OUTDIR/$name.txt")"
 }
 
-for strategy in random hybrid; do
+for strategy in random portfolio; do
     tune "dgemm_$strategy" spaces/gemm.py "$TIME" --size 4096 4096 4096 --budget 200 --strategy "$strategy"
     tune "sgemm_$strategy" spaces/gemm.py "$TIME" --size 4096 4096 4096 --budget 120 --strategy "$strategy" \
         -D precision=single
@@ -89,7 +89,7 @@ done
 tune sgemm_magma_random spaces/gemm_magma.py "$MAGMA_TIME" --size 4096 4096 4096 --budget 150 --strategy random \
     -D precision=single
 tune dgemm_mma_random spaces/gemm_mma.py "$MMA_TIME" --size 4096 4096 4096 --budget 300 --strategy random
-tune dgemm_mma_hybrid spaces/gemm_mma.py "$MMA_TIME" --size 4096 4096 4096 --budget 200 --strategy hybrid
+tune dgemm_mma_portfolio spaces/gemm_mma.py "$MMA_TIME" --size 4096 4096 4096 --budget 200 --strategy portfolio
 tune zgemm_mma_random spaces/gemm_mma.py "$MMA_TIME" --size 2048 2048 2048 --budget 200 --strategy random \
     -D arithmetic=complex
 
@@ -99,7 +99,7 @@ timeout 150 "$PY" -m pytest -p no:cacheprovider tests/test_tune_gpu.py tests/tes
 tests=$(tail -1 "$OUTDIR/tests.txt" | sed 's/=//g; s/^ *//; s/ *$//')
 echo "   $tests"
 
-"$PY" bench/gpu_table.py "$OUTDIR"/{d,s,z}gemm_{random,hybrid}.jsonl "$OUTDIR"/sgemm_magma_random.jsonl \
-    "$OUTDIR"/dgemm_mma_{random,hybrid}.jsonl "$OUTDIR"/zgemm_mma_random.jsonl --tests "$tests" > "$OUTDIR/table.md"
+"$PY" bench/gpu_table.py "$OUTDIR"/{d,s,z}gemm_{random,portfolio}.jsonl "$OUTDIR"/sgemm_magma_random.jsonl \
+    "$OUTDIR"/dgemm_mma_{random,portfolio}.jsonl "$OUTDIR"/zgemm_mma_random.jsonl --tests "$tests" > "$OUTDIR/table.md"
 echo "== $(( $(date +%s) - start )) s; the table ($OUTDIR/table.md):"
 cat "$OUTDIR/table.md"
