@@ -11,6 +11,7 @@ space); the best-so-far curve of that run gives the fraction of the optimum (bes
 as an evaluation for both; a configuration Kernel Tuner evaluates twice counts once.
 
     python bench/bench_strategies.py [--repeats 20] [--tools beast,kt] [--only NAME,...] [--files STEM,...]
+    python bench/bench_strategies.py --cost --files kt_gemm_RTX_3090 --repeats 3   # ms per proposal
     python bench/plot_strategies.py          # the tables (bench/results/strategies.md) and bench/strategies.png
 
 Writes ``bench/results/strategies/STEM.TOOL.json`` (STEM: the data file's name without
@@ -77,6 +78,28 @@ def beast_curves(stem, strategy, budget, repeats):
     pool, times = match_space(space, load_recorded(os.path.join(DATA_DIR, stem + ".json.gz")))
     res = replay(pool, times, strategy, budget, repeats=repeats, seed=SEED)
     return res.fractions
+
+
+def proposal_cost(stem, strategy, budget, repeats):
+    """Milliseconds per proposal (``ask(1)``; the ``tell`` and the time look-up left out) over
+    ``repeats`` runs of ``budget`` evaluations each: (mean, each run's mean)."""
+    import beast
+    from beast.tune.replay import load_recorded, match_space
+    from beast.tune.strategies import make_strategy
+    space = beast.load(space_path(stem))
+    pool, times = match_space(space, load_recorded(os.path.join(DATA_DIR, stem + ".json.gz")))
+    runs = []
+    for r in range(repeats):
+        strat = make_strategy(strategy, pool=pool, seed=SEED + r)
+        spent = 0.0
+        for _ in range(budget):
+            start = time.perf_counter()
+            config = strat.ask(1)[0]
+            spent += time.perf_counter() - start
+            t = float(times[pool.find(config)])
+            strat.tell(config, t if np.isfinite(t) else None)
+        runs.append(1000 * spent / budget)
+    return float(np.mean(runs)), runs
 
 
 def kt_curves(stem, strategy, budget, repeats, workdir):
@@ -150,9 +173,20 @@ def main(argv=None):
     ap.add_argument("--only", default=None, help="comma-separated strategy names")
     ap.add_argument("--files", default=",".join(FILES), help="comma-separated data file stems")
     ap.add_argument("--output", default=RESULTS, help="directory of the per-file results")
+    ap.add_argument("--cost", action="store_true",
+                    help="only report the milliseconds per proposal of beast's strategies (--only) at the 5 %% budget")
     args = ap.parse_args(argv)
     tools = args.tools.split(",")
     only = set(args.only.split(",")) if args.only else None
+    if args.cost:
+        import beast
+        for stem in args.files.split(","):
+            budget = int(round(BUDGET_FRACTION * beast.load(space_path(stem)).count()))
+            for strategy in (sorted(only) if only else ["portfolio"]):
+                mean, runs = proposal_cost(stem, strategy, budget, args.repeats)
+                print(f"{stem:24s} {strategy:10s} budget {budget}: {mean:.2f} ms per proposal "
+                      f"(runs: {min(runs):.2f}-{max(runs):.2f})", flush=True)
+        return 0
     os.makedirs(args.output, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="beast-kt-")
     try:
