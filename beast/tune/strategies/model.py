@@ -3,6 +3,8 @@ survivors.  Needs the optional extra: ``pip install 'beast-autotune[tune]'``."""
 from __future__ import annotations
 
 import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -20,25 +22,53 @@ def _sklearn_tree():
     return ExtraTreeRegressor
 
 
+def _threads() -> int:
+    """Threads for fitting and querying the trees: scikit-learn's tree builder and its
+    predict() release the GIL, and each tree is independent, so the results do not depend
+    on it (at most 8: a proposal must stay cheap beside the compile workers)."""
+    return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
+def _quiet():
+    """scikit-learn's parameter checks off (the parameters are beast's own; their check is a
+    third of a fit).  A context per thread: scikit-learn's configuration is thread-local."""
+    import contextlib
+    import sklearn
+    try:
+        return sklearn.config_context(skip_parameter_validation=True)
+    except TypeError:                   # scikit-learn before 1.3
+        return contextlib.nullcontext()
+
+
+def _map(fn, items: list) -> list:
+    if len(items) < 2 or _threads() == 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(min(_threads(), len(items))) as ex:
+        return list(ex.map(fn, items))
+
+
 def extra_trees(tree_class, X: np.ndarray, y: np.ndarray, n: int, seed: int) -> list:
     """The ``n`` trees of ``sklearn.ensemble.ExtraTreesRegressor(n_estimators=n,
     min_samples_leaf=1, max_features=1.0, random_state=seed)`` fitted on ``X``, ``y``: tree k
     gets the k-th ``randint(2**31 - 1)`` of ``RandomState(seed)`` and every sample (no bootstrap),
     as the ensemble gives them. Built here, the forest's per-tree cloning and input checks (half
-    of a replay's time) are left out; the trees and their predictions are the same."""
-    import contextlib
-    import sklearn
+    of a replay's time) are left out; the trees and their predictions are the same.  They are
+    fitted on several threads (:func:`_threads`), as the ensemble's ``n_jobs`` would."""
     rs = np.random.RandomState(seed)
     states = [rs.randint(np.iinfo(np.int32).max) for _ in range(n)]
     X = np.ascontiguousarray(X, dtype=np.float32)
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1, 1)
-    try:        # (the parameters are beast's own; their check is a third of a fit)
-        quiet = sklearn.config_context(skip_parameter_validation=True)
-    except TypeError:                   # scikit-learn before 1.3
-        quiet = contextlib.nullcontext()
-    with quiet:
-        return [tree_class(min_samples_leaf=1, max_features=1.0, random_state=s).fit(X, y, check_input=False)
-                for s in states]
+
+    def fit(state):
+        with _quiet():
+            return tree_class(min_samples_leaf=1, max_features=1.0, random_state=state).fit(X, y, check_input=False)
+    return _map(fit, states)
+
+
+def predict_trees(trees: list, X: np.ndarray) -> np.ndarray:
+    """Each tree's predictions of the rows of ``X`` (one row per tree), on several threads."""
+    X = np.ascontiguousarray(X, dtype=np.float32)     # what each tree's predict() converts to
+    return np.stack(_map(lambda tree: tree.predict(X, check_input=False), trees))
 
 
 class ModelGuided(Strategy):
@@ -74,6 +104,7 @@ class ModelGuided(Strategy):
         self.refit_all, self.refit_ratio = int(refit_all), int(refit_ratio)
         self._cache = None
         self._cache_pos = None
+        self._feat = None
         self.fail_penalty = None if fail_penalty is None else float(fail_penalty)
         self.init, self.kappa, self.explore = int(init), float(kappa), float(explore)
         self.trees, self.candidates, self.top = int(trees), int(candidates), int(top)
@@ -104,7 +135,21 @@ class ModelGuided(Strategy):
         else:
             fail = float(np.log(ok).max()) + self.fail_penalty
             y = np.array([np.log(c) if c is not None and c > 0 else fail for c in costs])
-        return self._features(self.pool.X[idx]), y
+        return self._pool_features(idx), y
+
+    def _pool_features(self, idx: np.ndarray) -> np.ndarray:
+        """:meth:`_features` of the pool's rows ``idx`` as float32 (what the trees read), computed
+        once per row: every refit reads them again, and a pool only grows at its end.  Not kept
+        for a pool larger than ``candidates`` (a sample of a large space: each refit reads a few
+        of its rows, and a million rows' features would take gigabytes)."""
+        n = len(self.pool)
+        if n > self.candidates:
+            return np.ascontiguousarray(self._features(self.pool.X[idx]), dtype=np.float32)
+        if self._feat is None or len(self._feat) < n:
+            done = 0 if self._feat is None else len(self._feat)
+            new = np.ascontiguousarray(self._features(self.pool.X[done:n]), dtype=np.float32)
+            self._feat = new if self._feat is None else np.concatenate([self._feat, new])
+        return self._feat[idx]
 
     def _features(self, X: np.ndarray) -> np.ndarray:
         """The model's inputs: the parameter values; with ``interactions`` the product of every
@@ -145,10 +190,7 @@ class ModelGuided(Strategy):
             near = [k for k in near if free[k]]
             pick = rng.choice(np.flatnonzero(free), size=min(self.candidates, int(free.sum())), replace=False)
             cand = np.unique(np.concatenate([pick, np.asarray(near, dtype=np.int64)]))
-        Xc = self._features(self.pool.X[cand])
-        # converted once to what each tree's predict() converts to: its own checks were a third of a replay
-        Xc = np.ascontiguousarray(Xc, dtype=np.float32)
-        per_tree = np.stack([tree.predict(Xc, check_input=False) for tree in trees])
+        per_tree = predict_trees(trees, self._pool_features(cand))
         score = per_tree.mean(axis=0) - self.kappa * per_tree.std(axis=0)
         score += rng.random(len(score)) * 1e-9                 # ties: random, reproducibly
         order = np.argsort(score, kind="stable")
