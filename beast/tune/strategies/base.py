@@ -31,6 +31,10 @@ from beast.errors import BeastError
 
 #: a space with at most this many survivors is enumerated whole into the pool.
 POOL_LIMIT = 1_000_000
+#: a space-filling design (:meth:`Strategy.central_free`) looks at most this many candidates:
+#: every survivor of the recorded spaces, a sample of the larger ones (each design point over a
+#: million rows took a second)
+DESIGN_LIMIT = 50_000
 
 
 def survivors_sample(space, n: int, seed: int) -> np.ndarray:
@@ -344,7 +348,9 @@ class Strategy:
 
         Middling values of every parameter are a better first guess than a random or an
         extreme configuration (neither the smallest nor the largest block, tile, unroll, ...)
-        and the spread keeps the design from sampling one corner of that middle."""
+        and the spread keeps the design from sampling one corner of that middle.  Of more
+        than :data:`DESIGN_LIMIT` candidates (a sample of a large space), the most central
+        and a random ``DESIGN_LIMIT - 1`` of the others are considered."""
         pool = self.pool
         if n <= 0 or not len(pool):
             return []
@@ -356,18 +362,22 @@ class Strategy:
         idx = np.flatnonzero(free)
         if len(idx) > k:
             idx = idx[np.argpartition(cen[idx], k - 1)[:k]]
+        if len(idx) > DESIGN_LIMIT:                   # a sampled pool: spread over a sample of it
+            head = idx[np.argmin(cen[idx])]
+            idx = np.append(rng.choice(idx[idx != head], DESIGN_LIMIT - 1, replace=False), head)
         idx = idx[np.argsort(cen[idx], kind="stable")]
         U = pool.unit
+        Ui = U[idx]
         chosen = [i for i in itertools.chain(self.costs, self.pending, exclude or ())]
         out: list[int] = []
         dmin = np.full(len(idx), np.inf)
         for i in chosen:
-            dmin = np.minimum(dmin, ((U[idx] - U[i]) ** 2).sum(axis=1))
+            dmin = np.minimum(dmin, ((Ui - U[i]) ** 2).sum(axis=1))
         while len(out) < n and len(idx):
             j = int(np.argmax(dmin)) if np.isfinite(dmin).any() else 0
             i = int(idx[j])
             out.append(i)
-            dmin = np.minimum(dmin, ((U[idx] - U[i]) ** 2).sum(axis=1))
+            dmin = np.minimum(dmin, ((Ui - U[i]) ** 2).sum(axis=1))
             dmin[j] = -1.0
             if len(out) >= len(idx):
                 break
