@@ -71,23 +71,25 @@ def space_path(stem):
     return os.path.join(ROOT, "spaces", "real", f"{FILES[stem][0]}.py")
 
 
-def beast_curves(stem, strategy, budget, repeats):
-    import beast
-    from beast.tune.replay import load_recorded, match_space, replay
-    space = beast.load(space_path(stem))
-    pool, times = match_space(space, load_recorded(os.path.join(DATA_DIR, stem + ".json.gz")))
-    res = replay(pool, times, strategy, budget, repeats=repeats, seed=SEED)
-    return res.fractions
-
-
-def proposal_cost(stem, strategy, budget, repeats):
-    """Milliseconds per proposal (``ask(1)``; the ``tell`` and the time look-up left out) over
-    ``repeats`` runs of ``budget`` evaluations each: (mean, each run's mean)."""
+def recorded(stem):
+    """(pool, times): the survivors of the file's space matched to its recorded times."""
     import beast
     from beast.tune.replay import load_recorded, match_space
+    return match_space(beast.load(space_path(stem)), load_recorded(os.path.join(DATA_DIR, stem + ".json.gz")))
+
+
+def beast_curves(stem, strategy, budget, repeats):
+    from beast.tune.replay import replay
+    pool, times = recorded(stem)
+    return replay(pool, times, strategy, budget, repeats=repeats, seed=SEED).fractions
+
+
+def proposal_cost(stem, strategy, repeats):
+    """Milliseconds per proposal (``ask(1)``; the ``tell`` and the time look-up left out) over
+    ``repeats`` runs of 5 % of the space each: (budget, mean, each run's mean)."""
     from beast.tune.strategies import make_strategy
-    space = beast.load(space_path(stem))
-    pool, times = match_space(space, load_recorded(os.path.join(DATA_DIR, stem + ".json.gz")))
+    pool, times = recorded(stem)
+    budget = int(round(BUDGET_FRACTION * len(pool)))
     runs = []
     for r in range(repeats):
         strat = make_strategy(strategy, pool=pool, seed=SEED + r)
@@ -99,7 +101,7 @@ def proposal_cost(stem, strategy, budget, repeats):
             t = float(times[pool.find(config)])
             strat.tell(config, t if np.isfinite(t) else None)
         runs.append(1000 * spent / budget)
-    return float(np.mean(runs)), runs
+    return budget, float(np.mean(runs)), runs
 
 
 def kt_curves(stem, strategy, budget, repeats, workdir):
@@ -179,11 +181,9 @@ def main(argv=None):
     tools = args.tools.split(",")
     only = set(args.only.split(",")) if args.only else None
     if args.cost:
-        import beast
         for stem in args.files.split(","):
-            budget = int(round(BUDGET_FRACTION * beast.load(space_path(stem)).count()))
             for strategy in (sorted(only) if only else ["portfolio"]):
-                mean, runs = proposal_cost(stem, strategy, budget, args.repeats)
+                budget, mean, runs = proposal_cost(stem, strategy, args.repeats)
                 print(f"{stem:24s} {strategy:10s} budget {budget}: {mean:.2f} ms per proposal "
                       f"(runs: {min(runs):.2f}-{max(runs):.2f})", flush=True)
         return 0

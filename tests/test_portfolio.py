@@ -55,7 +55,7 @@ def test_near_moves_take_any_value_of_a_switch_and_adjacent_values_of_the_rest(p
         assert set(pool.neighbours(i)) <= set(pool.near(i)) <= set(pool.line(i))
     # between_method has four values, use_method three: every other one is a near move
     names = list(pool.names)
-    moved = {names[int(np.flatnonzero(pool.X[k] != pool.X[0])[0])]: 0 for k in pool.near(0)}
+    moved = {names[int(np.flatnonzero(pool.X[k] != pool.X[0])[0])] for k in pool.near(0)}
     assert set(moved) == set(names)
 
 

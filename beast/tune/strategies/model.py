@@ -41,10 +41,14 @@ def _quiet():
 
 
 def _map(fn, items: list) -> list:
-    if len(items) < 2 or _threads() == 1:
+    """``[fn(x) for x in items]``, on :func:`_threads` threads, each taking one contiguous
+    share of ``items`` (a task per item cost more than the small fits of a small space)."""
+    workers = min(_threads(), len(items))
+    if workers < 2:
         return [fn(x) for x in items]
-    with ThreadPoolExecutor(min(_threads(), len(items))) as ex:
-        return list(ex.map(fn, items))
+    shares = [items[k * len(items) // workers:(k + 1) * len(items) // workers] for k in range(workers)]
+    with ThreadPoolExecutor(workers) as ex:
+        return [y for done in ex.map(lambda share: [fn(x) for x in share], shares) for y in done]
 
 
 def extra_trees(tree_class, X: np.ndarray, y: np.ndarray, n: int, seed: int) -> list:
