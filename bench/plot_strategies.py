@@ -38,6 +38,15 @@ def load(directory):
     return {k: merged[k] for k in sorted(merged, key=lambda k: (order.index(k) if k in order else 99, k))}
 
 
+def evaluations(size, p):
+    """The budget of ``p`` % of a space of ``size`` configurations (at least 1)."""
+    return max(1, round(size * p / 100))
+
+
+def bold(text, win):
+    return f"**{text}**" if win else text
+
+
 def evals_to(curves, target=0.95):
     """Evaluations each repeat took to reach ``target`` of the optimum (inf: never)."""
     hit = curves >= target - 1e-12
@@ -48,7 +57,7 @@ def metrics(entry):
     """(mean fraction at 1, 2, 5 % of the space, median evaluations to 95 %) of one entry."""
     c = np.array(entry["curves"])
     size = entry["size"]
-    at = [float(c[:, min(max(1, round(size * p / 100)), c.shape[1]) - 1].mean()) for p in PERCENTS]
+    at = [float(c[:, min(evaluations(size, p), c.shape[1]) - 1].mean()) for p in PERCENTS]
     return at + [float(np.median(evals_to(c)))]
 
 
@@ -57,7 +66,7 @@ def row(key, entry):
     size = entry["size"]
     cells = [key.replace(":", " "), str(c.shape[0])]
     for p in PERCENTS:
-        b = min(max(1, round(size * p / 100)), c.shape[1])
+        b = min(evaluations(size, p), c.shape[1])
         cells.append(f"{c[:, b - 1].mean():.4f} ± {c[:, b - 1].std():.4f}")
     ev = evals_to(c)
     reached = np.isfinite(ev)
@@ -90,19 +99,17 @@ def summary(results):
         mine = metrics(entry)
         size = entry["size"]
         cells = [f"{stem} ({entry['role']})",
-                 " / ".join(str(max(1, round(size * p / 100))) for p in PERCENTS)]
+                 " / ".join(str(evaluations(size, p)) for p in PERCENTS)]
         ahead = 0
         for j in range(len(PERCENTS)):
             name, best = max(kt.items(), key=lambda kv: kv[1][j])
             win = mine[j] >= best[j]
             ahead += win
-            cells.append(f"{'**' if win else ''}{mine[j]:.4f}{'**' if win else ''} / {best[j]:.4f} "
-                         f"({name[3:]})")
+            cells.append(f"{bold(f'{mine[j]:.4f}', win)} / {best[j]:.4f} ({name[3:]})")
         name, best = min(kt.items(), key=lambda kv: kv[1][3])
         win = mine[3] <= best[3]
         ahead += win
-        cells.append(f"{'**' if win else ''}{fmt_evals(mine[3])}{'**' if win else ''} / {fmt_evals(best[3])} "
-                     f"({name[3:]})")
+        cells.append(f"{bold(fmt_evals(mine[3]), win)} / {fmt_evals(best[3])} ({name[3:]})")
         cells.append(f"{ahead}/4")
         t = totals.setdefault(entry["role"], [0, 0])
         t[0] += ahead
@@ -122,7 +129,7 @@ def table(results) -> str:
         size, budget = any_entry["size"], any_entry["budget"]
         lines.append(f"**{stem}** ({any_entry['role']}; spaces/real/{any_entry['space']}.py, {size} configurations; "
                      f"budget {budget} = 5 % of the space)\n")
-        head = ["strategy", "repeats"] + [f"{p} % ({max(1, round(size * p / 100))})" for p in PERCENTS] \
+        head = ["strategy", "repeats"] + [f"{p} % ({evaluations(size, p)})" for p in PERCENTS] \
             + ["evals to 95 %: median [quartiles]", "mean ± std", "reached", "s / repeat"]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "---|" * len(head))
