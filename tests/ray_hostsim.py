@@ -61,6 +61,9 @@ class JournalingBackend:
     def reference(self):
         return self.inner.reference()
 
+    def close(self):
+        self.inner.close()
+
 
 @dataclass(frozen=True)
 class JournalingCompiler:

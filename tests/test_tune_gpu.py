@@ -256,10 +256,19 @@ def test_tune_runs_through_the_cupy_backend(fake_cupy, tmp_path):
     assert len(lines) == 1 + 1 + 3 + 1 and '"measured": 3,' in lines[-1]   # + the run's summary
 
 
-def test_tune_runs_the_tensor_core_family(fake_cupy, tmp_path):
+def test_tune_runs_the_tensor_core_family(fake_cupy, tmp_path, monkeypatch):
     """spaces/gemm_mma.py through tune() and the CuPy backend: its kernels (warp MMAs and cp.async
     run by the host simulator) are verified against matmul, and the log names the family."""
     import json
+    from beast.tune import gpu
+
+    class Brief(gpu.CupyBackend):
+        """The backend tune() builds, timing a few samples: host-simulated times never settle
+        to 3 %, and the full loop (up to 10 s per kernel) would only measure the CPU."""
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **dict(kw, max_samples=5, max_seconds=0.5))
+
+    monkeypatch.setattr(gpu, "CupyBackend", Brief)
     space = beast.load(MMA, device="h100", settings=dict(arithmetic="complex", trans_a=1))
     log = tmp_path / "mma.jsonl"
     report = tune(space, (37, 45, 29), budget=2, strategy="exhaustive", log_path=log, compile_workers=2)

@@ -352,12 +352,22 @@ class WorkerPool:
                     slot.alive = False
         return None
 
-    def shutdown(self) -> None:
-        for slot in self.slots:
-            try:
-                self.ray.kill(slot.actor)
-            except Exception:  # noqa: BLE001 - already gone
-                pass
+    def shutdown(self, grace: float = 5.0) -> None:
+        """Close every live worker's backend (its GPU context and the folder of loaded kernels:
+        killing a process runs no finalizer), waiting at most ``grace`` seconds, then kill them
+        (also when a second Ctrl-C cuts the wait short)."""
+        try:
+            closing = [slot.actor.close.remote() for slot in self.slots if slot.alive]
+            if closing:
+                self.ray.wait(closing, num_returns=len(closing), timeout=grace)
+        except Exception:  # noqa: BLE001 - a dead worker: killed below all the same
+            pass
+        finally:
+            for slot in self.slots:
+                try:
+                    self.ray.kill(slot.actor)
+                except Exception:  # noqa: BLE001 - already gone
+                    pass
 
 
 def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
@@ -627,7 +637,9 @@ def strategy_source(strategy, batch: int) -> tuple[Iterator, Callable[[dict, Mea
 
     ``strategy.ask(n)`` returns up to ``n`` configurations to measure next (an empty list when
     it waits for results, None when it is done); ``strategy.tell(config, measurement)`` is
-    called with every outcome."""
+    called with every outcome.  The runner pulls configurations one at a time as it has
+    room, so up to ``batch - 1`` of a batch asked for wait here, proposed but not yet
+    compiling (pending for the strategy)."""
     def configs():
         while True:
             got = strategy.ask(batch)
