@@ -145,8 +145,12 @@ class HostsimFactory:
     compile_env_error: bool = False
     compile_hang: dict | None = None
     family: str = "gemm"
+    tmpdir: str | None = None            # the worker's temporary directory (tempfile.tempdir)
 
     def __call__(self):
+        if self.tmpdir is not None:
+            import tempfile
+            tempfile.tempdir = self.tmpdir
         from test_tune_gpu import make_fake_cupy
         sys.modules["cupy"] = make_fake_cupy()
         from beast.tune.gpu import CupyBackend
