@@ -111,3 +111,11 @@ def host_case(host, k, size, rng, ld_multiple=4):
     alpha, beta = (2, -1) if not st.is_complex else (2 - 1j, 1 + 1j)
     got = host.gemm(k.name, a, b, c, alpha=alpha, beta=beta, ld_multiple=ld_multiple)
     return got, alpha * (a.astype(np.complex128) @ b) + beta * c
+
+
+def pytest_collection_modifyitems(config, items):
+    """The Ray tests (one xdist group, one worker: minutes, much of it waiting on timeouts and
+    workers) first, so the other workers fill those minutes instead of waiting for them at the end."""
+    def ray_group(item):
+        return any(m.args == ("ray",) for m in item.iter_markers("xdist_group"))
+    items.sort(key=lambda item: not ray_group(item))
