@@ -16,6 +16,9 @@ cover each matrix once) and computes its own elements of D.  ``cp.async`` copies
 commit group and land at the ``cp.async.wait_group`` that covers them, the latest moment the
 hardware allows; a misaligned copy, or one outside the block's shared memory, is an error that
 :meth:`HostModule.launch` raises.
+
+The shim's standard headers are compiled once per compiler into a precompiled header in beast's
+cache (:func:`precompiled_shim`), which halves each kernel's host compile.
 """
 from __future__ import annotations
 
