@@ -13,6 +13,12 @@ as an evaluation for both; a configuration Kernel Tuner evaluates twice counts o
     python bench/bench_strategies.py [--repeats 20] [--tools beast,kt] [--only NAME,...] [--files STEM,...]
     python bench/bench_strategies.py --cost --files kt_gemm_RTX_3090 --repeats 3   # ms per proposal
     python bench/plot_strategies.py          # the tables (bench/results/strategies.md) and bench/strategies.png
+    python bench/bench_strategies.py --dev '{"stall": 16}' --repeats 10   # a variant of the default, tuning files
+
+``--dev OPTIONS`` is the development loop: beast's default (or ``--only NAME``) with the JSON
+``OPTIONS``, on the tuning files (unless ``--files``) with the development seeds 0, 1, ... (never
+the benchmark's, 1000 on), each file's four metrics against Kernel Tuner's best stored in
+``--output``, and how many points are not behind; it writes nothing.
 
 Writes ``bench/results/strategies/STEM.TOOL.json`` (STEM: the data file's name without
 ``.json.gz``): per strategy, the curves (one row per repeat, fraction of the optimum after
@@ -78,10 +84,36 @@ def recorded(stem):
     return match_space(beast.load(space_path(stem)), load_recorded(os.path.join(DATA_DIR, stem + ".json.gz")))
 
 
-def beast_curves(stem, strategy, budget, repeats):
+def beast_curves(stem, strategy, budget, repeats, seed=SEED, **options):
     from beast.tune.replay import replay
     pool, times = recorded(stem)
-    return replay(pool, times, strategy, budget, repeats=repeats, seed=SEED).fractions
+    return replay(pool, times, strategy, budget, repeats=repeats, seed=seed, **options).fractions
+
+
+def develop(stems, strategy, options, repeats, results_dir):
+    """The ``--dev`` loop: print each file's metrics (plot_strategies.metrics) for ``strategy``
+    with ``options`` on development seeds, against Kernel Tuner's best stored per metric."""
+    import beast
+    from plot_strategies import metrics
+    ahead = points = 0
+    for stem in stems:
+        size = beast.load(space_path(stem)).count()
+        start = time.perf_counter()
+        curves = beast_curves(stem, strategy, int(round(BUDGET_FRACTION * size)), repeats, seed=0, **options)
+        mine = metrics({"curves": curves, "size": size})
+        line = f"{stem:24s} {time.perf_counter() - start:6.1f}s  " + " ".join(f"{x:.4f}" for x in mine[:3]) \
+            + f" {mine[3]:6.1f}"
+        path = os.path.join(results_dir, f"{stem}.kt.json")
+        if os.path.exists(path):
+            with open(path) as fh:
+                theirs = [metrics(entry) for entry in json.load(fh).values()]
+            best = [max(m[i] for m in theirs) for i in range(3)] + [min(m[3] for m in theirs)]
+            wins = [mine[i] >= best[i] for i in range(3)] + [mine[3] <= best[3]]
+            ahead, points = ahead + sum(wins), points + 4
+            line += "   Kernel Tuner's best: " + " ".join(f"{x:.4f}" for x in best[:3]) + f" {best[3]:6.1f}  " \
+                + "".join("+" if w else "-" for w in wins)
+        print(line, flush=True)
+    print(f"not behind at {ahead} of {points} points")
 
 
 def proposal_cost(stem, strategy, repeats):
@@ -177,9 +209,16 @@ def main(argv=None):
     ap.add_argument("--output", default=RESULTS, help="directory of the per-file results")
     ap.add_argument("--cost", action="store_true",
                     help="only report the milliseconds per proposal of beast's strategies (--only) at the 5 %% budget")
+    ap.add_argument("--dev", metavar="OPTIONS", default=None,
+                    help="the development loop: a strategy's JSON options on the tuning files, development seeds")
     args = ap.parse_args(argv)
     tools = args.tools.split(",")
     only = set(args.only.split(",")) if args.only else None
+    if args.dev is not None:
+        stems = args.files.split(",") if args.files != ",".join(FILES) else \
+            [stem for stem, (_, role) in FILES.items() if role == "tuning"]
+        develop(stems, args.only or "portfolio", json.loads(args.dev), args.repeats, args.output)
+        return 0
     if args.cost:
         for stem in args.files.split(","):
             for strategy in (sorted(only) if only else ["portfolio"]):
