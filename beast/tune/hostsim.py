@@ -249,9 +249,11 @@ def precompiled_shim(cxx: str) -> str | None:
     Parsing the shim's standard headers is most of a kernel's host compile (1.1 s -> 0.5 s
     with the precompiled header); a compiler that finds the ``.gch`` unusable reads the
     header's text instead, so the result is the same either way."""
-    if cxx in _shims:
-        return _shims[cxx]
     from beast.runtime import cache
+    memo = (cxx, cache.cache_dir(create=False))         # $BEAST_CACHE_DIR may change
+    known = _shims.get(memo, "")
+    if known is None or (known and os.path.exists(known + ".gch")):
+        return known
     path = None
     try:
         entry = cache.cache_dir("hostsim", cache.key(HOST_SHIM, cxx, _compiler_identity(cxx), HOST_FLAGS)[:24])
@@ -271,7 +273,7 @@ def precompiled_shim(cxx: str) -> str | None:
                     path = header
     except OSError:                                      # no writable cache: no precompiled header
         path = None
-    _shims[cxx] = path
+    _shims[memo] = path
     return path
 
 
