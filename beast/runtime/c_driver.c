@@ -5,6 +5,14 @@
 #include <pthread.h>
 #include <time.h>
 
+/* Nothing here runs per row (the rows are written by the nest above, with the prelude's bn_row):
+   this code runs per work item, per claim and per block of rows.  GCC compiles it at -O1, which
+   is most of a small space's compile at -O2 otherwise (0.37 -> 0.20 s for a two-loop space). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize ("O1")
+#endif
+
 typedef struct { int site, kind, nbound, bad_f; int64_t bad_i; double bad_d; int64_t *cfg; } bn_err;
 typedef struct { int site, kind, nbound; bn_num bad; int64_t cfg[BN_NCOLS + 1]; } bn_rec;
 
@@ -511,3 +519,7 @@ void bn_close(void *hv) {
     bn_free_run(run);
     free(h);
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
