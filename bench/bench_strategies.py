@@ -94,7 +94,7 @@ def develop(stems, strategy, options, repeats, results_dir):
     """The ``--dev`` loop: print each file's metrics (plot_strategies.metrics) for ``strategy``
     with ``options`` on development seeds, against Kernel Tuner's best stored per metric."""
     import beast
-    from plot_strategies import metrics
+    from plot_strategies import against_best, metrics
     ahead = points = 0
     for stem in stems:
         size = beast.load(space_path(stem)).count()
@@ -106,10 +106,10 @@ def develop(stems, strategy, options, repeats, results_dir):
         path = os.path.join(results_dir, f"{stem}.kt.json")
         if os.path.exists(path):
             with open(path) as fh:
-                theirs = [metrics(entry) for entry in json.load(fh).values()]
-            best = [max(m[i] for m in theirs) for i in range(3)] + [min(m[3] for m in theirs)]
-            wins = [mine[i] >= best[i] for i in range(3)] + [mine[3] <= best[3]]
-            ahead, points = ahead + sum(wins), points + 4
+                versus = against_best(mine, {name: metrics(entry) for name, entry in json.load(fh).items()})
+            best = [b for _, b, _ in versus]
+            wins = [w for _, _, w in versus]
+            ahead, points = ahead + sum(wins), points + len(wins)
             line += "   Kernel Tuner's best: " + " ".join(f"{x:.4f}" for x in best[:3]) + f" {best[3]:6.1f}  " \
                 + "".join("+" if w else "-" for w in wins)
         print(line, flush=True)
@@ -205,7 +205,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--tools", default="beast,kt")
     ap.add_argument("--only", default=None, help="comma-separated strategy names")
-    ap.add_argument("--files", default=",".join(FILES), help="comma-separated data file stems")
+    ap.add_argument("--files", default=None, help="comma-separated data file stems (default: every one; "
+                                                  "with --dev, the tuning files)")
     ap.add_argument("--output", default=RESULTS, help="directory of the per-file results")
     ap.add_argument("--cost", action="store_true",
                     help="only report the milliseconds per proposal of beast's strategies (--only) at the 5 %% budget")
@@ -214,13 +215,17 @@ def main(argv=None):
     args = ap.parse_args(argv)
     tools = args.tools.split(",")
     only = set(args.only.split(",")) if args.only else None
+    stems = args.files.split(",") if args.files else list(FILES)
+    unknown = [stem for stem in stems if stem not in FILES]
+    if unknown:
+        raise SystemExit(f"unknown data file {unknown[0]!r}; one of: {', '.join(FILES)}")
     if args.dev is not None:
-        stems = args.files.split(",") if args.files != ",".join(FILES) else \
-            [stem for stem, (_, role) in FILES.items() if role == "tuning"]
+        if not args.files:
+            stems = [stem for stem, (_, role) in FILES.items() if role == "tuning"]
         develop(stems, args.only or "portfolio", json.loads(args.dev), args.repeats, args.output)
         return 0
     if args.cost:
-        for stem in args.files.split(","):
+        for stem in stems:
             for strategy in (sorted(only) if only else ["portfolio"]):
                 budget, mean, runs = proposal_cost(stem, strategy, args.repeats)
                 print(f"{stem:24s} {strategy:10s} budget {budget}: {mean:.2f} ms per proposal "
@@ -230,9 +235,7 @@ def main(argv=None):
     workdir = tempfile.mkdtemp(prefix="beast-kt-")
     try:
         import beast
-        for stem in args.files.split(","):
-            if stem not in FILES:
-                raise SystemExit(f"unknown data file {stem!r}; one of: {', '.join(FILES)}")
+        for stem in stems:
             size = beast.load(space_path(stem)).count()
             budget = int(round(BUDGET_FRACTION * size))
             jobs = [("beast", s) for s in BEAST_STRATEGIES if "beast" in tools] + \
