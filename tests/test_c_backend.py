@@ -492,10 +492,7 @@ _DD_OPS = {"floordiv": "//", "mod": "%", "pow": "**"}
 
 
 def _harness(tmp_path, body):
-    src = cgen._prelude(0, 0)      # the runtime's hooks, stubbed
-    src += ("\nBN_UNUSED static int bn_claim(bn_w *w) { (void)w; return 1; }\n"
-            "BN_UNUSED static int bn_end(bn_w *w) { (void)w; return 0; }\n"
-            "BN_UNUSED static int64_t *bn_row_slow(bn_w *w) { (void)w; return NULL; }\n")
+    src = cgen._prelude(0, 0)      # the runtime's hooks are declared, not called: not linked
     src += "\n#include <stdio.h>\nint main(void) {\n" + body + "\nreturn 0;\n}\n"
     c_file = tmp_path / "h.c"
     c_file.write_text(src)
@@ -609,17 +606,20 @@ def test_cache_hit_miss_and_directory(tmp_path, monkeypatch):
     real = c_backend.run_compiler
     monkeypatch.setattr(c_backend, "run_compiler", lambda argv: (calls.append(argv), real(argv)))
     assert _fresh_space(tmp_path).count(backend="c") == 3
-    assert len(calls) == 1
+    assert len(calls) == 2              # the runtime's object, then the enumerator linked with it
+    assert "-c" in calls[0] and calls[0][-1].endswith("runtime.c")
+    assert any(a.endswith(".o") for a in calls[1])
     built = sorted(p.name for p in (cache / "c").iterdir())
     assert len([p for p in built if p.endswith(".so")]) == 1 and not any(p.startswith(".tmp") for p in built)
+    assert len([p for p in built if p.startswith("runtime-") and p.endswith(".o")]) == 1
     # a second build of the same space: no compiler
     monkeypatch.setattr(c_backend, "run_compiler", lambda argv: pytest.fail("compiled again"))
     assert _fresh_space(tmp_path).count(backend="c") == 3
     # a changed space: a new entry
     monkeypatch.setattr(c_backend, "run_compiler", lambda argv: (calls.append(argv), real(argv)))
     assert _fresh_space(tmp_path, 4).count(backend="c") == 6
-    assert len(calls) == 2
-    assert len(list((cache / "c").glob("*.so"))) == 2
+    assert len(calls) == 3              # the runtime's object is reused
+    assert len(list((cache / "c").glob("*.so"))) == 2 and len(list((cache / "c").glob("*.o"))) == 1
 
 
 def test_concurrent_builds_share_one_entry(tmp_path):
@@ -659,15 +659,29 @@ def test_generated_c_compiles_with_all_warnings(tmp_path):
         programs.append(beast.load(write_space(tmp_path, _dedent(SPACES[name]), f"{name}.py")).program)
     for text, _ in ERRORS.values():
         programs.append(beast.load(write_space(tmp_path, _dedent(text), "err.py")).program)
+    strict = ["-O2", "-std=gnu99", "-fPIC", "-pthread", "-Wall", "-Wextra", "-Werror"]
+    runtime = None
     for i, program in enumerate(programs):
-        (name, text), = c_backend.render(program).items()
-        assert name.endswith("_enumerator.c")
+        files = c_backend.render(program)
+        assert list(files)[0] == c_backend.RUNTIME_FILE and list(files)[1].endswith("_enumerator.c")
+        if runtime is None:     # the runtime, the same for every space, and the enumerators
+            runtime = tmp_path / c_backend.RUNTIME_FILE
+            runtime.write_text(files[c_backend.RUNTIME_FILE])
+            proc = subprocess.run(argv + strict + ["-c", "-o", str(tmp_path / "rt.o"), str(runtime)],
+                                  capture_output=True, text=True)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+        assert files[c_backend.RUNTIME_FILE] == runtime.read_text()
         c_file = tmp_path / f"w{i}.c"
-        c_file.write_text(text)
-        proc = subprocess.run(argv + ["-O2", "-std=gnu99", "-fPIC", "-pthread", "-Wall", "-Wextra",
-                                      "-Werror", "-c", "-o", str(tmp_path / f"w{i}.o"), str(c_file)],
+        c_file.write_text(list(files.values())[1])
+        proc = subprocess.run(argv + strict + ["-c", "-o", str(tmp_path / f"w{i}.o"), str(c_file)],
                               capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr[-3000:]
+    # the two files build the shared object beast loads (as render's docstring says)
+    proc = subprocess.run(argv + strict + ["-shared", "-o", str(tmp_path / "w.so"), str(tmp_path / "w0.c"),
+                                           str(runtime), "-lm"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lib = c_backend._get_ffi().dlopen(str(tmp_path / "w.so"))
+    assert lib.bn_abi() == int(c_backend.ABI_VERSION)
 
 
 def test_threads_argument_is_checked():

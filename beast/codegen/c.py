@@ -47,6 +47,11 @@ def _prelude(ncols, nseq, ntally=0):
     return f"#define BN_NCOLS {ncols}\n#define BN_NSEQ {nseq}\n#define BN_NTALLY {ntally}\n" + _PRELUDE
 
 
+def runtime_prelude() -> str:
+    """The prelude without a space's sizes: what beast's runtime (``c_driver.c``) is compiled with."""
+    return _PRELUDE
+
+
 # ---------------------------------------------------------------------------------------------
 # The unit: global state of one printing
 
@@ -413,6 +418,7 @@ class CPrinter:
                 name = p.loop_order[b - 1] if b - 1 < len(p.loop_order) else None
                 out.append(f"    w->cfg[{b - 1}] = {self.loop_vars.get(name) or 0};")
         out += ["    return 1;", "}"] if self.fail_used else ["}"]
+        out += ["", "BN_HIDDEN const bn_space bn_the_space = {BN_NCOLS, BN_NSEQ, BN_NTALLY, BN_CLAIM_DEPTH, bn_walk};"]
         text = "\n".join(out) + "\n"
         return CSource(text, self.unit.sites, self.unit.objects, tuple(p.columns), self.claim_depth,
                        tuple(self.unit.tabulated), tuple(self.unit.translated))

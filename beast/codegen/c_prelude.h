@@ -1,6 +1,7 @@
 /* beast's C prelude: Python's arithmetic on 64-bit integers and doubles, value sequences, set
    operations, divisor loops, lists, tables, and the walk's state. Included (as text) at the top of
-   every generated enumerator by beast.codegen.c, which fills in the error kinds and the value limit. */
+   every generated enumerator by beast.codegen.c, which fills in the error kinds and the value limit,
+   and of beast's runtime (beast.runtime.c_backend), which is compiled once without a space's sizes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,7 +416,10 @@ BN_INLINE int64_t bn_tab_find(const int64_t *keys, int64_t n, int k, const int64
     return -1;
 }
 
-/* ---- the walk's state (one per worker thread) and the runtime's hooks */
+/* ---- the walk's state (one per worker thread) and the runtime's hooks. The runtime
+   (beast/runtime/c_driver.c) is compiled once into an object every enumerator is linked with, so
+   nothing here depends on the space: its sizes are in bn_space, defined by each enumerator. */
+#define BN_HIDDEN __attribute__((visibility("hidden")))
 typedef struct { int64_t *rows; int64_t n, cap; } bn_rowbuf;
 typedef struct bn_w {
     int rows;                   /* 1: write rows into out, 0: count */
@@ -424,14 +428,20 @@ typedef struct bn_w {
     bn_rowbuf *out;
     int site, kind, nbound;     /* the error: where, what, how many loops were bound */
     bn_num bad;                 /* non-integer value */
-    int64_t cfg[BN_NCOLS + 1];  /* bound loop values (loop order) */
-    int64_t tally[BN_NTALLY + 1];   /* beast stats: the Tally counters of this worker */
-    bn_seq seqs[BN_NSEQ + 1];   /* scratch sequences, one per loop over a function or set */
+    int64_t *cfg;               /* bound loop values (loop order; ncols + 1) */
+    int64_t *tally;             /* beast stats: the Tally counters of this worker (ntally + 1) */
+    bn_seq *seqs;               /* scratch sequences, one per loop over a function or set (nseq + 1) */
     void *drv;                  /* the runtime's per-worker state */
     const int *cancel;          /* set by the runtime to stop the walk (read at claim points and polls) */
     const int64_t *pre;         /* sampling: the values bound to the outer loops (beast.ir.prefix) */
     int64_t tick;               /* iterations left before the next poll of cancel */
 } bn_w;
+/* the enumerator, as the runtime sees it: its sizes, its deepest claim point and its walk */
+typedef struct {
+    int ncols, nseq, ntally, claim_depth;
+    int (*walk)(bn_w *w);
+} bn_space;
+BN_HIDDEN extern const bn_space bn_the_space;    /* defined by the enumerator */
 /* every iterating loop polls: a walk stops within BN_TICKS iterations of a cancel (Ctrl-C);
    the loop nest's loops leave the walk (BN_POLL), a user function's loops fail (BN_STOPPED) */
 #define BN_TICKS 65536
@@ -441,17 +451,16 @@ static inline int bn_stop(bn_w *w) {
 }
 #define BN_STOPPED() (BN_UNLIKELY(--w->tick < 0) && bn_stop(w))
 #define BN_POLL() do { if (BN_STOPPED()) return 2; } while (0)
-static int bn_claim(bn_w *w);   /* at a claim point of depth w->split: 1 run, 0 skip, -1 stop */
-static int bn_end(bn_w *w);     /* after the claimed loop: 0 go on walking, -1 stop */
-static int64_t *bn_row_slow(bn_w *w);   /* out is full: a new block (NULL: out of memory, stopped) */
+BN_HIDDEN int bn_claim(bn_w *w);   /* at a claim point of depth w->split: 1 run, 0 skip, -1 stop */
+BN_HIDDEN int bn_end(bn_w *w);     /* after the claimed loop: 0 go on walking, -1 stop */
+BN_HIDDEN int64_t *bn_row_slow(bn_w *w);   /* out is full: a new block (NULL: out of memory, stopped) */
+#ifdef BN_NCOLS
 BN_HOT int64_t *bn_row(bn_w *w) {
     bn_rowbuf *b = w->out;
     if (BN_UNLIKELY(b->n == b->cap)) return bn_row_slow(w);
     return b->rows + (b->n++) * BN_NCOLS;
 }
-BN_INLINE void bn_w_free(bn_w *w) {
-    for (int i = 0; i <= BN_NSEQ; i++) { free(w->seqs[i].v); w->seqs[i].v = NULL; w->seqs[i].cap = 0; }
-}
+#endif
 
 /* ---- a tabulated function (beast.codegen.c_body): its entries' sorted keys (nk per entry), the
    site of the exception each raised (0: none); a condition's results (r), or an iterator's entry

@@ -2,6 +2,10 @@
 system's C compiler (``cc -O2``; ``CC`` overrides) into a shared object cached by content hash
 (:mod:`beast.runtime.cache`), load it with cffi (ABI mode), and run it on worker threads.
 
+The runtime (worker threads, row blocks, the entry points; ``c_driver.c``) is the same for every
+space: it is compiled once per compiler into an object in the cache (:func:`runtime_object`) and
+linked into each enumerator, whose own compile is then only its loop nest.
+
 Work splitting. The printed walk has *claim points* before its outer loops (a chain of lets and
 checks, then one loop). A run probes for the shallowest depth whose claim point is reached at
 least ``TARGET_PER_THREAD * threads`` times (else the one reached most often), and every worker
@@ -33,7 +37,7 @@ import threading
 import numpy as np
 
 from .. import __version__
-from ..codegen.c import print_c
+from ..codegen.c import print_c, runtime_prelude
 from ..ir.sites import KINDS, ExcSite, LoopValueSite, NodeSite, TableSite, UserSite
 from ..errors import BeastError, EvaluationError
 from ..expr import evaluate
@@ -47,6 +51,7 @@ NAME = "c"
 ABI_VERSION = "6"
 WAIT_MS = 100               # how long one call waits in C before Python may handle a signal
 CFLAGS = ("-O2", "-std=gnu99", "-fPIC", "-shared", "-pthread")
+RUNTIME_CFLAGS = ("-O2", "-std=gnu99", "-fPIC", "-pthread", "-c")      # the runtime's object
 LIBS = ("-lm",)
 WINDOW_PER_THREAD = 64      # work items in flight per worker while rows are streamed
 BLOCK_ROWS = 4096           # rows per block of streamed output
@@ -74,8 +79,9 @@ int bn_pick_each(const int64_t *pre, int64_t npre, int width, const int64_t *nse
 
 
 def driver_text() -> str:
-    return _DRIVER.replace("@TARGET@", str(TARGET_PER_THREAD)).replace("@ABI@", ABI_VERSION) \
-        .replace("@BLOCK_ROWS@", str(BLOCK_ROWS))
+    """The runtime's C file: the prelude (without a space's sizes), then ``c_driver.c``."""
+    return runtime_prelude() + _DRIVER.replace("@TARGET@", str(TARGET_PER_THREAD)) \
+        .replace("@ABI@", ABI_VERSION).replace("@BLOCK_ROWS@", str(BLOCK_ROWS))
 
 
 def interruptible(call):
@@ -245,38 +251,76 @@ def _fallback_dir():
     return path
 
 
+def runtime_entry(ident: str) -> str:
+    """The cache entry name (without ``.o``) of the runtime's object built by compiler ``ident``."""
+    digest = cache.key("beast C runtime", ABI_VERSION, __version__, ident, " ".join(RUNTIME_CFLAGS), driver_text())
+    return f"runtime-{digest[:32]}"
+
+
 def _entry(text: str, name: str):
-    """(compiler argv, cache entry name) of the build of ``text``."""
+    """(compiler argv, cache entry name, file stem) of the build of ``text``, linked with the
+    runtime's object (:func:`runtime_entry`), whose name is part of the key."""
     argv, ident = compiler()
-    digest = cache.key("beast C enumerator", ABI_VERSION, __version__, ident, " ".join(CFLAGS + LIBS), text)
+    digest = cache.key("beast C enumerator", ABI_VERSION, __version__, ident, " ".join(CFLAGS + LIBS),
+                       runtime_entry(ident), text)
     stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)[:40] or "space"
     return argv, f"{stem}-{digest[:32]}", stem
+
+
+def _in_cache(build):
+    """``build(directory)`` in the cache, or in a private temporary one where the cache cannot be
+    written (read-only, full)."""
+    try:
+        return build(cache.cache_dir("c"))
+    except OSError:
+        try:
+            return build(_fallback_dir())
+        except OSError as exc:
+            raise BeastError(f"cannot write the compiled enumerator: {exc}",
+                             hint=f"set {cache.ENV_VAR} to a writable directory") from None
 
 
 def library_path(text: str, name: str) -> str:
     """Compile ``text`` (unless an identical build is cached); the path of the shared object."""
     argv, entry, stem = _entry(text, name)
-    try:
-        return _build(argv, text, cache.cache_dir("c"), entry, stem)
-    except OSError:
-        # an unusable cache directory (read-only, full): build in a private temporary one
-        try:
-            return _build(argv, text, _fallback_dir(), entry, stem)
-        except OSError as exc:
-            raise BeastError(f"cannot write the compiled enumerator: {exc}",
-                             hint=f"set {cache.ENV_VAR} to a writable directory") from None
+    return _in_cache(lambda directory: _build(argv, text, directory, entry, stem))
+
+
+def runtime_object() -> str:
+    """The runtime's object in the cache, compiled first when missing; its path."""
+    argv, ident = compiler()
+    return _in_cache(lambda directory: _build_runtime(argv, directory, runtime_entry(ident)))
+
+
+def _build_runtime(argv, directory, entry):
+    obj = os.path.join(directory, entry + ".o")
+    if not os.path.exists(obj):
+        with cache.private_dir(directory) as tmp:
+            c_path, out = os.path.join(tmp, "runtime.c"), os.path.join(tmp, "runtime.o")
+            with open(c_path, "w", encoding="utf-8") as fh:
+                fh.write(driver_text())
+            run_compiler(argv + list(RUNTIME_CFLAGS) + ["-o", out, c_path])
+            cache.install(c_path, obj[:-2] + ".c")
+            cache.install(out, obj)
+    return obj
+
+
+def link_argv(argv, out, c_path, obj) -> list:
+    """The compiler's command line that builds an enumerator ``c_path`` linked with ``obj``."""
+    return argv + list(CFLAGS) + ["-o", out, c_path, obj] + list(LIBS)
 
 
 def _build(argv, text, directory, entry, stem):
     so_path = os.path.join(directory, entry + ".so")
     if os.path.exists(so_path):
         return so_path
+    obj = _build_runtime(argv, directory, runtime_entry(compiler()[1]))
     with cache.private_dir(directory) as tmp:
         c_path = os.path.join(tmp, f"{stem}.c")
         out = os.path.join(tmp, f"{stem}.so")
         with open(c_path, "w", encoding="utf-8") as fh:
             fh.write(text)
-        run_compiler(argv + list(CFLAGS) + ["-o", out, c_path] + list(LIBS))
+        run_compiler(link_argv(argv, out, c_path, obj))
         cache.install(c_path, so_path[:-3] + ".c")
         cache.install(out, so_path)
     return so_path
@@ -294,8 +338,9 @@ class Prepared:
         self.program = program
         check_integer_width(program, 64, "C")
         self.source = print_c(program, _python_functions(program))
-        self.text = self.source.text + driver_text()
+        self.text = self.source.text          # compiled, then linked with the runtime's object
         self.argv, self.entry, self.stem = _entry(self.text, program.name)
+        self.runtime = runtime_entry(compiler()[1])     # the runtime's object it is linked with
 
 
 def prepare(program) -> Prepared:
@@ -432,7 +477,8 @@ class CEnumerator:
         counters = [int(inner[i]) for i in range(len(depths))]
         if split >= 0:
             outer = ffi.new("int64_t[]", len(depths) + 1)
-            interruptible(lambda cancel: self.lib.bn_outer(split, outer, cancel))
+            if interruptible(lambda cancel: self.lib.bn_outer(split, outer, cancel)) < 0:
+                raise BeastError(_OWN_MESSAGES["no_memory"])
             counters = [int(outer[i]) if d <= split else c for i, (d, c) in enumerate(zip(depths, counters))]
         return int(out[0]), counters
 
@@ -636,12 +682,17 @@ def build(program, threads=None, source: Prepared | None = None) -> CEnumerator:
     return CEnumerator(program, prepared.source, prepared.text, lib, path)
 
 
+RUNTIME_FILE = "beast_runtime.c"
+
+
 def render(program) -> dict:
-    """The generated C, for people to read (``beast compile``): file name -> text."""
-    return {f"{program.name}_enumerator.c": prepare(program).text}
+    """The generated C, for people to read (``beast compile``): file name -> text. The runtime
+    (the same for every space) comes first, the enumerator last; ``cc -O2 -fPIC -shared -pthread
+    NAME_enumerator.c beast_runtime.c -lm`` builds the shared object beast loads."""
+    return {RUNTIME_FILE: driver_text(), f"{program.name}_enumerator.c": prepare(program).text}
 
 
 __all__ = ["build", "render", "CEnumerator", "compiler", "library_path", "driver_text", "CFLAGS",
-           "prepare", "cached_library", "Prepared"]
+           "prepare", "cached_library", "Prepared", "runtime_object", "runtime_entry", "link_argv"]
 if sys.platform == "win32":   # pragma: no cover
     raise ImportError("the C backend needs POSIX threads")

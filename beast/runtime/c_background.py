@@ -2,6 +2,7 @@
 compiled C enumerator in the cache for the next one (:func:`build_in_background`)."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -10,7 +11,7 @@ import tempfile
 import threading
 
 from . import cache
-from .c_backend import CFLAGS, LIBS, Prepared, cached_library
+from .c_backend import RUNTIME_CFLAGS, Prepared, cached_library, driver_text, link_argv, runtime_entry
 
 _lock = threading.Lock()
 
@@ -22,7 +23,8 @@ class BackgroundBuild:
     """A compile of one enumerator running in a detached process.
 
     The parent writes the C file into a private directory of the cache and starts the compiler
-    through a small Python process in its own session, which installs the ``.c`` and then the
+    through a small Python process in its own session, which compiles the runtime's object first
+    when the cache lacks it (installing it the same way), installs the ``.c`` and then the
     ``.so`` by atomic rename and removes the directory. The build goes on if this interpreter
     exits (the next run finds the entry); if the build dies, only its private ``.tmp-*``
     directory is left, which a later build removes once it is :data:`STALE_SECONDS` old. Readers
@@ -34,11 +36,18 @@ class BackgroundBuild:
         c_path = os.path.join(tmp, f"{prepared.stem}.c")
         with open(c_path, "w", encoding="utf-8") as fh:
             fh.write(prepared.text)
-        argv = prepared.argv + list(CFLAGS) + ["-o", os.path.join(tmp, f"{prepared.stem}.so"), c_path] \
-            + list(LIBS)
+        obj = os.path.join(directory, prepared.runtime + ".o")
+        runtime = None
+        if not os.path.exists(obj):
+            with open(os.path.join(tmp, "runtime.c"), "w", encoding="utf-8") as fh:
+                fh.write(driver_text())
+            runtime = prepared.argv + list(RUNTIME_CFLAGS) + ["-o", os.path.join(tmp, "runtime.o"),
+                                                              os.path.join(tmp, "runtime.c")]
+        spec = {"tmp": tmp, "stem": prepared.stem, "so": self.path, "root": _PACKAGE_ROOT, "obj": obj,
+                "runtime": runtime,
+                "link": link_argv(prepared.argv, os.path.join(tmp, f"{prepared.stem}.so"), c_path, obj)}
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _BACKGROUND_SCRIPT, tmp, prepared.stem, self.path, _PACKAGE_ROOT,
-             *argv],
+            [sys.executable, "-c", _BACKGROUND_SCRIPT, json.dumps(spec)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True)
         # reap the process when it ends, without holding up the interpreter's exit
@@ -61,11 +70,17 @@ _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 # importing pycparser and cffi's code generator (40-50 ms). The private directory is removed last,
 # so a waiting reader (bench/, tests) sees the build finished only when both are in place.
 _BACKGROUND_SCRIPT = r"""
-import os, shutil, subprocess, sys
-tmp, stem, so_path, root, argv = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+import json, os, shutil, subprocess, sys
+spec = json.loads(sys.argv[1])
+tmp, stem, so_path, root, obj = spec["tmp"], spec["stem"], spec["so"], spec["root"], spec["obj"]
+def ok(argv):
+    return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
 try:
-    if not os.path.exists(so_path) and subprocess.run(argv, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    if not os.path.exists(obj) and spec["runtime"] and ok(spec["runtime"]):
+        os.replace(os.path.join(tmp, "runtime.c"), obj[:-2] + ".c")
+        os.replace(os.path.join(tmp, "runtime.o"), obj)
+    if not os.path.exists(so_path) and os.path.exists(obj) and ok(spec["link"]):
         os.replace(os.path.join(tmp, stem + ".c"), so_path[:-3] + ".c")
         os.replace(os.path.join(tmp, stem + ".so"), so_path)
         try:

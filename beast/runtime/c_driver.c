@@ -1,21 +1,18 @@
-/* beast's C runtime, appended to every generated enumerator by beast.runtime.c_backend: worker
-   threads, work items in enumeration order, streamed row blocks, and the entry points cffi calls
-   (statistics and sampling included). @TARGET@, @ABI@ and @BLOCK_ROWS@ are filled in there. */
-/* ---- the runtime: worker threads, work items in enumeration order (beast.runtime.c_backend) */
+/* beast's C runtime: worker threads, work items in enumeration order, streamed row blocks, and the
+   entry points cffi calls (statistics and sampling included). Compiled once, after the prelude
+   (beast/codegen/c_prelude.h), into an object that every generated enumerator is linked with
+   (beast.runtime.c_backend, which fills in @TARGET@, @ABI@ and @BLOCK_ROWS@): the space's sizes,
+   deepest claim point and walk are the enumerator's bn_the_space. The rows are found and written
+   by the enumerator's walk (with the prelude's bn_row); this code runs per work item, claim and
+   block of rows, and per row only to copy a sampled one (bn_pick_each). */
 #include <pthread.h>
 #include <time.h>
 
-/* The rows are found and written by the nest above (with the prelude's bn_row); this code runs
-   per work item, claim and block of rows, and per row only to copy a sampled one (bn_pick_each).
-   GCC compiles it at -O1: at -O2 it is most of a small space's compile (0.37 -> 0.20 s for a
-   two-loop space), with no change in enumeration, count, sampling or stats speed measured. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC push_options
-#pragma GCC optimize ("O1")
-#endif
+#define BN_SP (&bn_the_space)
 
 typedef struct { int site, kind, nbound, bad_f; int64_t bad_i; double bad_d; int64_t *cfg; } bn_err;
-typedef struct { int site, kind, nbound; bn_num bad; int64_t cfg[BN_NCOLS + 1]; } bn_rec;
+/* an error: cfg holds ncols + 1 values, in storage its owner allocated */
+typedef struct { int site, kind, nbound; bn_num bad; int64_t *cfg; } bn_rec;
 
 /* Rows are written into fixed-size blocks; an item's full blocks are handed to the consumer as
    they fill, so the oldest item streams while it runs and memory stays bounded. */
@@ -45,7 +42,8 @@ typedef struct bn_run {
     int64_t stop_key;       /* the first error seen at all: no item after it is needed */
     bn_rec err;
     int64_t count;
-    int64_t tally[BN_NTALLY + 1];   /* beast stats: the workers' counters, summed */
+    int64_t *tally;         /* beast stats: the workers' counters, summed (ntally + 1) */
+    int64_t *cfgs;          /* the errors' bound values: the slots', then err's (ncols + 1 each) */
     bn_slot *slots;
     bn_block *pool;         /* free blocks */
     int64_t npool, buffered, limit;
@@ -61,30 +59,53 @@ typedef struct { bn_w w; bn_drv d; } bn_worker;
 
 static const int bn_never = 0;
 
-static void bn_worker_init(bn_worker *x, bn_run *run, int rows, int split) {
+static void bn_w_free(bn_w *w) {
+    if (w->seqs)
+        for (int i = 0; i <= BN_SP->nseq; i++) free(w->seqs[i].v);
+    free(w->seqs); free(w->cfg);
+    w->seqs = NULL; w->cfg = w->tally = NULL;
+}
+
+/* a worker's walk state; 0 when out of memory */
+static int bn_worker_init(bn_worker *x, bn_run *run, int rows, int split) {
     memset(x, 0, sizeof *x);
+    x->w.cfg = (int64_t *)calloc((size_t)BN_SP->ncols + 1 + (size_t)BN_SP->ntally + 1, sizeof(int64_t));
+    x->w.seqs = (bn_seq *)calloc((size_t)BN_SP->nseq + 1, sizeof(bn_seq));
+    if (!x->w.cfg || !x->w.seqs) { bn_w_free(&x->w); return 0; }
+    x->w.tally = x->w.cfg + BN_SP->ncols + 1;
     x->w.rows = rows; x->w.split = split; x->w.drv = &x->d;
     x->w.cancel = run ? &run->cancel : &bn_never;
     x->w.out = &x->d.out;
     x->d.run = run; x->d.claim = -1; x->d.item = -1;
+    return 1;
 }
 
 static void bn_record(bn_rec *r, const bn_w *w) {
     r->site = w->site; r->kind = w->kind; r->nbound = w->nbound; r->bad = w->bad;
-    for (int i = 0; i < BN_NCOLS && i < w->nbound; i++) r->cfg[i] = w->cfg[i];
+    for (int i = 0; i < BN_SP->ncols && i < w->nbound; i++) r->cfg[i] = w->cfg[i];
 }
 
 static void bn_export(bn_err *e, const bn_rec *r) {
     e->site = r->site; e->kind = r->kind; e->nbound = r->nbound;
     e->bad_f = r->bad.f; e->bad_i = r->bad.i; e->bad_d = r->bad.d;
-    for (int i = 0; i < BN_NCOLS && i < r->nbound; i++) e->cfg[i] = r->cfg[i];
+    for (int i = 0; i < BN_SP->ncols && i < r->nbound; i++) e->cfg[i] = r->cfg[i];
+}
+
+static void bn_export_walk(bn_err *e, const bn_w *w) {
+    bn_rec r = {w->site, w->kind, w->nbound, w->bad, w->cfg};
+    bn_export(e, &r);
+}
+
+static void bn_export_oom(bn_err *e) {
+    bn_rec r = {0, BN_K_NO_MEMORY, 0, BN_NUM0, NULL};
+    bn_export(e, &r);
 }
 
 /* blocks: taken from and given back to the pool with the lock held */
 static bn_block *bn_block_get(bn_run *run) {
     bn_block *b = run->pool;
     if (b) { run->pool = b->next; run->npool--; }
-    else b = (bn_block *)malloc(sizeof *b + (size_t)BN_BLOCK_ROWS * BN_NCOLS * sizeof(int64_t));
+    else b = (bn_block *)malloc(sizeof *b + (size_t)BN_BLOCK_ROWS * (size_t)BN_SP->ncols * sizeof(int64_t));
     if (b) { b->next = NULL; b->n = 0; }
     return b;
 }
@@ -148,7 +169,7 @@ static void bn_start_item(bn_w *w, int64_t item) {
     }
 }
 
-BN_UNUSED static int64_t *bn_row_slow(bn_w *w) {
+BN_HIDDEN int64_t *bn_row_slow(bn_w *w) {
     bn_drv *d = (bn_drv *)w->drv;
     bn_run *run = d->run;
     if (!run || !w->rows || d->item < 0) return NULL;
@@ -160,10 +181,10 @@ BN_UNUSED static int64_t *bn_row_slow(bn_w *w) {
     int ok = !run->cancel && bn_fresh(d);
     pthread_mutex_unlock(&run->mu);
     if (!ok) return NULL;
-    return d->out.rows + (d->out.n++) * BN_NCOLS;
+    return d->out.rows + (d->out.n++) * BN_SP->ncols;
 }
 
-BN_UNUSED static int bn_claim(bn_w *w) {
+BN_HIDDEN int bn_claim(bn_w *w) {
     bn_drv *d = (bn_drv *)w->drv;
     int64_t k = d->k++;
     if (d->probe) return d->k >= d->target ? -1 : 0;
@@ -173,7 +194,7 @@ BN_UNUSED static int bn_claim(bn_w *w) {
     return 1;
 }
 
-BN_UNUSED static int bn_end(bn_w *w) {
+BN_HIDDEN int bn_end(bn_w *w) {
     bn_drv *d = (bn_drv *)w->drv;
     bn_run *run = d->run;
     pthread_mutex_lock(&run->mu);
@@ -197,7 +218,7 @@ static void bn_work(bn_worker *x) {
     if (d->claim < 0) rc = 2;
     else {
         if (run->split < 0) bn_start_item(w, 0);     /* the whole walk is item 0 */
-        rc = bn_walk(w);
+        rc = BN_SP->walk(w);
     }
     pthread_mutex_lock(&run->mu);
     if (rc == 0) {
@@ -219,7 +240,7 @@ static void bn_work(bn_worker *x) {
     }
     if (d->blk) { bn_block_put(run, d->blk); d->blk = NULL; }
     run->count += w->count;
-    for (int i = 0; i < BN_NTALLY; i++) run->tally[i] += w->tally[i];
+    for (int i = 0; i < BN_SP->ntally; i++) run->tally[i] += w->tally[i];
     run->active--;
     pthread_cond_broadcast(&run->cv_done);
     pthread_cond_broadcast(&run->cv_space);
@@ -234,20 +255,32 @@ static void *bn_thread(void *arg) {
 
 /* the claim depth whose claim point is reached at least target times (or the most often) */
 static int bn_choose_split(int nthreads) {
-    if (BN_CLAIM_DEPTH < 0) return -1;
+    if (BN_SP->claim_depth < 0) return -1;
     if (nthreads <= 1) return 0;
     int64_t target = (int64_t)@TARGET@ * nthreads, best_n = 0;
     int best = 0;
-    for (int depth = 1; depth <= BN_CLAIM_DEPTH; depth++) {
+    for (int depth = 1; depth <= BN_SP->claim_depth; depth++) {
         bn_worker x;
-        bn_worker_init(&x, NULL, 0, depth);
+        if (!bn_worker_init(&x, NULL, 0, depth)) break;
         x.d.probe = 1; x.d.target = target;
-        int rc = bn_walk(&x.w);
+        int rc = BN_SP->walk(&x.w);
         bn_w_free(&x.w);
         if (x.d.k > best_n) { best = depth; best_n = x.d.k; }
         if (x.d.k >= target || rc == 1) break;
     }
     return best;
+}
+
+static void bn_free_run(bn_run *run) {
+    if (run->slots)
+        for (int64_t i = 0; i < run->window; i++)
+            while (run->slots[i].head) { bn_block *b = run->slots[i].head; run->slots[i].head = b->next; free(b); }
+    while (run->pool) { bn_block *b = run->pool; run->pool = b->next; free(b); }
+    free(run->slots); free(run->threads); free(run->tally); free(run->cfgs);
+    pthread_mutex_destroy(&run->mu);
+    pthread_cond_destroy(&run->cv_space);
+    pthread_cond_destroy(&run->cv_done);
+    free(run);
 }
 
 static bn_run *bn_new_run(int rows, int nthreads, int64_t window) {
@@ -263,22 +296,14 @@ static bn_run *bn_new_run(int rows, int nthreads, int64_t window) {
     run->n_items = -1; run->err_key = -1; run->stop_key = -1;
     run->limit = 8 * (int64_t)run->nthreads;
     run->threads = (pthread_t *)calloc((size_t)run->nthreads, sizeof *run->threads);
-    if (rows) run->slots = (bn_slot *)calloc((size_t)run->window, sizeof *run->slots);
-    if (!run->threads || (rows && !run->slots)) { free(run->threads); free(run->slots); free(run); return NULL; }
-    for (int64_t i = 0; i < (rows ? run->window : 0); i++) run->slots[i].item = -1;
+    int64_t nslots = rows ? run->window : 0, width = BN_SP->ncols + 1;
+    if (rows) run->slots = (bn_slot *)calloc((size_t)nslots, sizeof *run->slots);
+    run->tally = (int64_t *)calloc((size_t)BN_SP->ntally + 1, sizeof(int64_t));
+    run->cfgs = (int64_t *)calloc((size_t)(nslots + 1) * (size_t)width, sizeof(int64_t));
+    if (!run->threads || (rows && !run->slots) || !run->tally || !run->cfgs) { bn_free_run(run); return NULL; }
+    for (int64_t i = 0; i < nslots; i++) { run->slots[i].item = -1; run->slots[i].err.cfg = run->cfgs + i * width; }
+    run->err.cfg = run->cfgs + nslots * width;
     return run;
-}
-
-static void bn_free_run(bn_run *run) {
-    if (run->slots)
-        for (int64_t i = 0; i < run->window; i++)
-            while (run->slots[i].head) { bn_block *b = run->slots[i].head; run->slots[i].head = b->next; free(b); }
-    while (run->pool) { bn_block *b = run->pool; run->pool = b->next; free(b); }
-    free(run->slots); free(run->threads);
-    pthread_mutex_destroy(&run->mu);
-    pthread_cond_destroy(&run->cv_space);
-    pthread_cond_destroy(&run->cv_done);
-    free(run);
 }
 
 /* start every worker on its own thread */
@@ -286,11 +311,13 @@ static bn_worker *bn_start(bn_run *run) {
     bn_worker *xs = (bn_worker *)calloc((size_t)run->nthreads, sizeof *xs);
     if (!xs) return NULL;
     run->active = run->nthreads;
-    for (int i = 0; i < run->nthreads; i++) bn_worker_init(&xs[i], run, run->rows, run->split);
     for (int i = 0; i < run->nthreads; i++) {
-        if (pthread_create(&run->threads[i], NULL, bn_thread, &xs[i]) == 0) run->started++;
+        /* a worker that cannot start leaves its work items to the others */
+        if (bn_worker_init(&xs[i], run, run->rows, run->split)
+                && pthread_create(&run->threads[i], NULL, bn_thread, &xs[i]) == 0) run->started++;
         else {
             pthread_mutex_lock(&run->mu); run->active--; pthread_mutex_unlock(&run->mu);
+            bn_w_free(&xs[i].w);
             xs[i].d.run = NULL;
         }
     }
@@ -359,9 +386,9 @@ int64_t bn_fetch(void *hv, int64_t *out, int64_t max_rows, int timeout_ms, int *
             int64_t take = b->n - run->cur_off;
             if (take > max_rows - got) take = max_rows - got;
             pthread_mutex_unlock(&run->mu);
-            if (take > 0 && BN_NCOLS > 0)
-                memcpy(out + got * BN_NCOLS, b->rows + run->cur_off * BN_NCOLS,
-                       (size_t)take * BN_NCOLS * sizeof *out);
+            int64_t ncols = BN_SP->ncols;
+            if (take > 0 && ncols > 0)
+                memcpy(out + got * ncols, b->rows + run->cur_off * ncols, (size_t)(take * ncols) * sizeof *out);
             pthread_mutex_lock(&run->mu);
             got += take; run->cur_off += take;
             if (run->cur_off == b->n) {
@@ -388,23 +415,23 @@ int64_t bn_fetch(void *hv, int64_t *out, int64_t max_rows, int timeout_ms, int *
     return got;
 }
 
-/* beast stats, after bn_wait: the workers' counters (out[BN_NTALLY]); returns the split depth.
+/* beast stats, after bn_wait: the workers' counters (out[ntally]); returns the split depth.
    Statements at a depth <= the split are walked by every worker: count those with bn_outer. */
 int bn_tally(void *hv, int64_t *out) {
     bn_run *run = ((bn_handle *)hv)->run;
-    for (int i = 0; i < BN_NTALLY; i++) out[i] = run->tally[i];
+    for (int i = 0; i < BN_SP->ntally; i++) out[i] = run->tally[i];
     return run->split;
 }
 
 /* beast stats: one walk of the loops above the claim points of depth `split` (every work item
-   skipped): the counters of the statements there, each counted once */
+   skipped): the counters of the statements there, each counted once; -1 when out of memory */
 int bn_outer(int split, int64_t *out, const int *cancel) {
     bn_worker x;
-    bn_worker_init(&x, NULL, 0, split);
+    if (!bn_worker_init(&x, NULL, 0, split)) return -1;
     x.w.cancel = cancel;
     x.d.probe = 1; x.d.target = INT64_MAX;
-    int rc = bn_walk(&x.w);
-    for (int i = 0; i < BN_NTALLY; i++) out[i] = x.w.tally[i];
+    int rc = BN_SP->walk(&x.w);
+    for (int i = 0; i < BN_SP->ntally; i++) out[i] = x.w.tally[i];
     bn_w_free(&x.w);
     return rc;
 }
@@ -422,7 +449,7 @@ typedef struct {
 static void *bn_each_thread(void *arg) {
     bn_each *e = (bn_each *)arg;
     bn_worker x;
-    bn_worker_init(&x, NULL, 0, -1);
+    if (!bn_worker_init(&x, NULL, 0, -1)) return NULL;     /* the other threads take its prefixes */
     x.w.cancel = e->cancel;
     for (;;) {
         int64_t j = __atomic_fetch_add(&e->next, 1, __ATOMIC_RELAXED);
@@ -433,7 +460,7 @@ static void *bn_each_thread(void *arg) {
         if (stop) break;
         x.w.pre = e->pre + j * e->width;
         x.w.count = 0;
-        int rc = bn_walk(&x.w);
+        int rc = BN_SP->walk(&x.w);
         if (rc == 2) break;         /* cancelled */
         if (rc == 1) {
             pthread_mutex_lock(&e->mu);
@@ -454,6 +481,8 @@ int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int
     bn_each e;
     memset(&e, 0, sizeof e);
     e.pre = pre; e.npre = npre; e.width = width; e.out = out; e.err_j = -1; e.cancel = cancel;
+    e.err.cfg = (int64_t *)calloc((size_t)BN_SP->ncols + 1, sizeof(int64_t));
+    if (!e.err.cfg) { bn_export_oom(err); return -1; }
     pthread_mutex_init(&e.mu, NULL);
     pthread_t th[64];
     int started = 0;
@@ -464,9 +493,12 @@ int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int
     bn_each_thread(&e);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     pthread_mutex_destroy(&e.mu);
-    if (__atomic_load_n(cancel, __ATOMIC_RELAXED)) return -2;
-    if (e.err_j >= 0) { bn_export(err, &e.err); return -1; }
-    return 0;
+    int rc = 0;
+    if (__atomic_load_n(cancel, __ATOMIC_RELAXED)) rc = -2;
+    else if (e.err_j >= 0) { bn_export(err, &e.err); rc = -1; }
+    else if (e.next < npre) { bn_export_oom(err); rc = -1; }     /* no thread could walk */
+    free(e.err.cfg);
+    return rc;
 }
 
 /* the first cap survivors under one prefix, in order, into out: how many, -1 on error (the walk
@@ -474,14 +506,14 @@ int bn_count_each(const int64_t *pre, int64_t npre, int width, int nthreads, int
    when *cancel was set */
 int64_t bn_rows_under(const int64_t *pre, int64_t cap, int64_t *out, bn_err *err, const int *cancel) {
     bn_worker x;
-    bn_worker_init(&x, NULL, 1, -1);
+    if (!bn_worker_init(&x, NULL, 1, -1)) { bn_export_oom(err); return -1; }
     x.w.pre = pre; x.w.cancel = cancel;
     x.d.out.rows = out; x.d.out.n = 0; x.d.out.cap = cap;
-    int rc = bn_walk(&x.w);
+    int rc = BN_SP->walk(&x.w);
     int64_t n = x.d.out.n;
     if (rc == 2) n = -2;
     else if (rc == 1 && !(x.w.site == 0 && x.w.kind == BN_K_NO_MEMORY && n == cap)) {
-        bn_rec r; bn_record(&r, &x.w); bn_export(err, &r); n = -1;
+        bn_export_walk(err, &x.w); n = -1;
     }
     bn_w_free(&x.w);
     return n;
@@ -499,9 +531,10 @@ int bn_pick_each(const int64_t *pre, int64_t npre, int width, const int64_t *nse
         int64_t got = bn_rows_under(pre + j * width, stop, scratch, err, cancel);
         if (got == -2) return -2;
         if (got != stop) return -1;
+        int64_t ncols = BN_SP->ncols;
         for (int64_t i = 0; i < nsel[j]; i++, k++)
-            if (BN_NCOLS > 0)
-                memcpy(out + k * BN_NCOLS, scratch + sel[k] * BN_NCOLS, BN_NCOLS * sizeof *out);
+            if (ncols > 0)
+                memcpy(out + k * ncols, scratch + sel[k] * ncols, (size_t)ncols * sizeof *out);
     }
     return 0;
 }
@@ -520,7 +553,3 @@ void bn_close(void *hv) {
     bn_free_run(run);
     free(h);
 }
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
