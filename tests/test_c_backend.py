@@ -606,9 +606,10 @@ def test_cache_hit_miss_and_directory(tmp_path, monkeypatch):
     real = c_backend.run_compiler
     monkeypatch.setattr(c_backend, "run_compiler", lambda argv: (calls.append(argv), real(argv)))
     assert _fresh_space(tmp_path).count(backend="c") == 3
-    assert len(calls) == 2              # the runtime's object, then the enumerator linked with it
-    assert "-c" in calls[0] and calls[0][-1].endswith("runtime.c")
-    assert any(a.endswith(".o") for a in calls[1])
+    # a fresh cache: the runtime's object and the enumerator's compile (side by side), then the link
+    assert len(calls) == 3
+    assert sorted(os.path.basename(c[-1]) for c in calls[:2] if "-c" in c) == ["runtime.c", "space.c"]
+    assert "-shared" in calls[2] and sum(a.endswith(".o") for a in calls[2]) == 2
     built = sorted(p.name for p in (cache / "c").iterdir())
     assert len([p for p in built if p.endswith(".so")]) == 1 and not any(p.startswith(".tmp") for p in built)
     assert len([p for p in built if p.startswith("runtime-") and p.endswith(".o")]) == 1
@@ -618,7 +619,7 @@ def test_cache_hit_miss_and_directory(tmp_path, monkeypatch):
     # a changed space: a new entry
     monkeypatch.setattr(c_backend, "run_compiler", lambda argv: (calls.append(argv), real(argv)))
     assert _fresh_space(tmp_path, 4).count(backend="c") == 6
-    assert len(calls) == 3              # the runtime's object is reused
+    assert len(calls) == 4 and "-c" not in calls[3]     # the runtime's object is reused: one command
     assert len(list((cache / "c").glob("*.so"))) == 2 and len(list((cache / "c").glob("*.o"))) == 1
 
 

@@ -230,6 +230,9 @@ def test_background_build_lands_a_whole_entry(space_file, fresh_cache):
     path = c_backend.cached_library(prepared)
     assert path is not None and path.endswith(".so")
     assert os.path.exists(path[:-3] + ".c")
+    # the fresh cache lacked the runtime's object: the build compiled it and left it for the next
+    runtime = fresh_cache / "c" / (prepared.runtime + ".o")
+    assert runtime.exists() and runtime.with_suffix(".c").exists()
     assert not list((fresh_cache / "c").glob(".tmp-*"))
     assert c_background.build_in_background(prepared) is None          # already there
     enumerator = c_backend.build(space.program, source=prepared)

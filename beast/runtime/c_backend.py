@@ -306,7 +306,8 @@ def _build_runtime(argv, directory, entry):
 
 
 def link_argv(argv, out, c_path, obj) -> list:
-    """The compiler's command line that builds an enumerator ``c_path`` linked with ``obj``."""
+    """The compiler's command line that builds an enumerator ``c_path`` (or its object) linked
+    with ``obj``."""
     return argv + list(CFLAGS) + ["-o", out, c_path, obj] + list(LIBS)
 
 
@@ -314,16 +315,39 @@ def _build(argv, text, directory, entry, stem):
     so_path = os.path.join(directory, entry + ".so")
     if os.path.exists(so_path):
         return so_path
-    obj = _build_runtime(argv, directory, runtime_entry(compiler()[1]))
+    rt_entry = runtime_entry(compiler()[1])
+    obj = os.path.join(directory, rt_entry + ".o")
     with cache.private_dir(directory) as tmp:
         c_path = os.path.join(tmp, f"{stem}.c")
         out = os.path.join(tmp, f"{stem}.so")
         with open(c_path, "w", encoding="utf-8") as fh:
             fh.write(text)
-        run_compiler(link_argv(argv, out, c_path, obj))
+        if os.path.exists(obj):
+            run_compiler(link_argv(argv, out, c_path, obj))
+        else:
+            # the first enumerator built by this compiler: the runtime's object is compiled on a
+            # thread while the enumerator is, then both are linked
+            box = []
+            worker = threading.Thread(target=_catching, args=(box, _build_runtime, argv, directory, rt_entry),
+                                      name="beast-c-runtime")
+            worker.start()
+            try:
+                run_compiler(argv + list(RUNTIME_CFLAGS) + ["-o", c_path[:-2] + ".o", c_path])
+            finally:
+                worker.join()
+            if isinstance(box[0], BaseException):
+                raise box[0]
+            run_compiler(link_argv(argv, out, c_path[:-2] + ".o", obj))
         cache.install(c_path, so_path[:-3] + ".c")
         cache.install(out, so_path)
     return so_path
+
+
+def _catching(box, fn, *args):
+    try:
+        box.append(fn(*args))
+    except BaseException as exc:        # noqa: BLE001 - raised again on the calling thread
+        box.append(exc)
 
 
 # ---------------------------------------------------------------------------------------------
