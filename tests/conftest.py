@@ -18,6 +18,12 @@ if "BEAST_CACHE_DIR" not in os.environ:
     os.environ["BEAST_CACHE_DIR"] = _cache
     atexit.register(shutil.rmtree, _cache, True)
 
+# The suite starts hundreds of Python processes (the beast command, Ray workers, builds); where
+# PYTHONDONTWRITEBYTECODE is set, each compiled beast's modules again (0.2 s apiece). The run lets
+# Python keep their bytecode as it does by default (__pycache__ folders, ignored by git); a
+# PYTHONPYCACHEPREFIX instead was slower, since it also hides the installed packages' bytecode.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
 for p in (TESTS, ROOT):

@@ -28,6 +28,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from beast.errors import BeastError
+from beast.sampling import int64_view
 
 #: a space with at most this many survivors is enumerated whole into the pool.
 POOL_LIMIT = 1_000_000
@@ -71,6 +72,32 @@ def _keys(X: np.ndarray) -> list[bytes]:
     return np.ascontiguousarray(X, dtype=np.int64).view(np.dtype((np.void, 8 * X.shape[1]))).ravel().tolist()
 
 
+def _values_and_ranks(column: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of an int64 ``column``; each entry's position among them is
+    written into ``ranks``. ``np.unique(column, return_inverse=True)``, without its sorts where
+    the values span a short range (a parameter's values usually do): a table of that range."""
+    if len(column) == 0:
+        return column[:0].copy()
+    lo, hi = int(column.min()), int(column.max())
+    if hi - lo > 4 * len(column) + 1024:
+        values, inverse = np.unique(column, return_inverse=True)
+        ranks[:] = inverse.reshape(-1)
+        return values
+    present = np.zeros(hi - lo + 1, dtype=bool)
+    shifted = column - lo           # no overflow: hi - lo is small
+    present[shifted] = True
+    ranks[:] = (np.cumsum(present) - 1)[shifted]
+    return np.flatnonzero(present).astype(np.int64) + lo
+
+
+def _grown(a: np.ndarray, rows: int) -> np.ndarray:
+    """A copy of the 2-D ``a`` with room for ``rows`` rows (those past ``a``'s uninitialized;
+    ``np.resize`` fills them with repeats of ``a``, several times slower on a million rows)."""
+    out = np.empty((rows, a.shape[1]), dtype=a.dtype)
+    out[:len(a)] = a
+    return out
+
+
 class Pool:
     """Configurations a strategy may propose, indexed.
 
@@ -98,10 +125,8 @@ class Pool:
             raise BeastError("the pool of configurations holds duplicates",
                              hint="a space whose iterators repeat values yields the same "
                                   "configuration twice; strategies need distinct configurations")
-        columns = [np.unique(self.X[:, j], return_inverse=True) for j in range(self.X.shape[1])]
-        self.values = [v for v, _ in columns]
-        self.ranks = np.column_stack([r.reshape(-1) for _, r in columns]).astype(np.int64) \
-            if len(self.names) else np.zeros((len(self.X), 0), dtype=np.int64)
+        self.ranks = np.empty(self.X.shape, dtype=np.int64)
+        self.values = [_values_and_ranks(self.X[:, j], self.ranks[:, j]) for j in range(self.X.shape[1])]
         self._neighbours: dict[int, list[int]] = {}
         self._lines: dict[int, list[int]] = {}
         self._near: dict[int, dict[int, list[int]]] = {}
@@ -165,7 +190,7 @@ class Pool:
         k = len(self.X)
         if self._room is None or k == len(self._room[0]):   # grow by a quarter: amortized copies
             cap = k + k // 4 + 64
-            self._room = tuple(np.resize(a, (cap, a.shape[1])) for a in (self.X, self.ranks))
+            self._room = tuple(_grown(a, cap) for a in (self.X, self.ranks))
         self._room[0][k] = cand
         self._room[1][k] = [int(np.searchsorted(v, c)) for v, c in zip(self.values, cand)]
         self.X, self.ranks = self._room[0][:k + 1], self._room[1][:k + 1]
@@ -176,7 +201,9 @@ class Pool:
     @classmethod
     def from_rows(cls, rows: np.ndarray, complete: bool = True, member=None) -> "Pool":
         names = rows.dtype.names
-        X = np.column_stack([rows[n] for n in names]) if len(rows) else np.zeros((0, len(names)))
+        X = int64_view(rows)
+        if X is None:
+            X = np.column_stack([rows[n] for n in names]) if len(rows) else np.zeros((0, len(names)))
         return cls(names, X, complete, member)
 
     @classmethod
