@@ -269,3 +269,35 @@ def test_the_model_trees_are_those_of_scikit_learns_extra_trees_ensemble():
                                               random_state=seed, n_jobs=1).fit(X, y).estimators_
         for a, b in zip(ours, theirs):
             assert np.array_equal(a.predict(Xc), b.predict(Xc))
+
+
+@pytest.mark.parametrize("column", [[], [5], [3, -1, 3, 7], [2**62, -2**62, 5], [-2**63, 2**63 - 1, 0],
+                                    list(range(-40, 40, 3)) * 2, [1 << k for k in range(40)]])
+def test_a_pools_values_and_ranks_are_numpys_unique(column):
+    """Pool's per-parameter values and ranks (a table of the range where it is short, np.unique
+    where it is not) are exactly np.unique(..., return_inverse=True), at the int64 edges too."""
+    from beast.tune.strategies.base import _values_and_ranks
+    col = np.array(column, dtype=np.int64)
+    ranks = np.full(len(col), -7, dtype=np.int64)
+    values = _values_and_ranks(col, ranks)
+    expected, inverse = np.unique(col, return_inverse=True)
+    assert values.dtype == np.int64 and values.tolist() == expected.tolist()
+    assert ranks.tolist() == inverse.reshape(-1).tolist()
+
+
+def test_a_pool_from_rows_of_any_layout_is_the_same():
+    """Rows packed as the backends give them are read as one int64 view; any other layout (a
+    field of another type, fields out of order) field by field: the same pool."""
+    from beast.sampling import int64_view
+    rng = np.random.default_rng(3)
+    packed = np.zeros(50, dtype=[("a", np.int64), ("b", np.int64), ("c", np.int64)])
+    for n in packed.dtype.names:
+        packed[n] = rng.integers(-3, 9, 50)
+    packed = np.unique(packed)
+    assert int64_view(packed) is not None and np.shares_memory(int64_view(packed), packed)
+    other = packed.astype([("a", np.int32), ("b", np.int64), ("c", np.int64)])
+    assert int64_view(other) is None and int64_view(packed[::2]) is None
+    pools = [Pool.from_rows(r) for r in (packed, other, packed[::2].copy())]
+    assert (pools[0].X == pools[1].X).all() and (pools[0].ranks == pools[1].ranks).all()
+    assert (pools[2].X == pools[0].X[::2]).all()
+    assert all(p.index[p.X[k].tobytes()] == k for p in pools for k in range(len(p.X)))
