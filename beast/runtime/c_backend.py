@@ -3,7 +3,7 @@ system's C compiler (``cc -O2``; ``CC`` overrides) into a shared object cached b
 (:mod:`beast.runtime.cache`), load it with cffi (ABI mode), and run it on worker threads.
 
 The runtime (worker threads, row blocks, the entry points; ``c_driver.c``) is the same for every
-space: it is compiled once per compiler into an object in the cache (:func:`runtime_object`) and
+space: it is compiled once per compiler into an object in the cache (:func:`runtime_entry`) and
 linked into each enumerator, whose own compile is then only its loop nest.
 
 Work splitting. The printed walk has *claim points* before its outer loops (a chain of lets and
@@ -26,6 +26,7 @@ walk on the calling thread (sampling, stats' outer walk) run on a thread of thei
 """
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import sys
@@ -251,6 +252,7 @@ def _fallback_dir():
     return path
 
 
+@functools.lru_cache(maxsize=None)
 def runtime_entry(ident: str) -> str:
     """The cache entry name (without ``.o``) of the runtime's object built by compiler ``ident``."""
     digest = cache.key("beast C runtime", ABI_VERSION, __version__, ident, " ".join(RUNTIME_CFLAGS), driver_text())
@@ -284,12 +286,6 @@ def library_path(text: str, name: str) -> str:
     """Compile ``text`` (unless an identical build is cached); the path of the shared object."""
     argv, entry, stem = _entry(text, name)
     return _in_cache(lambda directory: _build(argv, text, directory, entry, stem))
-
-
-def runtime_object() -> str:
-    """The runtime's object in the cache, compiled first when missing; its path."""
-    argv, ident = compiler()
-    return _in_cache(lambda directory: _build_runtime(argv, directory, runtime_entry(ident)))
 
 
 def _build_runtime(argv, directory, entry):
@@ -717,6 +713,6 @@ def render(program) -> dict:
 
 
 __all__ = ["build", "render", "CEnumerator", "compiler", "library_path", "driver_text", "CFLAGS",
-           "prepare", "cached_library", "Prepared", "runtime_object", "runtime_entry", "link_argv"]
+           "prepare", "cached_library", "Prepared", "runtime_entry", "link_argv"]
 if sys.platform == "win32":   # pragma: no cover
     raise ImportError("the C backend needs POSIX threads")
