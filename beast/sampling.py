@@ -97,7 +97,7 @@ class Sampler:
         else:
             m = int(enum.count_each(np.asarray([prefix], dtype=np.int64), threads=1)[0])
             rows = enum.rows_under(prefix, m) if m else np.empty(0, dtype=enum.dtype)
-        return _as_matrix(rows, depth)
+        return int64_matrix(rows)
 
     def _weigh(self, depth, prefixes, threads):
         """Keep the prefixes with survivors under them: (prefixes, counts, running sums)."""
@@ -190,15 +190,11 @@ class Sampler:
             order = np.argsort(ranks, kind="stable")
             wanted = ranks[order]
             start = 0
-            flat = int64_view(out)
+            flat = int64_view(out)                  # packed: made above
             for part in enum.chunks(1 << 20, threads=self.threads):   # each chunk's rows as it comes
                 lo, hi = np.searchsorted(wanted, [start, start + len(part)])
                 if hi > lo:
-                    src = int64_view(part)
-                    if flat is not None and src is not None:
-                        flat[order[lo:hi]] = src[wanted[lo:hi] - start]
-                    else:
-                        out[order[lo:hi]] = part[wanted[lo:hi] - start]
+                    flat[order[lo:hi]] = int64_matrix(part)[wanted[lo:hi] - start]
                 start += len(part)
             return out
         order = np.argsort(ranks, kind="stable")
@@ -257,10 +253,15 @@ def sample_rng(n, seed) -> np.random.Generator:
                          hint="use a non-negative integer, or None for a fresh random sample") from None
 
 
-def _as_matrix(rows, width) -> np.ndarray:
-    """A structured array of ``width`` int64 fields as an (n, width) int64 array."""
-    out = np.empty((len(rows), width), dtype=np.int64)
-    for i, name in enumerate(rows.dtype.names or ()):
+def int64_matrix(rows: np.ndarray) -> np.ndarray:
+    """A structured array's rows as an (n, fields) int64 matrix: :func:`int64_view` where the
+    fields lie packed (every backend's rows), else a copy made field by field."""
+    view = int64_view(rows)
+    if view is not None:
+        return view
+    names = rows.dtype.names or ()
+    out = np.empty((len(rows), len(names)), dtype=np.int64)
+    for i, name in enumerate(names):
         out[:, i] = rows[name]
     return out
 

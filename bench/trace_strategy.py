@@ -26,8 +26,7 @@ from beast.tune.replay import load_recorded  # noqa: E402
 from beast.tune.strategies import make_strategy  # noqa: E402
 from beast.tune.strategies import portfolio  # noqa: E402
 from beast.tune.strategies.base import Pool  # noqa: E402
-
-DATA_DIR = os.environ.get("BEAST_BENCHMARK_HUB") or os.path.join(ROOT, "tests", "data", "benchmark_hub")
+from bench_strategies import DATA_DIR  # noqa: E402  (the hub, as bench_strategies.py finds it)
 
 
 def _range(text: str) -> range:

@@ -260,13 +260,14 @@ def runtime_entry(ident: str) -> str:
 
 
 def _entry(text: str, name: str):
-    """(compiler argv, cache entry name, file stem) of the build of ``text``, linked with the
-    runtime's object (:func:`runtime_entry`), whose name is part of the key."""
+    """(compiler argv, cache entry name, file stem, the runtime's entry) of the build of ``text``,
+    linked with the runtime's object (:func:`runtime_entry`), whose name is part of the key."""
     argv, ident = compiler()
+    runtime = runtime_entry(ident)
     digest = cache.key("beast C enumerator", ABI_VERSION, __version__, ident, " ".join(CFLAGS + LIBS),
-                       runtime_entry(ident), text)
+                       runtime, text)
     stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)[:40] or "space"
-    return argv, f"{stem}-{digest[:32]}", stem
+    return argv, f"{stem}-{digest[:32]}", stem, runtime
 
 
 def _in_cache(build):
@@ -284,8 +285,8 @@ def _in_cache(build):
 
 def library_path(text: str, name: str) -> str:
     """Compile ``text`` (unless an identical build is cached); the path of the shared object."""
-    argv, entry, stem = _entry(text, name)
-    return _in_cache(lambda directory: _build(argv, text, directory, entry, stem))
+    argv, entry, stem, runtime = _entry(text, name)
+    return _in_cache(lambda directory: _build(argv, text, directory, entry, stem, runtime))
 
 
 def _build_runtime(argv, directory, entry):
@@ -295,10 +296,16 @@ def _build_runtime(argv, directory, entry):
             c_path, out = os.path.join(tmp, "runtime.c"), os.path.join(tmp, "runtime.o")
             with open(c_path, "w", encoding="utf-8") as fh:
                 fh.write(driver_text())
-            run_compiler(argv + list(RUNTIME_CFLAGS) + ["-o", out, c_path])
+            run_compiler(object_argv(argv, out, c_path))
             cache.install(c_path, obj[:-2] + ".c")
             cache.install(out, obj)
     return obj
+
+
+def object_argv(argv, out, c_path) -> list:
+    """The compiler's command line that compiles ``c_path`` into the object ``out`` (the runtime,
+    or an enumerator compiled beside it)."""
+    return argv + list(RUNTIME_CFLAGS) + ["-o", out, c_path]
 
 
 def link_argv(argv, out, c_path, obj) -> list:
@@ -307,11 +314,10 @@ def link_argv(argv, out, c_path, obj) -> list:
     return argv + list(CFLAGS) + ["-o", out, c_path, obj] + list(LIBS)
 
 
-def _build(argv, text, directory, entry, stem):
+def _build(argv, text, directory, entry, stem, rt_entry):
     so_path = os.path.join(directory, entry + ".so")
     if os.path.exists(so_path):
         return so_path
-    rt_entry = runtime_entry(compiler()[1])
     obj = os.path.join(directory, rt_entry + ".o")
     with cache.private_dir(directory) as tmp:
         c_path = os.path.join(tmp, f"{stem}.c")
@@ -328,7 +334,7 @@ def _build(argv, text, directory, entry, stem):
                                       name="beast-c-runtime")
             worker.start()
             try:
-                run_compiler(argv + list(RUNTIME_CFLAGS) + ["-o", c_path[:-2] + ".o", c_path])
+                run_compiler(object_argv(argv, c_path[:-2] + ".o", c_path))
             finally:
                 worker.join()
             if isinstance(box[0], BaseException):
@@ -359,8 +365,8 @@ class Prepared:
         check_integer_width(program, 64, "C")
         self.source = print_c(program, _python_functions(program))
         self.text = self.source.text          # compiled, then linked with the runtime's object
-        self.argv, self.entry, self.stem = _entry(self.text, program.name)
-        self.runtime = runtime_entry(compiler()[1])     # the runtime's object it is linked with
+        # runtime: the cache entry of the runtime's object it is linked with
+        self.argv, self.entry, self.stem, self.runtime = _entry(self.text, program.name)
 
 
 def prepare(program) -> Prepared:
@@ -713,6 +719,6 @@ def render(program) -> dict:
 
 
 __all__ = ["build", "render", "CEnumerator", "compiler", "library_path", "driver_text", "CFLAGS",
-           "prepare", "cached_library", "Prepared", "runtime_entry", "link_argv"]
+           "prepare", "cached_library", "Prepared", "runtime_entry", "object_argv", "link_argv"]
 if sys.platform == "win32":   # pragma: no cover
     raise ImportError("the C backend needs POSIX threads")

@@ -11,7 +11,7 @@ import tempfile
 import threading
 
 from . import cache
-from .c_backend import RUNTIME_CFLAGS, Prepared, cached_library, driver_text, link_argv, runtime_entry
+from .c_backend import Prepared, cached_library, driver_text, link_argv, object_argv
 
 _lock = threading.Lock()
 
@@ -41,8 +41,7 @@ class BackgroundBuild:
         if not os.path.exists(obj):
             with open(os.path.join(tmp, "runtime.c"), "w", encoding="utf-8") as fh:
                 fh.write(driver_text())
-            runtime = prepared.argv + list(RUNTIME_CFLAGS) + ["-o", os.path.join(tmp, "runtime.o"),
-                                                              os.path.join(tmp, "runtime.c")]
+            runtime = object_argv(prepared.argv, os.path.join(tmp, "runtime.o"), os.path.join(tmp, "runtime.c"))
         spec = {"tmp": tmp, "stem": prepared.stem, "so": self.path, "root": _PACKAGE_ROOT, "obj": obj,
                 "runtime": runtime,
                 "link": link_argv(prepared.argv, os.path.join(tmp, f"{prepared.stem}.so"), c_path, obj)}

@@ -28,7 +28,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from beast.errors import BeastError
-from beast.sampling import int64_view
+from beast.sampling import int64_matrix
 
 #: a space with at most this many survivors is enumerated whole into the pool.
 POOL_LIMIT = 1_000_000
@@ -200,11 +200,7 @@ class Pool:
 
     @classmethod
     def from_rows(cls, rows: np.ndarray, complete: bool = True, member=None) -> "Pool":
-        names = rows.dtype.names
-        X = int64_view(rows)
-        if X is None:
-            X = np.column_stack([rows[n] for n in names]) if len(rows) else np.zeros((0, len(names)))
-        return cls(names, X, complete, member)
+        return cls(rows.dtype.names, int64_matrix(rows), complete, member)
 
     @classmethod
     def from_space(cls, space, limit: int = POOL_LIMIT, seed: int = 0) -> "Pool":
