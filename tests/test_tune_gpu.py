@@ -73,6 +73,27 @@ class FakeRawKernel:
         return self
 
 
+def built_library(src: str, kernels: list, defines: list) -> tuple[bool, str, bytes | None]:
+    """``build_host_library`` of the kernels, through a cache of this test run (under
+    ``$BEAST_CACHE_DIR``, which conftest makes per run; Ray workers inherit it): the suite's
+    stand-in NVRTC builds the same kernels in many tests and processes, at 0.5 s of g++ each.
+    Failed builds are not kept.  Returns (ok, log, the library's bytes or None)."""
+    from beast.runtime import cache
+    entry = os.path.join(cache.cache_dir("fake-nvrtc"), cache.key(src, *kernels, "\0", *defines)[:32] + ".so")
+    if os.path.exists(entry):
+        with open(entry, "rb") as f:
+            return True, "", f.read()
+    with cache.private_dir(os.path.dirname(entry)) as tmp:
+        lib = os.path.join(tmp, "k.so")
+        ok, log = build_host_library(src, kernels, lib, defines)
+        if not ok:
+            return False, log, None
+        with open(lib, "rb") as f:
+            data = f.read()
+        cache.install(lib, entry)
+    return True, log, data
+
+
 class FakeNvrtc(types.ModuleType):
     """The slice of CuPy's NVRTC binding (``cupy.cuda.nvrtc``) that NvrtcCompiler uses; the
     "cubin" is a host shared library (beast.tune.hostsim) holding the kernel.  It touches no
@@ -106,14 +127,11 @@ class FakeNvrtc(types.ModuleType):
         assert len(arch) == 1 and re.fullmatch(r"(sm|compute)_\d+", arch[0]), options
         p["arch"] = arch[0]
         kernels = re.findall(r'extern "C" __global__ void __launch_bounds__\(\w+\)\s*(\w+)\(', p["src"])
-        tmp = tempfile.mkdtemp(prefix="fake-nvrtc-")
-        lib = os.path.join(tmp, "k.so")
-        ok, log = build_host_library(p["src"], kernels, lib, [o for o in options if o.startswith("-D")])
+        defines = [o for o in options if o.startswith("-D")]
+        ok, log, p["lib"] = built_library(p["src"], kernels, defines)
         p["log"] = log
         if not ok:
             raise self.NVRTCError("NVRTC_ERROR_COMPILATION (6)")
-        with open(lib, "rb") as f:
-            p["lib"] = f.read()
 
     def getCUBIN(self, prog):
         p = self.programs[prog]

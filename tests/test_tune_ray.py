@@ -47,9 +47,17 @@ def cluster():
     the test helpers."""
     if ray.is_initialized():
         ray.shutdown()
-    path = os.pathsep.join([TESTS] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
-    ray.init(num_cpus=2, num_gpus=GPUS, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([TESTS] + [p for p in (old or "").split(os.pathsep) if p])
+    # in the environment the local instance's processes inherit, not a runtime_env: Ray starts
+    # workers of their own for a runtime_env and leaves its two prestarted ones idle
+    try:
+        ray.init(num_cpus=2, num_gpus=GPUS, include_dashboard=False, log_to_driver=False)
+    finally:
+        if old is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = old
     yield
     ray.shutdown()
 
