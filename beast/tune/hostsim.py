@@ -2,9 +2,13 @@
 
 For testing without a GPU.  A small header maps the few CUDA constructs the template uses
 (``threadIdx``, ``blockIdx``, ``__syncthreads``, dynamic shared memory, ``__ldg``, vector types)
-onto host C++: every thread of a block is a ``std::thread`` and ``__syncthreads`` a
-``std::barrier``, blocks run one after another, and shared memory starts filled with 0xff
-bytes (NaN for float and double) so that reading an element no thread stored shows.  The
+onto host C++: every thread of a block is a fiber (``ucontext``) with a stack of its own, the
+block's fibers take turns on one OS thread, each running until it waits at ``__syncthreads``
+(or a warp's barrier) or returns, blocks run one after another, and shared memory starts filled
+with 0xff bytes (NaN for float and double) so that reading an element no thread stored shows.
+Taking turns is deterministic, and a thread that reads shared memory before the barrier that
+should have waited for its writers reads what is not there yet (the 0xff bytes) every time;
+a barrier that not every thread of the block reaches is reported, not waited on forever.  The
 kernels are the very text :func:`beast.tune.kernel.generate` produces; only the prelude's
 ``BEAST_DYNAMIC_SMEM``/``BEAST_LDG`` hooks are predefined.
 
@@ -38,7 +42,6 @@ from .kernel import GemmKernel, translation_unit
 
 HOST_SHIM = r"""
 #include <atomic>
-#include <barrier>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -48,16 +51,42 @@ HOST_SHIM = r"""
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
+#include <sys/mman.h>
+#include <ucontext.h>
 using std::fma; using std::fmaf;
 struct dim3 { unsigned x = 1, y = 1, z = 1; };
 struct alignas(8) float2 { float x, y; };
 struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(16) double2 { double x, y; };
 thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
-thread_local std::barrier<>* beast_host_barrier;
 thread_local unsigned char* beast_host_smem;
+
+// The threads of a block are fibers that take turns (beast_host_launch): a fiber runs until it
+// waits at a barrier (it yields back to the launcher until the barrier opens) or returns.
+struct beast_host_copy { unsigned char* dst; const unsigned char* src; int bytes, src_bytes; };
+struct beast_host_fiber {
+  ucontext_t ctx;
+  bool done = false;
+  std::vector<beast_host_copy> open;                   // cp.async issued, not committed
+  std::deque<std::vector<beast_host_copy>> groups;     // committed, not landed
+};
+thread_local ucontext_t beast_host_turns;               // the launcher's context
+thread_local beast_host_fiber* beast_host_me;
+thread_local unsigned long long beast_host_progress;    // arrivals at barriers and threads ended
+inline void beast_host_yield() { swapcontext(&beast_host_me->ctx, &beast_host_turns); }
+struct beast_host_bar {
+  explicit beast_host_bar(int n) : n(n) {}
+  int n, count = 0;
+  unsigned long long generation = 0;
+  void arrive_and_wait() {
+    ++beast_host_progress;
+    const unsigned long long mine = generation;
+    if (++count == n) { count = 0; ++generation; return; }
+    while (generation == mine) beast_host_yield();
+  }
+};
+thread_local beast_host_bar* beast_host_barrier;
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -81,9 +110,6 @@ extern "C" void beast_host_clear_error() { beast_host_error.clear(); }
 thread_local size_t beast_host_smem_bytes;
 // cp.async: a copy may land any time before the wait_group that covers it; here it lands at that
 // wait (the latest moment), so a kernel that reads a stage before waiting for it reads stale data.
-struct beast_host_copy { unsigned char* dst; const unsigned char* src; int bytes, src_bytes; };
-thread_local std::vector<beast_host_copy> beast_host_open;                  // issued, not committed
-thread_local std::deque<std::vector<beast_host_copy>> beast_host_groups;    // committed, not landed
 template <int BYTES> inline void beast_cp_async(void* dst, const void* src, int src_bytes) {
   static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
   unsigned char* d = static_cast<unsigned char*>(dst);
@@ -94,19 +120,20 @@ template <int BYTES> inline void beast_cp_async(void* dst, const void* src, int 
   else if (d < beast_host_smem || d + BYTES > beast_host_smem + beast_host_smem_bytes)
     beast_host_fail("cp.async writes outside the block's dynamic shared memory");
   else
-    beast_host_open.push_back({d, static_cast<const unsigned char*>(src), BYTES, src_bytes});
+    beast_host_me->open.push_back({d, static_cast<const unsigned char*>(src), BYTES, src_bytes});
 }
 inline void beast_cp_async_commit() {
-  beast_host_groups.push_back(std::move(beast_host_open));
-  beast_host_open.clear();
+  beast_host_me->groups.push_back(std::move(beast_host_me->open));
+  beast_host_me->open.clear();
 }
 template <int N> inline void beast_cp_async_wait() {
-  while (beast_host_groups.size() > static_cast<size_t>(N)) {
-    for (const beast_host_copy& c : beast_host_groups.front()) {
+  auto& groups = beast_host_me->groups;
+  while (groups.size() > static_cast<size_t>(N)) {
+    for (const beast_host_copy& c : groups.front()) {
       std::memcpy(c.dst, c.src, c.src_bytes);
       std::memset(c.dst + c.src_bytes, 0, c.bytes - c.src_bytes);
     }
-    beast_host_groups.pop_front();
+    groups.pop_front();
   }
 }
 
@@ -115,7 +142,7 @@ template <int N> inline void beast_cp_async_wait() {
 // its own D elements, and a second barrier lets the scratch be reused.
 struct beast_host_warp {
   explicit beast_host_warp(int lanes) : bar(lanes) {}
-  std::barrier<> bar;
+  beast_host_bar bar;
   double a[32][8], b[32][4], c[32][4];
 };
 thread_local beast_host_warp* beast_host_this_warp;
@@ -178,32 +205,75 @@ inline void beast_mma_m16n8k4(double* d, const double* a, const double* b) { bea
 inline void beast_mma_m16n8k8(double* d, const double* a, const double* b) { beast_host_mma<16, 8>(d, a, b); }
 inline void beast_mma_m16n8k16(double* d, const double* a, const double* b) { beast_host_mma<16, 16>(d, a, b); }
 
+// The body a fiber runs (the kernel with its arguments); a fiber that returns goes back to
+// the launcher (uc_link).
+thread_local void (*beast_host_body)(void*);
+thread_local void* beast_host_body_arg;
+static void beast_host_fiber_main() {
+  beast_host_body(beast_host_body_arg);
+  beast_host_me->done = true;
+  ++beast_host_progress;
+}
+
+// Each fiber's stack: 256 KiB reserved (touched pages only are committed) above a guard page,
+// so that a kernel overflowing its stack faults instead of writing over its neighbour's.
+constexpr size_t beast_host_stack_bytes = 256 * 1024;
+
 template <class F, class... Args>
 void beast_host_launch(F kernel, dim3 grid, dim3 block, size_t smem_bytes, Args... args) {
   const unsigned nt = block.x * block.y * block.z;
   const size_t bytes = (smem_bytes + 15) / 16 * 16 + 16;
-  for (unsigned by = 0; by < grid.y; ++by)
-    for (unsigned bx = 0; bx < grid.x; ++bx) {
+  const size_t page = 4096, span = beast_host_stack_bytes + page;
+  unsigned char* stacks = static_cast<unsigned char*>(
+      mmap(nullptr, span * nt, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+  if (stacks == MAP_FAILED) { beast_host_fail("no memory for the stacks of a block's threads"); return; }
+  for (unsigned t = 0; t < nt; ++t) mprotect(stacks + t * span, page, PROT_NONE);
+  auto run = [&]() { kernel(args...); };
+  beast_host_body = [](void* f) { (*static_cast<decltype(run)*>(f))(); };
+  beast_host_body_arg = &run;
+  std::vector<beast_host_fiber> fibers(nt);
+  bool stuck = false;
+  for (unsigned by = 0; by < grid.y && !stuck; ++by)
+    for (unsigned bx = 0; bx < grid.x && !stuck; ++bx) {
       unsigned char* smem = static_cast<unsigned char*>(std::aligned_alloc(16, bytes));
       std::memset(smem, 0xff, bytes);
-      std::barrier<> bar(nt);
+      beast_host_bar bar(static_cast<int>(nt));
       std::vector<std::unique_ptr<beast_host_warp>> warps;
       for (unsigned w = 0; w * 32 < nt; ++w)
         warps.push_back(std::make_unique<beast_host_warp>(static_cast<int>(nt - w * 32 < 32 ? nt - w * 32 : 32)));
-      std::vector<std::thread> threads;
-      for (unsigned ty = 0; ty < block.y; ++ty)
-        for (unsigned tx = 0; tx < block.x; ++tx)
-          threads.emplace_back([=, &bar, &warps] {
-            threadIdx = dim3{tx, ty, 0}; blockIdx = dim3{bx, by, 0};
-            blockDim = block; gridDim = grid;
-            beast_host_barrier = &bar; beast_host_smem = smem; beast_host_smem_bytes = smem_bytes;
-            const unsigned linear = ty * block.x + tx;
-            beast_host_this_warp = warps[linear / 32].get(); beast_host_lane = linear % 32;
-            kernel(args...);
-          });
-      for (auto& t : threads) t.join();
+      blockIdx = dim3{bx, by, 0}; blockDim = block; gridDim = grid;
+      beast_host_barrier = &bar; beast_host_smem = smem; beast_host_smem_bytes = smem_bytes;
+      for (unsigned t = 0; t < nt; ++t) {
+        beast_host_fiber& f = fibers[t];
+        f.done = false; f.open.clear(); f.groups.clear();
+        getcontext(&f.ctx);
+        f.ctx.uc_stack.ss_sp = stacks + t * span + page;
+        f.ctx.uc_stack.ss_size = beast_host_stack_bytes;
+        f.ctx.uc_link = &beast_host_turns;
+        makecontext(&f.ctx, beast_host_fiber_main, 0);
+      }
+      unsigned live = nt;
+      while (live) {              // turns in thread order until every thread has returned
+        const unsigned long long before = beast_host_progress;
+        for (unsigned t = 0; t < nt; ++t) {
+          beast_host_fiber& f = fibers[t];
+          if (f.done) continue;
+          threadIdx = dim3{t % block.x, t / block.x, 0};
+          beast_host_this_warp = warps[t / 32].get(); beast_host_lane = t % 32;
+          beast_host_me = &f;
+          swapcontext(&beast_host_turns, &f.ctx);
+          if (f.done) --live;
+        }
+        if (live && beast_host_progress == before) {   // all waiting, none can arrive: abandoned
+          beast_host_fail("block (" + std::to_string(bx) + ", " + std::to_string(by) + "): " + std::to_string(live) +
+                          " thread(s) wait at a barrier that the block's other threads never reach");
+          stuck = true;
+          break;
+        }
+      }
       std::free(smem);
     }
+  munmap(stacks, span * nt);
 }
 """
 
