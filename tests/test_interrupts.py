@@ -74,6 +74,15 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _default_signals():
+    """In the child: SIGINT and SIGTERM as a terminal's foreground command gets them.  A suite
+    started in the background by a shell without job control (``(python -m pytest &)`` in a
+    script) inherits SIGINT ignored, and Python then never turns it into KeyboardInterrupt:
+    every SIGINT trial would run on to its 30 s timeout."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _run_batch(batch, tmp_path, first):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("BEAST_DEBUG", None)
@@ -83,7 +92,8 @@ def _run_batch(batch, tmp_path, first):
         folder.mkdir()
         path = write_space(folder, SPACES[space])
         proc = subprocess.Popen(_argv(backend, threads, command, path), cwd=folder, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=_default_signals)
         procs.append((proc, folder, sig))
     results = []
     try:
