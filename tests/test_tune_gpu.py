@@ -7,7 +7,6 @@ import os
 import pickle
 import re
 import sys
-import tempfile
 import time
 import types
 from pathlib import Path

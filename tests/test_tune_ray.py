@@ -47,17 +47,11 @@ def cluster():
     the test helpers."""
     if ray.is_initialized():
         ray.shutdown()
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([TESTS] + [p for p in (old or "").split(os.pathsep) if p])
     # in the environment the local instance's processes inherit, not a runtime_env: Ray starts
     # workers of their own for a runtime_env and leaves its two prestarted ones idle
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPATH", TESTS, prepend=os.pathsep)
         ray.init(num_cpus=2, num_gpus=GPUS, include_dashboard=False, log_to_driver=False)
-    finally:
-        if old is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = old
     yield
     ray.shutdown()
 
