@@ -18,7 +18,9 @@ as an evaluation for both; a configuration Kernel Tuner evaluates twice counts o
 ``--dev OPTIONS`` is the development loop: beast's default (or ``--only NAME``) with the JSON
 ``OPTIONS``, on the tuning files (unless ``--files``) with the development seeds 0, 1, ... (never
 the benchmark's, 1000 on), each file's four metrics against Kernel Tuner's best stored in
-``--output``, and how many points are not behind; it writes nothing.
+``--output``, and how many points are not behind; it writes nothing.  ``--seed S`` starts its seeds
+at S instead (``--seed 1000 --files`` the held-out files: the table's seeds, to judge a candidate
+there once it is chosen).
 
 Writes ``bench/results/strategies/STEM.TOOL.json`` (STEM: the data file's name without
 ``.json.gz``): per strategy, the curves (one row per repeat, fraction of the optimum after
@@ -90,7 +92,7 @@ def beast_curves(stem, strategy, budget, repeats, seed=SEED, **options):
     return replay(pool, times, strategy, budget, repeats=repeats, seed=seed, **options).fractions
 
 
-def develop(stems, strategy, options, repeats, results_dir):
+def develop(stems, strategy, options, repeats, results_dir, seed=0):
     """The ``--dev`` loop: print each file's metrics (plot_strategies.metrics) for ``strategy``
     with ``options`` on development seeds, against Kernel Tuner's best stored per metric."""
     import beast
@@ -99,7 +101,7 @@ def develop(stems, strategy, options, repeats, results_dir):
     for stem in stems:
         size = beast.load(space_path(stem)).count()
         start = time.perf_counter()
-        curves = beast_curves(stem, strategy, int(round(BUDGET_FRACTION * size)), repeats, seed=0, **options)
+        curves = beast_curves(stem, strategy, int(round(BUDGET_FRACTION * size)), repeats, seed=seed, **options)
         mine = metrics({"curves": curves, "size": size})
         line = f"{stem:24s} {time.perf_counter() - start:6.1f}s  " + " ".join(f"{x:.4f}" for x in mine[:3]) \
             + f" {mine[3]:6.1f}"
@@ -212,6 +214,8 @@ def main(argv=None):
                     help="only report the milliseconds per proposal of beast's strategies (--only) at the 5 %% budget")
     ap.add_argument("--dev", metavar="OPTIONS", default=None,
                     help="the development loop: a strategy's JSON options on the tuning files, development seeds")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="with --dev, the first seed (default 0; the tables use %d)" % SEED)
     args = ap.parse_args(argv)
     tools = args.tools.split(",")
     only = set(args.only.split(",")) if args.only else None
@@ -222,7 +226,7 @@ def main(argv=None):
     if args.dev is not None:
         if not args.files:
             stems = [stem for stem, (_, role) in FILES.items() if role == "tuning"]
-        develop(stems, args.only or "portfolio", json.loads(args.dev), args.repeats, args.output)
+        develop(stems, args.only or "portfolio", json.loads(args.dev), args.repeats, args.output, args.seed)
         return 0
     if args.cost:
         for stem in stems:
