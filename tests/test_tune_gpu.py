@@ -74,12 +74,14 @@ class FakeRawKernel:
 
 def built_library(src: str, kernels: list, defines: list) -> tuple[bool, str, bytes | None]:
     """``build_host_library`` of the kernels, through a cache keyed by everything the build
-    reads (under ``$BEAST_CACHE_DIR``, which conftest makes per run; Ray workers inherit it): the suite's
-    stand-in NVRTC builds the same kernels in many tests and processes, at 0.5 s of g++ each.
+    reads (the toolchain's :func:`~beast.tune.hostsim.toolchain_key`, the source, the kernels,
+    the defines; under ``$BEAST_CACHE_DIR``, which conftest makes per run; Ray workers inherit
+    it): the suite's stand-in NVRTC builds the same kernels in many tests and processes, at 0.5 s
+    of g++ each.
     Failed builds are not kept.  Returns (ok, log, the library's bytes or None)."""
     from beast.runtime import cache
-    from beast.tune.hostsim import HOST_FLAGS, HOST_SHIM
-    what = cache.key(HOST_SHIM, str(host_compiler()), *HOST_FLAGS, "\0", src, *kernels, "\0", *defines)
+    from beast.tune.hostsim import toolchain_key
+    what = cache.key(toolchain_key(host_compiler()), src, *kernels, "\0", *defines)
     entry = os.path.join(cache.cache_dir("fake-nvrtc"), what[:32] + ".so")
     if os.path.exists(entry):
         with open(entry, "rb") as f:

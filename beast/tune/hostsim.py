@@ -27,6 +27,7 @@ cache (:func:`precompiled_shim`), which halves each kernel's host compile.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
 import shutil
@@ -305,9 +306,18 @@ HOST_FLAGS = ("-std=c++20", "-O1", "-fPIC", "-pthread", "-Wno-unknown-pragmas", 
 _shims: dict = {}
 
 
+@functools.lru_cache(maxsize=None)
 def _compiler_identity(cxx: str) -> str:
     proc = subprocess.run([cxx, "--version"], capture_output=True, text=True)
     return proc.stdout
+
+
+def toolchain_key(cxx: str) -> str:
+    """A digest of what every host build with ``cxx`` reads besides its kernels: the shim, the
+    compiler (its path and ``--version``) and :data:`HOST_FLAGS`; part of any cache key of a
+    host build."""
+    from beast.runtime import cache
+    return cache.key(HOST_SHIM, cxx, _compiler_identity(cxx), HOST_FLAGS)
 
 
 def precompiled_shim(cxx: str) -> str | None:
@@ -326,7 +336,7 @@ def precompiled_shim(cxx: str) -> str | None:
         return known
     path = None
     try:
-        entry = cache.cache_dir("hostsim", cache.key(HOST_SHIM, cxx, _compiler_identity(cxx), HOST_FLAGS)[:24])
+        entry = cache.cache_dir("hostsim", toolchain_key(cxx)[:24])
         header = os.path.join(entry, "shim.h")
         if os.path.exists(header + ".gch"):
             path = header
