@@ -93,6 +93,11 @@ def against_best(mine, kt):
     return out
 
 
+def kt_metrics(entries) -> dict:
+    """{"kt:NAME": metrics} of a file's Kernel Tuner strategies."""
+    return {k: metrics(e) for k, e in entries.items() if k.startswith("kt:")}
+
+
 def fmt_evals(x):
     return f"{x:g}" if np.isfinite(x) else "never"
 
@@ -104,7 +109,7 @@ def summary(results):
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     totals: dict = {}
     for stem, entries in results.items():
-        kt = {k: metrics(e) for k, e in entries.items() if k.startswith("kt:")}
+        kt = kt_metrics(entries)
         if DEFAULT not in entries or not kt:
             continue
         entry = entries[DEFAULT]
@@ -136,15 +141,16 @@ def each_against_best(results) -> str:
     counts: dict = {}
     points: dict = {}
     for entries in results.values():
-        kt = {k: metrics(e) for k, e in entries.items() if k.startswith("kt:")}
+        kt = kt_metrics(entries)
         if not kt or not any(k.startswith("beast:") for k in entries):
             continue
         role = next(iter(entries.values()))["role"]
         points[role] = points.get(role, 0) + len(PERCENTS) + 1
         for key, entry in entries.items():
             others = {k: m for k, m in kt.items() if k != key}
-            wins = sum(w for _, _, w in against_best(metrics(entry), others))
-            counts.setdefault(key, {})[role] = counts.get(key, {}).get(role, 0) + wins
+            wins = sum(w for _, _, w in against_best(kt.get(key) or metrics(entry), others))
+            per_role = counts.setdefault(key, {})
+            per_role[role] = per_role.get(role, 0) + wins
     roles = list(points)
     head = ["strategy"] + [f"not behind, {role} files (of {points[role]})" for role in roles] + ["all"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -165,7 +171,7 @@ def default_against_each(results) -> str:
         if DEFAULT not in entries:
             continue
         mine = metrics(entries[DEFAULT])
-        kt = {k: metrics(e) for k, e in entries.items() if k.startswith("kt:")}
+        kt = kt_metrics(entries)
         if not kt:
             continue
         points += len(PERCENTS) + 1
@@ -216,7 +222,7 @@ def plot(results, path):
     for ax, (stem, entries) in zip(axes.ravel(), results.items()):
         any_entry = next(iter(entries.values()))
         size = any_entry["size"]
-        kt = {k: metrics(e) for k, e in entries.items() if k.startswith("kt:")}
+        kt = kt_metrics(entries)
         shown = {k for k in entries if k.startswith("beast:")}
         for j in range(len(PERCENTS)):          # Kernel Tuner's best at each budget
             if kt:
