@@ -17,7 +17,9 @@ values, their pairwise products and power-of-two alignments: :mod:`beast.tune.st
 ``et-plain`` the same trees over the parameter values alone, ``rf`` a random forest (48 trees,
 bootstrap) over beast's inputs, ``hgb`` histogram gradient boosting over them, ``gp`` a Gaussian
 process (Matérn 5/2 with one length scale per parameter and a noise term, over the unit cube of
-value ranks) -- all scikit-learn.
+value ranks), ``ridge2`` a quadratic ridge regression (the unit coordinates, their squares and
+pairwise products; penalty by generalized cross-validation), ``et+ridge2`` the two standardized
+and weighed equally, ``stack`` the two weighed by :func:`stack_weight` -- all scikit-learn.
 """
 from __future__ import annotations
 
@@ -33,13 +35,40 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
-MODELS = ("et", "et-plain", "rf", "hgb", "gp")
+MODELS = ("et", "et-plain", "rf", "hgb", "gp", "ridge2", "et+ridge2", "stack")
+
+
+def stack_weight(strategy, train, y, seed, folds=4):
+    """The weight w in 0, 0.1, ..., 1 of ``ridge2`` against ``et`` (12 trees a fold here) whose
+    blend (1 - w) et + w ridge2 has the least squared error out of fold on the training set."""
+    from beast.tune.strategies.model import extra_trees, predict_trees
+    fold = np.arange(len(train)) % folds
+    np.random.default_rng(seed).shuffle(fold)
+    X = strategy._pool_features(np.arange(len(strategy.pool)))
+    oof = np.zeros((2, len(train)))
+    for f in range(folds):
+        a, b = train[fold != f], train[fold == f]
+        oof[0, fold == f] = predict_trees(extra_trees(strategy._Tree, X[a], y[fold != f], 12, seed), X[b]).mean(axis=0)
+        oof[1, fold == f] = fit_predict("ridge2", strategy, a, b, y[fold != f], seed)
+    ws = np.linspace(0, 1, 11)
+    return float(ws[np.argmin([np.mean(((1 - w) * oof[0] + w * oof[1] - y) ** 2) for w in ws])])
 
 
 def fit_predict(name, strategy, train, test, y, seed):
     """Predicted log(time) of the pool rows ``test`` by model ``name`` fitted on rows ``train``."""
     from beast.tune.strategies.model import extra_trees, predict_trees
     pool = strategy.pool
+    if name == "et+ridge2":             # the two, standardized, weighed equally
+        parts = [fit_predict(m, strategy, train, test, y, seed) for m in ("et", "ridge2")]
+        return np.mean([(q - q.mean()) / (q.std() + 1e-12) for q in parts], axis=0)
+    if name == "stack":
+        w = stack_weight(strategy, train, y, seed)
+        return (1 - w) * fit_predict("et", strategy, train, test, y, seed) + w * fit_predict("ridge2", strategy, train, test, y, seed)
+    if name == "ridge2":
+        from sklearn.linear_model import RidgeCV
+        from sklearn.preprocessing import PolynomialFeatures
+        U = PolynomialFeatures(2, include_bias=False).fit_transform(pool.unit)
+        return RidgeCV(alphas=np.logspace(-3, 3, 13)).fit(U[train], y).predict(U[test])
     if name == "gp":
         from sklearn.gaussian_process import GaussianProcessRegressor
         from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
