@@ -18,7 +18,8 @@ as an evaluation for both; a configuration Kernel Tuner evaluates twice counts o
 ``--dev OPTIONS`` is the development loop: beast's default (or ``--only NAME``) with the JSON
 ``OPTIONS``, on the tuning files (unless ``--files``) with the development seeds 0, 1, ... (never
 the benchmark's, 1000 on), each file's four metrics against Kernel Tuner's best stored in
-``--output``, and how many points are not behind; it writes nothing.  ``--seed S`` starts its seeds
+``--output``, and how many points are not behind (and in how many of 2,000 resampled draws each
+point is behind: :func:`plot_strategies.chance_behind`); it writes nothing.  ``--seed S`` starts its seeds
 at S instead (``--seed 1000 --files`` the held-out files: the table's seeds, to judge a candidate
 there once it is chosen).
 
@@ -96,8 +97,8 @@ def develop(stems, strategy, options, repeats, results_dir, seed=0):
     """The ``--dev`` loop: print each file's metrics (plot_strategies.metrics) for ``strategy``
     with ``options`` on development seeds, against Kernel Tuner's best stored per metric."""
     import beast
-    from plot_strategies import against_best, metrics
-    ahead = points = 0
+    from plot_strategies import DEFAULT, against_best, chance_behind, metrics
+    ahead = points = sure = 0
     for stem in stems:
         size = beast.load(space_path(stem)).count()
         start = time.perf_counter()
@@ -108,14 +109,17 @@ def develop(stems, strategy, options, repeats, results_dir, seed=0):
         path = os.path.join(results_dir, f"{stem}.kt.json")
         if os.path.exists(path):
             with open(path) as fh:
-                versus = against_best(mine, {name: metrics(entry) for name, entry in json.load(fh).items()})
+                kt = {f"kt:{name}": entry for name, entry in json.load(fh).items()}
+            versus = against_best(mine, {name: metrics(entry) for name, entry in kt.items()})
             best = [b for _, b, _ in versus]
             wins = [w for _, _, w in versus]
+            behind = chance_behind({DEFAULT: {"curves": curves, "size": size}, **kt})
             ahead, points = ahead + sum(wins), points + len(wins)
+            sure += sum(b > 0.95 for b in behind)
             line += "   Kernel Tuner's best: " + " ".join(f"{x:.4f}" for x in best[:3]) + f" {best[3]:6.1f}  " \
-                + "".join("+" if w else "-" for w in wins)
+                + "".join("+" if w else "-" for w in wins) + "  behind in " + " ".join(f"{b:.0%}" for b in behind)
         print(line, flush=True)
-    print(f"not behind at {ahead} of {points} points")
+    print(f"not behind at {ahead} of {points} points; surely behind (in over 95 % of resampled draws) at {sure}")
 
 
 def proposal_cost(stem, strategy, repeats):
