@@ -120,8 +120,55 @@ def host_case(host, k, size, rng, ld_multiple=4):
 
 
 def pytest_collection_modifyitems(config, items):
-    """The Ray tests (one xdist group, one worker: minutes, much of it waiting on timeouts and
-    workers) first, so the other workers fill those minutes instead of waiting for them at the end."""
-    def ray_group(item):
-        return any(m.args == ("ray",) for m in item.iter_markers("xdist_group"))
-    items.sort(key=lambda item: not ray_group(item))
+    """The Ray tests (the longest, much of it waiting on timeouts and workers) first, so that the
+    short ones fill the end of the run instead of one worker finishing them alone."""
+    items.sort(key=lambda item: item.path.name != "test_tune_ray.py")
+
+
+# ------------------------------------------------------------------ a guard against runaway memory
+
+def _default_memory_limit_gb() -> float:
+    try:
+        return min(8.0, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30 / 2)
+    except (ValueError, OSError, AttributeError):
+        return 8.0
+
+
+#: the resident memory (GiB) past which a test process stops itself, naming the test: 8 GiB, or
+#: half the machine's memory where that is less (the suite's largest process holds about 1.6 GiB)
+MEMORY_LIMIT_GB = float(os.environ.get("BEAST_TEST_MEMORY_GB") or _default_memory_limit_gb())
+_current_test = ["(collecting)"]
+
+
+def _memory_guard():
+    """Once a second: past MEMORY_LIMIT_GB resident, write the running test and every thread's
+    stack to stderr and exit.  A runaway test (once one grew an xdist worker to 24 GB) would
+    otherwise be killed by the kernel's OOM killer with nothing said, or stall the machine."""
+    import faulthandler
+    import time
+    page = os.sysconf("SC_PAGE_SIZE")
+    while True:
+        time.sleep(1.0)
+        try:
+            with open("/proc/self/statm") as fh:
+                resident = int(fh.read().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            return
+        if resident > MEMORY_LIMIT_GB * 2**30:
+            err = sys.__stderr__
+            err.write(f"\n{_current_test[0]}: this test process holds {resident / 2**30:.1f} GiB, past the "
+                      f"suite's limit of {MEMORY_LIMIT_GB:g} GiB (BEAST_TEST_MEMORY_GB); stopping it. Stacks:\n")
+            faulthandler.dump_traceback(file=err, all_threads=True)
+            err.flush()
+            os._exit(70)
+
+
+def pytest_configure(config):
+    if os.path.exists("/proc/self/statm") and MEMORY_LIMIT_GB > 0:
+        import threading
+        threading.Thread(target=_memory_guard, name="beast-memory-guard", daemon=True).start()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    _current_test[0] = item.nodeid

@@ -31,8 +31,8 @@ from beast.tune.strategies import strategy_stream  # noqa: E402
 from ray_hostsim import HostsimFactory, read_journal  # noqa: E402
 from test_tune_gpu import GEMM, SMALL, make_fake_cupy  # noqa: E402
 
-pytestmark = [pytest.mark.skipif(host_compiler() is None, reason="no C++20 host compiler to stand in for the GPU"),
-              pytest.mark.xdist_group("ray")]     # one local Ray instance: every test on one worker
+# each xdist worker that runs some of these tests starts a local Ray instance of its own (cluster)
+pytestmark = [pytest.mark.skipif(host_compiler() is None, reason="no C++20 host compiler to stand in for the GPU")]
 
 TESTS = str(Path(__file__).resolve().parent)
 SIZE = (8, 8, 8)
