@@ -53,22 +53,25 @@ def evals_to(curves, target=0.95):
     return np.where(hit.any(axis=1), hit.argmax(axis=1) + 1, np.inf)
 
 
+def per_repeat(entry) -> np.ndarray:
+    """(4, repeats): each repeat's fraction of the optimum at 1, 2, 5 % and evaluations to 95 %."""
+    c = np.array(entry["curves"])
+    at = [c[:, min(evaluations(entry["size"], p), c.shape[1]) - 1] for p in PERCENTS]
+    return np.vstack(at + [evals_to(c)])
+
+
 def metrics(entry):
     """(mean fraction at 1, 2, 5 % of the space, median evaluations to 95 %) of one entry."""
-    c = np.array(entry["curves"])
-    size = entry["size"]
-    at = [float(c[:, min(evaluations(size, p), c.shape[1]) - 1].mean()) for p in PERCENTS]
-    return at + [float(np.median(evals_to(c)))]
+    v = per_repeat(entry)
+    return [float(x.mean()) for x in v[:-1]] + [float(np.median(v[-1]))]
 
 
 def row(key, entry):
     c = np.array(entry["curves"])
-    size = entry["size"]
+    v = per_repeat(entry)
     cells = [key.replace(":", " "), str(c.shape[0])]
-    for p in PERCENTS:
-        b = min(evaluations(size, p), c.shape[1])
-        cells.append(f"{c[:, b - 1].mean():.4f} ± {c[:, b - 1].std():.4f}")
-    ev = evals_to(c)
+    cells += [f"{x.mean():.4f} ± {x.std():.4f}" for x in v[:-1]]
+    ev = v[-1]
     reached = np.isfinite(ev)
     med = np.median(ev)
     q1, q3 = np.percentile(np.where(reached, ev, c.shape[1] + 1), [25, 75])
@@ -93,13 +96,6 @@ def against_best(mine, kt):
     return out
 
 
-def per_repeat(entry) -> np.ndarray:
-    """(4, repeats): each repeat's fraction of the optimum at 1, 2, 5 % and evaluations to 95 %."""
-    c = np.array(entry["curves"])
-    at = [c[:, min(evaluations(entry["size"], p), c.shape[1]) - 1] for p in PERCENTS]
-    return np.vstack(at + [evals_to(c)])
-
-
 def chance_behind(entries, draws=2000, seed=0) -> list[float]:
     """Per point (1, 2, 5 %, evaluations to 95 %), how often beast's default is behind the
     Kernel Tuner strategy best there (as the summary names it) when the repeats of both are
@@ -108,12 +104,15 @@ def chance_behind(entries, draws=2000, seed=0) -> list[float]:
     be a tie with a lucky pick, while one the default wins in most draws is won."""
     rng = np.random.default_rng(seed)
     kt = kt_metrics(entries)
+    repeats = {DEFAULT: per_repeat(entries[DEFAULT])}
     out = []
     for j, (name, _, _) in enumerate(against_best(metrics(entries[DEFAULT]), kt)):
         fewest = j == len(PERCENTS)
         draw = []
+        if name not in repeats:
+            repeats[name] = per_repeat(entries[name])
         for key in (DEFAULT, name):
-            v = per_repeat(entries[key])[j]
+            v = repeats[key][j]
             pick = v[rng.integers(0, len(v), size=(draws, len(v)))]
             draw.append(np.median(pick, axis=1) if fewest else pick.mean(axis=1))
         out.append(float((draw[0] > draw[1]).mean() if fewest else (draw[0] < draw[1]).mean()))

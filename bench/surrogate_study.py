@@ -24,6 +24,7 @@ and weighed equally, ``stack`` the two weighed by :func:`stack_weight` -- all sc
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -36,6 +37,14 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 MODELS = ("et", "et-plain", "rf", "hgb", "gp", "ridge2", "et+ridge2", "stack")
+
+
+@functools.lru_cache(maxsize=2)
+def quadratic(pool) -> np.ndarray:
+    """The inputs of ``ridge2``: the pool's unit coordinates, their squares and pairwise products
+    (computed once per pool: the stack fits the ridge five times a training set)."""
+    from sklearn.preprocessing import PolynomialFeatures
+    return PolynomialFeatures(2, include_bias=False).fit_transform(pool.unit)
 
 
 def stack_weight(strategy, train, y, seed, folds=4):
@@ -66,8 +75,7 @@ def fit_predict(name, strategy, train, test, y, seed):
         return (1 - w) * fit_predict("et", strategy, train, test, y, seed) + w * fit_predict("ridge2", strategy, train, test, y, seed)
     if name == "ridge2":
         from sklearn.linear_model import RidgeCV
-        from sklearn.preprocessing import PolynomialFeatures
-        U = PolynomialFeatures(2, include_bias=False).fit_transform(pool.unit)
+        U = quadratic(pool)
         return RidgeCV(alphas=np.logspace(-3, 3, 13)).fit(U[train], y).predict(U[test])
     if name == "gp":
         from sklearn.gaussian_process import GaussianProcessRegressor
