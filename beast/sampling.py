@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 
 import numpy as np
 
@@ -136,7 +137,10 @@ class Sampler:
         from . import __version__
         from .codegen.python import print_python
         p = self.program
+        # the interpreter too: the user's functions mean what its builtins do (sum() of floats
+        # is compensated from Python 3.12 on)
         digest = cache.key("beast sampling table", TABLE_FORMAT, __version__, self.backend,
+                           sys.implementation.name, sys.version_info[:2],
                            self.table_limit, print_python(p).full_text(),
                            sorted((k, repr(v)) for k, v in p.constants.items()))
         return os.path.join(cache.cache_dir("sample"), f"{p.name[:40]}-{digest[:32]}.npz")

@@ -419,6 +419,71 @@ def test_translation_and_tabulation_are_used_where_expected(tmp_path):
     assert functions("tabulated") == (set(), {"c", "d", "e"})
 
 
+def test_an_iterator_past_the_buffer_is_an_error_at_its_yield(tmp_path):
+    """A closure yielding more values than C buffers in one call (2**24): the error points at the
+    yield and says what to do; auto still takes it for the backend's own limit and falls back."""
+    from beast.ir.tabulate import MAX_VALUES
+    from beast.runtime.auto import _limit_error
+    path = write_space(tmp_path, f"""
+        from beast import *
+
+        @iterator
+        def g():
+            n = 0
+            while n <= {MAX_VALUES}:
+                yield n
+                n += 1
+        """)
+    with pytest.raises(EvaluationError) as info:
+        beast.load(path).count(backend="c", threads=1)
+    err = info.value
+    assert (err.filename, err.lineno, err.col) == (path, 7, 8) and "--backend python" in err.hint
+    assert _limit_error(err, "c")
+
+
+FLOAT_SUMS = """
+    from beast import *
+    a = range(0, 12)
+
+    @condition
+    def tenths(a):
+        return sum(0.1 for x in range(a)) == a / 10
+
+    @condition
+    def halves(a):
+        return sum([x * 0.5 for x in range(a)]) > 10.0
+
+    @condition
+    def ints(a):
+        return sum(x for x in range(a)) + sum([True, a > 3]) > 40
+    """
+
+
+@pytest.mark.parametrize("compensated", [False, True])
+def test_float_sums_are_left_to_python_where_it_compensates_them(tmp_path, monkeypatch, compensated):
+    """From Python 3.12 on, sum() of floats compensates the rounding of each addition (Neumaier):
+    sum([0.1] * 10) == 1.0 there, 0.9999999999999999 before; a body that sums floats is then
+    tabulated (and Lua calls it back), one that sums integers and bools is still translated.
+    Either way every backend gives this Python's rows (the check of the C and Lua printers' plain
+    sum is the other parameter)."""
+    from beast.ir import ops
+    monkeypatch.setattr(ops, "COMPENSATED_SUM", compensated)
+    path = write_space(tmp_path, _dedent(FLOAT_SUMS), f"sums{int(compensated)}.py")
+    space = beast.load(path)
+    src = space.enumerator("c").source
+    floats = {"tenths", "halves"}
+    assert (set(src.translated), set(src.tabulated)) == \
+        (({"ints"}, floats) if compensated else ({"ints"} | floats, set()))
+    want = [(a,) for a in range(12)
+            if not (sum(0.1 for x in range(a)) == a / 10 or sum([x * 0.5 for x in range(a)]) > 10.0
+                    or sum(x for x in range(a)) + sum([True, a > 3]) > 40)]
+    if compensated or sys.version_info < (3, 12):
+        same_as_python(path, threads=(1, 3))
+        assert rows(space.enumerate(backend="lua")) == want
+    else:                       # a plain sum on a Python that compensates: the rows it would give
+        assert rows(space.enumerate(backend="c")) != want
+
+
 @pytest.mark.parametrize("name", ["closure_translated", "function_bodies", "deferred_translated",
                                   "closures_and_deferred_in_set_operations"])
 def test_forced_tabulation_matches_python(tmp_path, monkeypatch, name):
@@ -590,6 +655,47 @@ def test_int_true_division_rounds_the_exact_quotient_once(tmp_path):
         """)
     _, expected = same_as_python(space, threads=(1,))
     assert len(expected[1]) == 6
+
+
+def _fma_cc():
+    """A C compiler command that may fuse multiply-add on this machine (aarch64: always; x86-64:
+    with -mfma where the CPU has FMA), or None."""
+    import platform
+    machine = platform.machine().lower()
+    if machine in ("aarch64", "arm64"):
+        return os.environ.get("CC") or "cc"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            has_fma = " fma" in fh.read()
+    except OSError:
+        has_fma = False
+    if machine in ("x86_64", "amd64") and has_fma:
+        return (os.environ.get("CC") or "cc") + " -mfma"
+    return None
+
+
+def test_float_expressions_are_not_fused_into_multiply_add(tmp_path, monkeypatch):
+    """a * 0.1 - b * 0.3 rounds each product as Python does: a compiler allowed to contract it
+    into a fused multiply-add (GCC's default in gnu99 mode on FMA targets) rounds once and
+    keeps or drops other rows, silently.  Built for an FMA target, the enumerator must still
+    agree with Python; without -ffp-contract=off the same build does not (so the check bites)."""
+    cc = _fma_cc()
+    if cc is None:
+        pytest.skip("this CPU has no fused multiply-add")
+    monkeypatch.setenv("CC", cc)
+    space = write_space(tmp_path, """
+        from beast import *
+        a = range(1, 2000)
+        b = iterator([3, 7])
+        x = a * 0.1 - b * 0.3
+        c = condition(x * 10 == a - 3 * b)
+        """)
+    _, expected = same_as_python(space, threads=(1, 2))
+    assert expected[0] == "ok" and len(expected[1]) == sum(
+        1 for a in range(1, 2000) for b in (3, 7) if not (a * 0.1 - b * 0.3) * 10 == a - 3 * b)
+    monkeypatch.setattr(c_backend, "CFLAGS", tuple(f for f in c_backend.CFLAGS if f != "-ffp-contract=off"))
+    fused = outcome(beast.load(space), "c", threads=1)
+    assert fused[0] == "ok" and fused[1] != expected[1]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ user function is translated to Lua or called back in Python."""
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import tempfile
 
@@ -804,6 +805,37 @@ def test_prelude_range_length_and_membership_are_pythons():
             assert inrange(a, a, b, c, 1) == a
 
     check()
+
+
+def test_prelude_power_of_special_values_is_pythons():
+    """``**`` over zeros of both signs, ones, infinities, nan and ordinary ints and floats: the
+    prelude's value where Python has one (sign of zero included), an error where Python raises
+    or the result is complex (``0.0 ** -inf`` is inf, not a division by zero)."""
+    from lupa import luajit21 as lupa
+    from beast.codegen.lua import HELPERS
+    from beast.runtime.lua_backend import _new_runtime
+    power = _new_runtime().execute(HELPERS.replace("local _b_R = ...", "local _b_R = {}")
+                                   + "\nreturn function(...) local r = _b_pow(...) return r, r == 0 and 1 / r < 0 end")
+    values = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 0.5, -2.0, 2.5, 1e300, 0, -2, 3, 1, -1]
+    for a in values:
+        for b in values:
+            try:
+                want = a ** b
+                if isinstance(want, complex):
+                    want = None
+            except (ZeroDivisionError, OverflowError):
+                want = None
+            try:
+                got, negative_zero = power(a, b, 1, isinstance(a, float), isinstance(b, float))
+            except lupa.LuaError:
+                got = None
+            if want is None or got is None:
+                assert got is None and want is None, (a, b, got, want)
+            elif math.isnan(want):
+                assert math.isnan(got), (a, b, got)
+            else:
+                assert got == want and negative_zero == (want == 0 and math.copysign(1, want) < 0), \
+                    (a, b, got, want)
 
 
 @pytest.mark.parametrize("body", ["q = a ** 0.5\nc = condition(q > 0)\n",

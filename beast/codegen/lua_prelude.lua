@@ -87,7 +87,7 @@ local function _b_pow(a, b, k, fa, fb)
     if a == 0 then _b_fail(k, a, b, fa, fb) end
     return a ^ b
   end
-  if a == 0 and b < 0 then _b_fail(k, a, b, fa, fb) end
+  if a == 0 and b < 0 and b > -_b_inf then _b_fail(k, a, b, fa, fb) end   -- 0.0 ** -inf is inf
   if a < 0 and b ~= _b_floor(b) and b == b and a > -_b_inf and b > -_b_inf and b < _b_inf then
     _b_error({k, a, b, fa, fb, "complex"}, 0)
   end

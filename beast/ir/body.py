@@ -131,6 +131,20 @@ class Fold(BodyExpr):
         return (self.iterable,)
 
 
+class SumTerm(BodyExpr):
+    """One term of a desugared ``sum()`` (``origin``: the call's ast node).  A target adds an
+    integer term as it adds any integer; a float one only where this Python's ``sum()`` adds floats
+    one by one (before 3.12: since then it compensates the rounding, Neumaier's summation, and the
+    body is left to Python)."""
+    __slots__ = ("value", "origin")
+
+    def __init__(self, value, origin=None):
+        self.value, self.origin = value, origin
+
+    def children(self):
+        return (self.value,)
+
+
 class In(BodyExpr):
     __slots__ = ("item", "container", "negate")
 

@@ -18,7 +18,7 @@ from beast.ir.record import replace
 from ..expr import BinOp, Call, Compare, Const, Not, Select, UnOp, Var, walk
 from .body import (Append, Assign, Break, Chain, Comp, ConstArr, Conv, Eager, Eval, Fail, Fold, For,
                    Identity, If, In, Index, ListLit, ListOf, PyBool, RangeCall, Return, Scope, SetItem,
-                   SetOpCall, Sorted, Unpack, Untranslatable, While, Yield)
+                   SetOpCall, Sorted, SumTerm, Unpack, Untranslatable, While, Yield)
 
 LOOP_FOLDS = ("sum", "min", "max", "all", "any")
 
@@ -60,6 +60,8 @@ def _rebuild(e, kids):
         return Index(*kids)
     if isinstance(e, Conv):
         return Conv(e.to, kids[0])
+    if isinstance(e, SumTerm):
+        return SumTerm(kids[0], e.origin)
     if isinstance(e, Identity):
         return Identity(e.negate, kids[0], kids[1])
     if isinstance(e, SetOpCall):
@@ -320,7 +322,8 @@ class _Desugar:
 
         def consume(x, body):
             if func == "sum":
-                body.append(self.set(node, acc, self.like(e, BinOp("+", Var(acc), x))))
+                term = SumTerm(x, self.lw.origins.get(id(e)))
+                body.append(self.set(node, acc, self.like(e, BinOp("+", Var(acc), term))))
             elif func in ("min", "max"):
                 x = self.pin(node, x, body) if not isinstance(x, Var) else x
                 better = Compare("<" if func == "min" else ">", x, Var(acc))

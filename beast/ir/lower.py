@@ -18,7 +18,7 @@ from .desugar import desugar
 from .sites import user_position
 from .body import (Append, Assign, Break, Chain, Comp, ConstArr, Continue, Conv, Eager, Eval, Fold,
                    For, FuncBody, Identity, If, In, Index, ListLit, ListOf, PyBool, RangeCall, Return,
-                   Scope, SetItem, SetOpCall, Sorted, Unpack, Untranslatable, While, Yield, ends, walk_body)
+                   Scope, SetItem, SetOpCall, Sorted, SumTerm, Unpack, Untranslatable, While, Yield, ends, walk_body)
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 INTISH = ("int", "bool")
@@ -461,6 +461,8 @@ class _Lowerer:
             return "int"
         if isinstance(e, Conv):
             return {"int": "int", "float": "float", "bool": "bool"}[e.to]
+        if isinstance(e, SumTerm):
+            return t(e.value)
         raise Untranslatable(e, f"the expression {type(e).__name__}")
 
     def elem_type(self, iterable, env, scopes):

@@ -30,6 +30,7 @@ of a body are decided by the static types of their values too (:func:`store_kind
 from __future__ import annotations
 
 import builtins
+import sys
 
 from ..expr import COMPARES, BoolOp, Compare, Const, Not, Select, Var, binop_type, fold_binop
 from . import intervals as iv
@@ -39,6 +40,9 @@ from .tabulate import float_bits
 from .targets import C64, Target      # (defined with the other target records)
 
 INTISH = ("int", "bool")
+#: sum() of floats is Neumaier's compensated summation from Python 3.12 on (a plain left-to-right
+#: sum before): a body that sums floats is then left to Python (C tabulates it, Lua calls it)
+COMPENSATED_SUM = sys.version_info >= (3, 12)
 NUMERIC = ("int", "bool", "float", "num")
 _UNARY = {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x}
 
@@ -466,6 +470,14 @@ class Lowering:
             self.truthy(v)
         check = "nonint" if e.to == "int" and v.type in ("float", "num") else None
         return new_op("conv", e.to, (v,), form=v.type, check=check, where=where)
+
+
+    def l_SumTerm(self, e):
+        v = self(e.value)
+        if v.type in INTISH or not COMPENSATED_SUM:
+            return v
+        raise Untranslatable(e.origin or e, f"sum() of {'floats' if v.type == 'float' else 'numbers that may be floats'} "
+                                            "(Python 3.12 and later compensate the rounding of each addition)")
 
 
 def _untranslatable(self, e):

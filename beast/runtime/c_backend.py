@@ -43,6 +43,7 @@ from ..ir.sites import KINDS, ExcSite, LoopValueSite, NodeSite, TableSite, UserS
 from ..errors import BeastError, EvaluationError
 from ..expr import evaluate
 from ..ir.literals import check_integer_width
+from ..ir.tabulate import MAX_VALUES
 from . import cache
 from .errors import (COMPLEX_POW, ComplexPowerError, COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, ROLE_NAMES, caret_in_statement, explain,
                      failed_operation, node_error, node_location)
@@ -51,8 +52,10 @@ from .python_backend import compile_functions
 NAME = "c"
 ABI_VERSION = "6"
 WAIT_MS = 100               # how long one call waits in C before Python may handle a signal
-CFLAGS = ("-O2", "-std=gnu99", "-fPIC", "-shared", "-pthread")
-RUNTIME_CFLAGS = ("-O2", "-std=gnu99", "-fPIC", "-pthread", "-c")      # the runtime's object
+# -ffp-contract=off: no fused multiply-add (gnu99's default lets GCC fuse a*b + c where the
+# target has FMA, on aarch64 always), which rounds once where Python rounds twice
+CFLAGS = ("-O2", "-std=gnu99", "-ffp-contract=off", "-fPIC", "-shared", "-pthread")
+RUNTIME_CFLAGS = ("-O2", "-std=gnu99", "-ffp-contract=off", "-fPIC", "-pthread", "-c")      # the runtime's object
 LIBS = ("-lm",)
 WINDOW_PER_THREAD = 64      # work items in flight per worker while rows are streamed
 BLOCK_ROWS = 4096           # rows per block of streamed output
@@ -628,6 +631,11 @@ class CEnumerator:
                                    config=config)
         if kind == "count_overflow":     # the space's, not one configuration's
             return EvaluationError(COUNT_OVERFLOW, hint=COUNT_HINT)
+        if kind == "too_many_values" and isinstance(site, UserSite):        # at the yield or return
+            return EvaluationError(_OWN_MESSAGES[kind], site.filename, site.lineno, site.col, site.end,
+                                   hint=f"the C backend holds at most {MAX_VALUES:,} values of one call; "
+                                        "--backend python or lua enumerate it (auto falls back by itself)",
+                                   config=config)
         if kind in _OWN_MESSAGES and kind != "complex_pow":
             return EvaluationError(_OWN_MESSAGES[kind], config=config)
         if isinstance(site, UserSite):
