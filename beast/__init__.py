@@ -4,13 +4,13 @@ Space files use ``from beast import *`` (the vocabulary of :mod:`beast.lang`); p
 ``beast.load(path, device=..., settings=...)`` to get a :class:`beast.space.Space`.
 """
 from .lang import (Condition, Iterator, condition, device, difference, intersection, iterator,
-                   max, min, range, select, setting, union)
+                   max, min, range, select, setting, sum, union)
 from .errors import BeastError, EvaluationError, SettingError, SpaceError, DeviceError
 
 __version__ = "0.1.0"
 
 __all__ = ["range", "iterator", "condition", "select", "union", "intersection", "difference",
-           "setting", "device", "min", "max"]
+           "setting", "device", "min", "max", "sum"]
 
 
 def load(path, device=None, settings=None):

@@ -16,9 +16,10 @@ from .expr import Call, Expr, IteratorTruthError, Select, static_type, wrap
 from .spell import spell, user_names
 
 __all__ = ["range", "iterator", "condition", "select", "union", "intersection", "difference",
-           "setting", "device", "min", "max", "Iterator", "Condition"]
+           "setting", "device", "min", "max", "sum", "Iterator", "Condition"]
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+COMPENSATED_SUM = sys.version_info >= (3, 12)   # Python's sum() of floats: Neumaier's summation
 CONDITION_KINDS = ("hard", "soft", "correctness")
 
 
@@ -397,6 +398,26 @@ def min(*args):  # noqa: A001
 def max(*args):  # noqa: A001
     """The builtin ``max``, also over iterator expressions."""
     return _minmax("max", args)
+
+
+def sum(iterable, /, start=0):  # noqa: A001
+    """The builtin ``sum``, also over iterator expressions: ``start + x0 + x1 + ...``, left to right.
+
+    From Python 3.12 on, ``sum()`` of floats compensates the rounding of each addition
+    (``sum([0.1] * 10) == 1.0``), which a loop nest's additions do not: there a sum of iterator
+    expressions that may be floats is refused (integers are exact either way)."""
+    items = builtins.list(iterable)
+    terms = [start, *items]
+    if COMPENSATED_SUM and any(isinstance(x, Expr) for x in terms) and not all(
+            (static_type(x) if isinstance(x, Expr) else type(x).__name__) in ("int", "bool") for x in terms):
+        err = SpaceError("sum() of iterator expressions that may be floats: from Python 3.12 on, sum() "
+                         "compensates the rounding of each float addition, and beast's expressions add "
+                         "one term at a time",
+                         hint="write the additions out (a + b + c, each rounded) or sum in a @condition "
+                              "function, where sum() is Python's own")
+        err.call = "sum"
+        raise err
+    return builtins.sum(items, start)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -435,3 +435,46 @@ def test_count_shortcut_with_a_dependency_two_loops_out(tmp_path, backend):
         c = range(a + 2)
     """))
     assert space.count(backend=backend) == 7 == len(space.enumerate(backend=backend))
+
+
+SUMS = """
+    from beast import *
+    a = range(0, 4)
+    b = range(1, 3)
+    n = sum([a, b, a * b, a > 1])
+    t = a * 0.0 + 0.1
+    x = sum([t, t, t, t, t, t, t, t, t, t])
+    c = condition(x == 1.0)
+    d = condition(n > 9)
+
+    @condition
+    def e(a, b):
+        return sum(0.1 for _ in range(a + b)) == (a + b) / 10
+    """
+
+
+@pytest.mark.parametrize("compensated", [False, True])
+def test_module_level_sum_adds_as_this_python_does(tmp_path, monkeypatch, backend, compensated):
+    """sum() of iterator expressions is start + x0 + x1 + ..., Python's own order. Where Python
+    compensates the rounding of a float sum (3.12 and later) a module-level sum of terms that may
+    be floats is refused at the call, with a caret; a sum of integers and truth values is not; in a
+    function body sum() stays Python's."""
+    import sys
+    from beast import lang
+    monkeypatch.setattr(lang, "COMPENSATED_SUM", compensated)
+    path = write_space(tmp_path, SUMS, f"sums{int(compensated)}.py")
+    if compensated:
+        with pytest.raises(beast.SpaceError) as info:
+            beast.load(path)
+        err = info.value
+        assert (err.lineno, err.col) == (6, 4) and "may be floats" in err.message and "a + b + c" in err.hint
+        path = write_space(tmp_path, SUMS.replace("x = sum([t, t, t, t, t, t, t, t, t, t])", "x = t"),
+                           "ints.py")
+    elif sys.version_info >= (3, 12):
+        pytest.skip("the plain sum of floats is not this Python's")
+    space = beast.load(path)
+    want = [(a, b) for a in range(4) for b in range(1, 3)
+            if not ((0.1 if compensated else sum([a * 0.0 + 0.1] * 10)) == 1.0
+                    or sum([a, b, a * b, a > 1]) > 9
+                    or sum(0.1 for _ in range(a + b)) == (a + b) / 10)]
+    check_rows(space, backend, want, ordered=True)
