@@ -807,6 +807,16 @@ def test_prelude_range_length_and_membership_are_pythons():
     check()
 
 
+def test_luajit_does_not_fuse_multiply_add():
+    """a * b + c rounds twice, as in Python: the runtime's JIT runs without its fma optimization."""
+    from beast.runtime.lua_backend import _new_runtime
+    rt = _new_runtime()
+    status = "return table.concat({select(2, jit.status())}, ' ')"
+    assert "fma" not in rt.execute(status).split()
+    if rt.execute("return pcall(jit.opt.start, '+fma')"):       # where the flag exists, it shows
+        assert "fma" in rt.execute(status).split()
+
+
 def test_prelude_power_of_special_values_is_pythons():
     """``**`` over zeros of both signs, ones, infinities, nan and ordinary ints and floats: the
     prelude's value where Python has one (sign of zero included), an error where Python raises

@@ -109,7 +109,12 @@ def _poll():
 
 
 def _new_runtime():
-    return _LUAJIT.LuaRuntime(unpack_returned_tuples=True, register_eval=False)
+    rt = _LUAJIT.LuaRuntime(unpack_returned_tuples=True, register_eval=False)
+    # no fused multiply-add (one rounding where Python rounds twice): off by default in LuaJIT
+    # since 2.1's rolling releases of 2023, on by default on arm64 before; a build without the
+    # flag refuses it, hence pcall
+    rt.execute("pcall(jit.opt.start, '-fma')")
+    return rt
 
 
 class _Bad:
