@@ -47,7 +47,7 @@ def _backend_args(p, default=None):
     from .runtime import CHOICES, DEFAULT_BACKEND
     p.add_argument("--backend", choices=list(CHOICES), default=default or DEFAULT_BACKEND,
                    help=f"enumerator backend (default: {default or DEFAULT_BACKEND})")
-    p.add_argument("--threads", type=int, default=None, help="threads for the C backend (default: all cores)")
+    p.add_argument("--threads", type=_threads, default=None, help="threads for the C backend (default: all cores)")
 
 
 def cmd_count(args):
@@ -56,19 +56,57 @@ def cmd_count(args):
     n = space.count(backend=args.backend, threads=args.threads)
     seconds = time.perf_counter() - start
     if args.json:
-        print(json.dumps({"space": args.space, "survivors": n, "iterators": list(space.iterators),
+        say(json.dumps({"space": args.space, "survivors": n, "iterators": list(space.iterators),
                           "conditions": list(space.conditions), "backend": args.backend,
                           "backend_used": getattr(space.enumerator(args.backend), "backend", args.backend),
                           "threads": args.threads, "device": space.device.name,
                           "settings": space.settings, "seconds": round(seconds, 6)}))
     else:
-        print(n)
+        say(n)
     return 0
+
+
+def _threads(text: str) -> int:
+    """--threads N: a positive integer, checked whichever backend runs (only C uses it)."""
+    from .runtime import MAX_THREADS
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 1 <= n <= MAX_THREADS:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_THREADS}, not {n}")
+    return n
+
+
+def say(*values, **kw) -> None:
+    """print() to standard output, where a failed write (a full disk, a closed descriptor) is
+    the output's fault, said as such, not an internal error; a reader that left (| head) ends
+    the command quietly (main)."""
+    try:
+        print(*values, **kw)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise cannot_write("standard output", exc) from None
+
+
+def _flush_stdout() -> None:
+    if sys.stdout is not None:
+        say(end="", flush=True)
 
 
 def _sampled(space, args):
     """``--sample N --seed S``: N survivors drawn uniformly at random (see Space.sample)."""
     return space.sample(args.sample, seed=args.seed, backend=args.backend, threads=args.threads)
+
+
+class _Stream:
+    """Only the ``write`` of a file: np.save then writes in chunks through it, where on a real
+    file it calls tofile, which needs a file position (a FIFO has none) and turns a closed pipe
+    into a plain OSError."""
+
+    def __init__(self, fh):
+        self.write = fh.write
 
 
 def cmd_enumerate(args):
@@ -91,7 +129,7 @@ def cmd_enumerate(args):
                 rows = np.concatenate(parts) if parts else np.empty(0, dtype=space.dtype)
             else:
                 rows = _sampled(space, args)
-            np.save(fh, rows)
+            np.save(_Stream(fh), rows, allow_pickle=False)
             return
         header = (",".join(names) + "\n").encode() if fmt == "csv" else b""
         for chunk in (progress(space.iterate(backend=args.backend, threads=args.threads))
@@ -124,14 +162,14 @@ def cmd_dag(args):
     space = _load(args)
     if picture:
         from .graphviz import draw
-        print(draw(space.dag("dot"), args.output, args.format))
+        say(draw(space.dag("dot"), args.output, args.format))
         return 0
     text = space.dag(args.format)
     if args.output:
         write_output(args.output, lambda fh: fh.write((text.rstrip("\n") + "\n").encode()))
-        print(args.output)
+        say(args.output)
         return 0
-    print(text)
+    say(text)
     return 0
 
 
@@ -193,17 +231,17 @@ def cmd_stats(args):
         data = stats.to_dict()
         if not args.plot:
             data.pop("values", None)
-        print(json.dumps({**data, "device": space.device.name, "settings": space.settings}))
+        say(json.dumps({**data, "device": space.device.name, "settings": space.settings}))
     else:
-        print(stats)
+        say(stats)
         if args.plot:
-            print(f"\nplot: {args.plot}")
+            say(f"\nplot: {args.plot}")
     return 0
 
 
 def cmd_devices(args):
     from .devices import describe_devices, describe_fields
-    print(describe_fields() if args.fields else describe_devices())
+    say(describe_fields() if args.fields else describe_devices())
     return 0
 
 
@@ -218,7 +256,7 @@ def cmd_compile(args):
     for name, text in files.items():
         path = os.path.join(args.output, name)
         write_output(path, lambda fh, t=text: fh.write(t.encode()))
-        print(path)
+        say(path)
     return 0
 
 
@@ -237,6 +275,9 @@ def cmd_tune(args):
     if args.budget is not None and args.all:
         raise BeastError("give --budget N or --all, not both")
     time_limit = parse_duration(args.time) if args.time is not None else None   # before any work
+    if args.log is not None:
+        from .tune.log import check_log
+        check_log(args.log)
     try:
         space = _load(args)
     except DeviceError as err:
@@ -275,9 +316,9 @@ def cmd_tune(args):
             report = tune_ray(space, tuple(args.size), address=args.ray or None, time_limit=time_limit, **kwargs)
         else:
             report = tune(space, tuple(args.size), time_limit=time_limit, **kwargs)
-    print(format_report(report, top=args.top))
+    say(format_report(report, top=args.top))
     if getattr(args, "ray", None) is not None:
-        print(format_ray_summary(report))
+        say(format_ray_summary(report))
     if getattr(report, "interrupted", False):       # the log is complete and the table printed
         return _interrupted(report.interruption or KeyboardInterrupt())
     return 0
@@ -298,7 +339,7 @@ def cmd_replay(args):
                     batch=args.batch)
     if args.json:
         points = args.at or default_checkpoints(result.size, result.budget)
-        print(json.dumps({"space": args.space, "data": args.data, "strategy": args.strategy,
+        say(json.dumps({"space": args.space, "data": args.data, "strategy": args.strategy,
                           "constants": fixed, "size": result.size, "optimum_ms": result.optimum, "repeats": args.repeats,
                           "budgets": {str(b): {"mean": float(result.at(b).mean()), "std": float(result.at(b).std()),
                                                "min": float(result.at(b).min()), "max": float(result.at(b).max())}
@@ -307,9 +348,9 @@ def cmd_replay(args):
                                                 for e in result.evaluations_to(0.95)]}))
     else:
         if fixed:
-            print("constant in the data, not in the space: "
+            say("constant in the data, not in the space: "
                   + ", ".join(f"{n}={v}" for n, v in fixed.items()))
-        print(format_replay(result, args.at))
+        say(format_replay(result, args.at))
     return 0
 
 
@@ -332,7 +373,7 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        print(f"beast {version()}")
+        say(f"beast {version()}")
         parser.exit()
 
 
@@ -439,13 +480,14 @@ def _interrupted(exc: BaseException) -> int:
 
 def main(argv=None) -> int:
     """Entry point of the ``beast`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
         if argv is None:
             import signal
             signal.signal(signal.SIGTERM, _on_sigterm)
-        return args.func(args)
+        args = build_parser().parse_args(argv)
+        status = args.func(args)
+        _flush_stdout()                 # here, where a full disk is still the user's error
+        return status
     except BeastError as err:
         print(str(err), file=sys.stderr)
         return 2

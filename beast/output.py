@@ -7,14 +7,21 @@ is not a regular file.
   which then takes the name in one rename.  A new file gets the mode the umask gives
   (``0666 & ~umask``); a file that is replaced keeps its own mode.
 * A symbolic link: what it points to is written by these rules; the link stays.
-* A character or block device or a FIFO (``/dev/null``, ``/dev/stdout``, ``mkfifo``): written in
-  place, as a shell redirection would; never replaced.
+* A character or block device or a FIFO (``/dev/null``, ``mkfifo``): written in place, as a
+  shell redirection would; never replaced.
+* One of this process's open files by name (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
+  ``/proc/self/fd/N``, a process substitution ``>(cmd)``): written through that descriptor, at
+  its position and in its mode (``>>`` appends), whatever it is open on: a pipe, a terminal, a
+  regular file.  Opening the name again would truncate a redirected file or, followed to its
+  target, replace it.
 * A folder or a socket: refused (``cannot write PATH: ...``).
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import shutil
 import stat
 import sys
@@ -37,9 +44,37 @@ def new_file_mode() -> int:
     return 0o666 & ~umask
 
 
+_FD_PATH = re.compile(r"/(?:proc/(self|\d+)|dev)/fd/(\d+)")
+_STD_NAMES = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+
+
+def own_descriptor(path: str) -> int | None:
+    """The descriptor N when ``path`` names one of this process's open files (``/dev/stdout``,
+    ``/dev/fd/N``, ``/proc/self/fd/N``, or a link to one of them), else None."""
+    p = os.path.normpath(os.path.abspath(path))
+    for _ in range(40):                       # links to links, as the kernel follows them
+        if p in _STD_NAMES:
+            return _STD_NAMES[p]
+        m = _FD_PATH.fullmatch(p)
+        if m is not None:
+            if m.group(1) not in (None, "self") and int(m.group(1)) != os.getpid():
+                return None                   # another process's: opened by name below
+            return int(m.group(2))
+        try:
+            link = os.readlink(p)
+        except OSError:
+            return None
+        p = os.path.normpath(os.path.join(os.path.dirname(p), link))
+    return None
+
+
 def _target(path: str) -> tuple[str, os.stat_result | None]:
-    """(the path to write, its stat or None when it does not exist): links followed."""
-    real = os.path.realpath(path) if os.path.islink(path) else path
+    """(the path to write, its stat or None when it does not exist): links followed, except the
+    magic links of ``/proc/PID/fd`` (another process's open file: written in place by name)."""
+    if _FD_PATH.fullmatch(os.path.normpath(os.path.abspath(path))):
+        real = path
+    else:
+        real = os.path.realpath(path) if os.path.islink(path) else path
     try:
         return real, os.stat(real)
     except FileNotFoundError:
@@ -118,8 +153,11 @@ def open_output(path) -> Iterator[BinaryIO]:
     output takes its place; on an error or an interrupt nothing of it is left."""
     path = os.fspath(path)
     if path == "-":
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
+        yield from _to_stdout()
+        return
+    fd = own_descriptor(path)
+    if fd is not None:
+        yield from _through_descriptor(path, fd)
         return
     real, st = _target(path)
     if st is not None:
@@ -147,11 +185,53 @@ def open_output(path) -> Iterator[BinaryIO]:
         os.close(staged.fd)
 
 
+def _to_stdout() -> Iterator[BinaryIO]:
+    """Python's standard output (``-``); a failed write is the output's fault, not beast's."""
+    if sys.stdout is None:
+        raise cannot_write("standard output", "it is closed")
+    out = sys.stdout.buffer
+    try:
+        yield out
+        out.flush()
+    except BrokenPipeError:                   # the reader left (| head): the caller stops quietly
+        raise
+    except OSError as exc:
+        raise cannot_write("standard output", exc) from None
+
+
+def _through_descriptor(name: str, fd: int) -> Iterator[BinaryIO]:
+    """Write through this process's open descriptor ``fd`` (a duplicate of it, so that closing
+    ours leaves it open), after what Python already buffered for standard output."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    try:
+        fh = os.fdopen(os.dup(fd), "wb", closefd=True)
+    except OSError as exc:
+        raise cannot_write(name, "it is not open" if exc.errno == errno.EBADF else exc) from None
+    try:
+        with fh:
+            yield fh
+    except BrokenPipeError:                   # the reader left (| head): the caller stops quietly
+        raise
+    except OSError as exc:
+        raise cannot_write(name, exc) from None
+
+
 def check_output(path) -> None:
     """Refuse, before any work, an output that cannot be written: a folder or a socket, or a
     new file in a folder that does not exist or cannot be written to."""
     path = os.fspath(path)
     if path == "-":
+        if sys.stdout is None:
+            raise cannot_write("standard output", "it is closed")
+        return
+    fd = own_descriptor(path)
+    if fd is not None:
+        try:
+            os.fstat(fd)
+        except OSError:
+            raise cannot_write(path, "it is not open") from None
         return
     real, st = _target(path)
     if st is not None:
@@ -187,4 +267,5 @@ def output_file(path, suffix: str = "") -> Iterator[str]:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-__all__ = ["open_output", "write_output", "output_file", "check_output", "cannot_write", "new_file_mode"]
+__all__ = ["open_output", "write_output", "output_file", "check_output", "cannot_write", "new_file_mode",
+           "own_descriptor"]

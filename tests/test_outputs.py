@@ -193,3 +193,101 @@ def test_auto_says_why_it_does_not_run_c(tmp_path, monkeypatch):
     space = beast.load(os.path.join(ROOT, "spaces", "fig03_primes.py"))
     backend, reason, _ = auto.choose(space.program)
     assert backend != "c" and "no C compiler" not in reason and "choice between str" in reason
+
+
+def _beast_argv(*args):
+    import sys
+    env = dict(os.environ)
+    env.pop("BEAST_DEBUG", None)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    return [sys.executable, "-m", "beast", *map(str, args)], env
+
+
+def test_own_open_files_by_name_are_written_through_their_descriptor(tmp_path):
+    """/dev/stdout, /dev/fd/N and /proc/self/fd/N are the files the process has open: a redirect
+    with >> keeps what was there (opening the name again truncated it; following the link
+    replaced it), a pipe gets the rows (following the link gave 'No such file'), and a
+    descriptor that is not open is an error."""
+    import subprocess
+    path = write_space(tmp_path, SPACE)
+    log = tmp_path / "app.log"
+    log.write_text("hello\n")
+    argv, env = _beast_argv("enumerate", path, "-o", "/dev/stdout", "--format", "csv", "-q")
+    with open(log, "ab") as out:
+        proc = subprocess.run(argv, env=env, stdout=out, stderr=subprocess.PIPE, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert log.read_text() == "hello\n" + CSV and not log.is_symlink()
+    for name in ("/dev/stdout", "/proc/self/fd/1"):
+        argv, env = _beast_argv("enumerate", path, "-o", name, "--format", "jsonl", "-q")
+        proc = subprocess.run(argv, env=env, capture_output=True, timeout=120)
+        assert proc.returncode == 0 and proc.stdout.decode().count("\n") == 6, proc.stderr
+    r, w = os.pipe()
+    try:
+        argv, env = _beast_argv("enumerate", path, "-o", f"/dev/fd/{w}", "--format", "csv", "-q")
+        proc = subprocess.run(argv, env=env, capture_output=True, pass_fds=(w,), timeout=120)
+        os.close(w)
+        w = -1
+        with os.fdopen(r, "rb") as fh:
+            r = -1
+            assert proc.returncode == 0 and fh.read().decode() == CSV, proc.stderr
+    finally:
+        for fd in (r, w):
+            if fd >= 0:
+                os.close(fd)
+    proc = run_beast("enumerate", path, "-o", "/dev/fd/97", "--format", "csv")
+    assert proc.returncode == 2 and "cannot write /dev/fd/97: it is not open" in proc.stderr
+    assert listing(tmp_path) == ["app.log", "space.py"]
+
+
+def test_standard_output_that_cannot_be_written_is_the_users_error(tmp_path):
+    """A full disk or a closed stdout: 'cannot write standard output', status 2, for printed
+    results and -o - alike (not an internal error)."""
+    import subprocess
+    path = write_space(tmp_path, SPACE)
+    if os.path.exists("/dev/full"):
+        for args in (("count", path), ("enumerate", path, "-o", "-", "-q"), ("dag", path)):
+            argv, env = _beast_argv(*args)
+            with open("/dev/full", "wb") as full:
+                proc = subprocess.run(argv, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+            assert proc.returncode == 2 and "cannot write standard output: No space left on device" in proc.stderr, args
+    argv, env = _beast_argv("enumerate", path, "-o", "-", "-q")
+    proc = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120,
+                          preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 2 and "cannot write standard output: it is closed" in proc.stderr
+
+
+def test_npy_goes_through_a_fifo_and_stops_quietly_at_a_closed_pipe(tmp_path):
+    """np.save's tofile needed a file position (a FIFO has none: 'obtaining file position
+    failed', the reader left with a header) and made a closed pipe an internal error."""
+    import subprocess
+    path = write_space(tmp_path, "from beast import *\na = range(300)\nb = range(300)\n")
+    fifo = tmp_path / "f.npy"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    proc = run_beast("enumerate", path, "-o", fifo, "-q", "--backend", "python")
+    reader.join(30)
+    assert proc.returncode == 0, proc.stderr
+    import io
+    arr = np.load(io.BytesIO(got[0]))
+    assert len(arr) == 90000 and arr["b"][-1] == 299
+    argv, env = _beast_argv("enumerate", path, "-o", "-", "--format", "npy", "-q", "--backend", "python")
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:
+        head = p.stdout.read(100)
+        p.stdout.close()
+        err = p.stderr.read().decode()
+        assert p.wait(120) == 0 and head.startswith(b"\x93NUMPY") and err == "", err
+
+
+def test_threads_and_the_tuning_log_are_checked_before_any_work(tmp_path):
+    path = write_space(tmp_path, SPACE)
+    for n in ("0", "-3", "3000000000"):
+        proc = run_beast("count", path, "--threads", n)
+        assert proc.returncode == 2 and "--threads: must be between 1 and 4096" in proc.stderr, n
+    with pytest.raises(BeastError, match="at most 4096"):
+        beast.load(path).count(backend="c", threads=5000)
+    for log, says in ((tmp_path, "it is a folder"), ("/dev/null", "it is not a regular file"),
+                      (tmp_path / "nowhere" / "t.jsonl", "there is no folder")):
+        proc = run_beast("tune", ROOT + "/spaces/gemm.py", "--size", "64", "64", "64", "--log", log)
+        assert proc.returncode == 2 and says in proc.stderr and "internal error" not in proc.stderr, proc.stderr

@@ -18,6 +18,7 @@ BACKENDS = {"python": "beast.runtime.python_backend", "c": "beast.runtime.c_back
 AUTO = "auto"
 CHOICES = (AUTO,) + tuple(BACKENDS)
 DEFAULT_BACKEND = AUTO
+MAX_THREADS = 4096          # worker threads one (C) enumerator may start
 
 
 def get_backend(name: str):

@@ -44,7 +44,7 @@ from ..errors import BeastError, EvaluationError
 from ..expr import evaluate
 from ..ir.literals import check_integer_width
 from ..ir.tabulate import MAX_VALUES
-from . import cache
+from . import MAX_THREADS, cache
 from .errors import (COMPLEX_POW, ComplexPowerError, COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, ROLE_NAMES, caret_in_statement, explain,
                      failed_operation, node_error, node_location)
 from .python_backend import compile_functions
@@ -451,6 +451,8 @@ class CEnumerator:
                 return max(1, os.cpu_count() or 1)
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise BeastError(f"threads must be a positive integer, not {threads!r}")
+        if threads > MAX_THREADS:
+            raise BeastError(f"threads must be at most {MAX_THREADS}, not {threads}")
         return threads
 
     def _err(self):

@@ -144,6 +144,37 @@ def read_log(path: str) -> tuple[dict | None, list[dict], bool]:
     return entries[0], [e for e in entries[1:] if isinstance(e, dict)], dropped
 
 
+def _cannot_write(path: str, exc: OSError) -> BeastError:
+    return BeastError(f"cannot write the tuning log {path}: {exc.strerror or exc}",
+                      hint="rerun with the same --log once it can be written: the run resumes from it")
+
+
+def check_log(path) -> None:
+    """Refuse, before any work, a tuning log that cannot be one: it is read back to resume, so it
+    must be a regular file (or a new one in a folder that exists and can be written)."""
+    import stat
+    path = os.fspath(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise BeastError(f"cannot write the tuning log {path}: there is no folder "
+                             f"{os.path.dirname(path) or '.'}") from None
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise BeastError(f"cannot write the tuning log {path}: the folder "
+                             f"{os.path.dirname(path) or '.'} is not writable") from None
+        return
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise BeastError(f"cannot use {path} as the tuning log: it is {kind}",
+                         hint="the log is read back to resume a run: give a file name")
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise BeastError(f"cannot write the tuning log {path}: permission denied")
+
+
 class TuneLog:
     """An open tuning log (or an in-memory one when ``path`` is None).
 
@@ -173,6 +204,14 @@ class TuneLog:
         if path is None:
             return cls(None, header, [], False)
         path = os.fspath(path)
+        check_log(path)
+        try:
+            return cls._open(path, header)
+        except OSError as exc:
+            raise _cannot_write(path, exc) from None
+
+    @classmethod
+    def _open(cls, path: str, header: dict) -> "TuneLog":
         records: list[dict] = []
         resumed = False
         if os.path.exists(path) and os.path.getsize(path) > 0:
@@ -208,8 +247,11 @@ class TuneLog:
     def _write(self, obj: dict) -> None:
         if self._file is None:
             return
-        self._file.write(json.dumps(_jsonable(obj), sort_keys=False) + "\n")
-        self._file.flush()                       # survives the process being killed
+        try:
+            self._file.write(json.dumps(_jsonable(obj), sort_keys=False) + "\n")
+            self._file.flush()                   # survives the process being killed
+        except OSError as exc:                   # a full disk: what was logged before stays whole
+            raise _cannot_write(self.path, exc) from None
         now = time.monotonic()
         if now - self._synced > 1.0:             # and, within a second, the machine going down
             self._synced = now
