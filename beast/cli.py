@@ -118,6 +118,7 @@ def cmd_enumerate(args):
     if args.seed is not None and args.sample is None:
         raise BeastError("--seed needs --sample N", hint="beast enumerate SPACE.py --sample N --seed S -o FILE")
     check_output(args.output)
+    _not_the_space(args.output, args)
     space = _load(args)
     names = space.iterators
     progress = _progress_chunks(space, args)
@@ -153,12 +154,30 @@ def cmd_enumerate(args):
     return 0
 
 
+def _not_the_space(output: str, args) -> None:
+    """Refuse an output that is the space file itself (-o space.py would replace it)."""
+    try:
+        same = output != "-" and os.path.exists(output) and os.path.samefile(output, args.space)
+    except OSError:
+        same = False
+    if same:
+        raise BeastError(f"cannot write {output}: it is the space file itself",
+                         hint="give another output file name")
+
+
+DAG_FORMATS = {".txt": "text", ".dot": "dot", ".gv": "dot", ".json": "json", ".png": "png", ".svg": "svg"}
+
+
 def cmd_dag(args):
+    if args.format is None:             # from the output's extension, as enumerate does; else text
+        ext = os.path.splitext(args.output or "")[1].lower()
+        args.format = DAG_FORMATS.get(ext, "text")
     picture = args.format in ("png", "svg")
     if picture and not args.output:
         args.output = f"{os.path.splitext(os.path.basename(args.space))[0]}_dag.{args.format}"
     if args.output:
         check_output(args.output)
+        _not_the_space(args.output, args)
     space = _load(args)
     if picture:
         from .graphviz import draw
@@ -218,7 +237,7 @@ def _count_aside(space, args) -> list:
 
 
 def cmd_stats(args):
-    if args.plot:
+    if args.plot is not None:
         from .plots import check_plot
         check_plot(args.plot)          # before the work: matplotlib is there, the name says png or svg
         check_output(args.plot)
@@ -249,6 +268,8 @@ def cmd_compile(args):
     from .runtime import get_backend
     space = _load(args)
     files = get_backend(args.backend).render(space.program)
+    if os.path.exists(args.output) and not os.path.isdir(args.output):
+        raise cannot_write(args.output, "it is not a folder (compile writes a folder of files)")
     try:
         os.makedirs(args.output, exist_ok=True)
     except OSError as exc:
@@ -401,8 +422,9 @@ def build_parser():
 
     p = sub.add_parser("dag", help="show the level sets and where each condition and derived variable is evaluated")
     _space_args(p)
-    p.add_argument("--format", choices=("text", "dot", "json", "png", "svg"), default="text",
-                   help="png and svg are drawn by Graphviz's dot program")
+    p.add_argument("--format", choices=("text", "dot", "json", "png", "svg"), default=None,
+                   help="png and svg are drawn by Graphviz's dot program (default: from the -o file's "
+                        "extension, .txt .dot .gv .json .png .svg, else text)")
     p.add_argument("-o", "--output", default=None,
                    help="write it to this file (text, dot, json: default stdout; png, svg: default SPACE_dag.FORMAT)")
     p.set_defaults(func=cmd_dag)

@@ -239,10 +239,11 @@ def check_output(path) -> None:
         if _in_place(st):
             return
     directory = os.path.dirname(os.path.abspath(real)) or "."
+    folder = os.path.dirname(real) or "."           # as written (a link's: its target's)
     if not os.path.isdir(directory):
-        raise cannot_write(path, f"there is no folder {os.path.dirname(path) or '.'}")
+        raise cannot_write(path, f"there is no folder {folder}")
     if not os.access(directory, os.W_OK | os.X_OK):
-        raise cannot_write(path, f"the folder {os.path.dirname(path) or '.'} is not writable")
+        raise cannot_write(path, f"the folder {folder} is not writable")
 
 
 def write_output(path, write: Callable[[BinaryIO], None]) -> None:

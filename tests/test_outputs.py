@@ -291,3 +291,30 @@ def test_threads_and_the_tuning_log_are_checked_before_any_work(tmp_path):
                       (tmp_path / "nowhere" / "t.jsonl", "there is no folder")):
         proc = run_beast("tune", ROOT + "/spaces/gemm.py", "--size", "64", "64", "64", "--log", log)
         assert proc.returncode == 2 and says in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+
+
+def test_dag_format_from_the_extension_and_outputs_that_are_not_outputs(tmp_path):
+    """dag -o X.json writes JSON (it wrote text); -o SPACE.py is refused before it replaces the
+    space file; compile -o FILE says the output must be a folder; a link into a missing folder
+    names that folder; --plot '' is an error, not ignored."""
+    import json
+    path = write_space(tmp_path, SPACE)
+    proc = run_beast("dag", path, "-o", tmp_path / "d.json")
+    assert proc.returncode == 0 and json.loads((tmp_path / "d.json").read_text())["loop_order"] == ["a", "b"]
+    proc = run_beast("dag", path, "-o", tmp_path / "d.dot")
+    assert proc.returncode == 0 and (tmp_path / "d.dot").read_text().startswith("digraph")
+    proc = run_beast("dag", path, "-o", tmp_path / "d.out")
+    assert proc.returncode == 0 and "level sets" in (tmp_path / "d.out").read_text()
+    before = open(path).read()
+    for args in (("dag", path, "-o", path), ("enumerate", path, "--format", "csv", "-o", path)):
+        proc = run_beast(*args)
+        assert proc.returncode == 2 and "it is the space file itself" in proc.stderr, proc.stderr
+    assert open(path).read() == before
+    (tmp_path / "f").write_text("")
+    proc = run_beast("compile", path, "--backend", "python", "-o", tmp_path / "f")
+    assert proc.returncode == 2 and "it is not a folder" in proc.stderr
+    os.symlink(os.path.join("nowhere", "x.csv"), tmp_path / "dl.csv")
+    proc = run_beast("enumerate", path, "-o", tmp_path / "dl.csv")
+    assert proc.returncode == 2 and f"there is no folder {tmp_path / 'nowhere'}" in proc.stderr
+    proc = run_beast("stats", path, "--plot", "")
+    assert proc.returncode == 2 and "picture format" in proc.stderr
