@@ -66,16 +66,25 @@ def cmd_count(args):
     return 0
 
 
+def _int_in(low: int, high: int | None = None):
+    """An argparse type: an integer from ``low`` (to ``high``), said in the option's error."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, not {text!r}") from None
+        if n < low or high is not None and n > high:
+            within = f"between {low} and {high}" if high is not None else \
+                "a non-negative integer" if low == 0 else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"must be {within}, not {n}")
+        return n
+    return parse
+
+
 def _threads(text: str) -> int:
-    """--threads N: a positive integer, checked whichever backend runs (only C uses it)."""
+    """--threads N: checked whichever backend runs (only C uses it)."""
     from .runtime import MAX_THREADS
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 1 <= n <= MAX_THREADS:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_THREADS}, not {n}")
-    return n
+    return _int_in(1, MAX_THREADS)(text)
 
 
 def say(*values, **kw) -> None:
@@ -346,7 +355,8 @@ def cmd_tune(args):
 
 
 def cmd_replay(args):
-    from .tune.replay import default_checkpoints, format_replay, load_recorded, match_space, replay
+    from .tune.replay import (check_checkpoints, default_checkpoints, format_replay, load_recorded, match_space,
+                              replay)
     from .tune.strategies import DEFAULT_STRATEGY, STRATEGIES
     if args.strategy is None:
         args.strategy = DEFAULT_STRATEGY
@@ -358,8 +368,8 @@ def cmd_replay(args):
     fixed = {n: v for n, v in run.constants.items() if n not in space.iterators}
     result = replay(pool, times, args.strategy, args.budget, repeats=args.repeats, seed=args.seed,
                     batch=args.batch)
+    points = check_checkpoints(result, args.at) if args.at else default_checkpoints(result.size, result.budget)
     if args.json:
-        points = args.at or default_checkpoints(result.size, result.budget)
         say(json.dumps({"space": args.space, "data": args.data, "strategy": args.strategy,
                           "constants": fixed, "size": result.size, "optimum_ms": result.optimum, "repeats": args.repeats,
                           "budgets": {str(b): {"mean": float(result.at(b).mean()), "std": float(result.at(b).std()),
@@ -371,7 +381,7 @@ def cmd_replay(args):
         if fixed:
             say("constant in the data, not in the space: "
                   + ", ".join(f"{n}={v}" for n, v in fixed.items()))
-        say(format_replay(result, args.at))
+        say(format_replay(result, points))
     return 0
 
 
@@ -417,7 +427,7 @@ def build_parser():
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("--sample", type=int, default=None, metavar="N",
                    help="write N survivors drawn uniformly at random (all, shuffled, if N >= the count)")
-    p.add_argument("--seed", type=int, default=None, metavar="S", help="seed of --sample (default: random)")
+    p.add_argument("--seed", type=_int_in(0), default=None, metavar="S", help="seed of --sample (default: random)")
     p.set_defaults(func=cmd_enumerate)
 
     p = sub.add_parser("dag", help="show the level sets and where each condition and derived variable is evaluated")
@@ -463,9 +473,9 @@ def build_parser():
                    help="exhaustive (enumeration order), random, local (neighbours of the best), "
                         "model (a surrogate model ranks survivors; needs beast-autotune[tune]), hybrid, "
                         "portfolio (beast's default search: a mix of all of them; needs beast-autotune[tune])")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random, local, model, hybrid and portfolio strategies")
+    p.add_argument("--seed", type=_int_in(0), default=0, help="seed of the random, local, model, hybrid and portfolio strategies")
     p.add_argument("--log", default=None, help="JSONL log: written as it goes, resumed when it exists")
-    p.add_argument("--top", type=int, default=10, help="rows in the final table")
+    p.add_argument("--top", type=_int_in(1), default=10, help="rows in the final table")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="spread the work over every GPU of a Ray cluster: ADDRESS (host:port or 'auto') "
                         "joins a running one; without it a local one starts (needs beast-autotune[ray])")
@@ -478,11 +488,11 @@ def build_parser():
     p.add_argument("--strategy", default=None,
                    help="random, local, model, hybrid or portfolio (default: beast's default strategy, "
                         "beast.tune.strategies.DEFAULT_STRATEGY)")
-    p.add_argument("--budget", type=int, required=True, help="evaluations per repeat")
-    p.add_argument("--repeats", type=int, default=10, help="independent runs, seeds SEED, SEED+1, ... (default: 10)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the first repeat")
-    p.add_argument("--batch", type=int, default=1, help="configurations asked at a time (default: 1)")
-    p.add_argument("--at", type=int, nargs="+", default=None, metavar="B",
+    p.add_argument("--budget", type=_int_in(1), required=True, help="evaluations per repeat")
+    p.add_argument("--repeats", type=_int_in(1), default=10, help="independent runs, seeds SEED, SEED+1, ... (default: 10)")
+    p.add_argument("--seed", type=_int_in(0), default=0, help="seed of the first repeat")
+    p.add_argument("--batch", type=_int_in(1), default=1, help="configurations asked at a time (default: 1)")
+    p.add_argument("--at", type=_int_in(1), nargs="+", default=None, metavar="B",
                    help="budgets to report (default: 1, 2, 5, 10, 20, 50%% of the space, and --budget)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.set_defaults(func=cmd_replay)

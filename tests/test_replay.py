@@ -1,6 +1,7 @@
-"""Replaying strategies on recorded GPU times: reproducible, failures count, the CLI."""
+"""Replaying strategies on recorded GPU times: reproducible, failures count, the CLI, and
+clear errors for broken data files, seeds and budgets to report."""
+import gzip
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -9,8 +10,8 @@ import pytest
 import beast
 from beast.cli import main
 from beast.errors import BeastError
-from beast.tune.replay import (default_checkpoints, format_replay, load_recorded, match_space,
-                               replay)
+from beast.tune.replay import (check_checkpoints, default_checkpoints, format_replay, load_recorded,
+                               match_space, replay)
 from beast.tune.strategies import Pool, make_strategy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,3 +195,128 @@ def test_clblast_gemm_replays_without_its_precision(tmp_path):
     assert run.constants == {"KWG": 32, "KWI": 2, "STRM": 0, "STRN": 0, "PRECISION": 32}
     pool, times = match_space(beast.load(str(path)), run)
     assert "PRECISION" not in pool.names and len(pool) == 17956 and np.isfinite(times).all()
+
+
+# --- bad input: a clear error (status 2), never an internal error ----------------------------
+
+def _cli(capsys, *args):
+    """``beast replay ...`` through main: (status, stderr); an argparse refusal counts too."""
+    try:
+        rc = main(["replay", *args])
+    except SystemExit as exc:
+        rc = exc.code
+    err = capsys.readouterr().err
+    assert "internal error" not in err and "Traceback" not in err
+    return rc, err
+
+
+def _flipped(data: bytes, at: int) -> bytes:
+    out = bytearray(data)
+    out[at:at + 8] = bytes(b ^ 0xFF for b in out[at:at + 8])
+    return bytes(out)
+
+
+GZ = Path(CONV_DATA).read_bytes()
+GOOD = {"tune_params_keys": ["a"], "cache": {"1": {"a": 1, "time": 1.5}}}
+BROKEN = {
+    "truncated.json.gz": (GZ[:5000], "truncated"),
+    "inflate.json.gz": (_flipped(GZ, 1000), r"corrupt \(gzip: Error -3"),    # zlib.error
+    "crc.json.gz": (_flipped(GZ, len(GZ) // 2), "corrupt"),
+    "empty.json": (b"", "the data file is empty"),
+    "empty.json.gz": (b"", "the data file is empty"),
+    "blank.json.gz": (gzip.compress(b" \n"), "the data file is empty"),
+    "text.json": (b"time,a\n1.0,1\n", r"not valid JSON: .* at line 1 column 1"),
+    "latin1.json": (b'{"kernel_name": "caf\xe9"}', "not JSON text"),
+    "list.json": (b"[1, 2]", r"the JSON is an array, not an object with 'cache'"),
+    "nocache.json": (b'{"tune_params_keys": ["a"]}', "no 'cache' object"),
+    "cachelist.json": (b'{"tune_params_keys": ["a"], "cache": []}', "'cache' is an array"),
+    "emptycache.json": (b'{"tune_params_keys": ["a"], "cache": {}}', "'cache' is empty"),
+    "keys.json": (b'{"tune_params_keys": "a", "cache": {"1": {"a": 1, "time": 1}}}',
+                  "'tune_params_keys' does not name the parameters"),
+    "params.json": (b'{"tune_params": 3, "cache": {"1": {"a": 1, "time": 1}}}',
+                    "'tune_params' does not name the parameters"),
+    "notime.json": (b'{"tune_params_keys": ["a"], "cache": {"1": {"a": 1}}}',
+                    "configuration '1' of the data has no 'time'"),
+    "number.json": (b'{"tune_params_keys": ["a"], "cache": {"1": 2.5}}',
+                    "configuration '1' of the data has no 'time'"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_a_broken_data_file_is_a_clear_error_naming_it(tmp_path, name):
+    content, message = BROKEN[name]
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(BeastError, match=message) as err:
+        load_recorded(path)
+    assert err.value.filename == str(path) and str(err.value).startswith(f"{path}: error: ")
+
+
+def test_a_directory_as_data_file_is_a_clear_error(tmp_path):
+    with pytest.raises(BeastError, match="cannot read the data file: Is a directory"):
+        load_recorded(tmp_path)
+
+
+def test_gzip_is_recognised_by_content_not_by_name(tmp_path):
+    plain, packed = tmp_path / "plain.json.gz", tmp_path / "packed.json"
+    plain.write_text(json.dumps(GOOD))
+    packed.write_bytes(gzip.compress(json.dumps(GOOD).encode()))
+    for path in (plain, packed):
+        run = load_recorded(path)
+        assert run.names == ("a",) and run.times.tolist() == [1.5]
+
+
+@pytest.mark.parametrize("name", ["truncated.json.gz", "inflate.json.gz", "list.json", "notime.json"])
+def test_cli_replay_of_a_broken_data_file_exits_2(tmp_path, capsys, name):
+    path = tmp_path / name
+    path.write_bytes(BROKEN[name][0])
+    rc, err = _cli(capsys, CONV_SPACE, "--data", str(path), "--budget", "10", "--repeats", "2")
+    assert rc == 2 and err.startswith(f"{path}: error: ")
+
+
+def _tiny():
+    times = np.arange(1.0, 21.0)
+    return Pool(("p",), np.arange(20).reshape(-1, 1)), times
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, None, "3"])
+def test_replay_refuses_a_seed_that_is_not_a_non_negative_integer(seed):
+    pool, times = _tiny()
+    with pytest.raises(BeastError, match=r"seed must be a non-negative integer \(0, 1, 2, \.\.\.\)"):
+        replay(pool, times, "random", 5, repeats=2, seed=seed)
+    assert replay(pool, times, "random", 5, repeats=2, seed=np.int64(7)).seeds == [7, 8]
+
+
+def test_replay_names_the_setting_that_is_not_positive():
+    pool, times = _tiny()
+    for setting in ("budget", "repeats", "batch"):
+        kw = {**dict(budget=5, repeats=1, batch=1), setting: 0}
+        with pytest.raises(BeastError, match=f"{setting} must be at least 1, not 0"):
+            replay(pool, times, "random", **kw)
+
+
+def test_budgets_to_report_are_from_1_to_the_replays_budget():
+    pool, times = _tiny()
+    res = replay(pool, times, "random", 10, repeats=2, seed=0)
+    assert check_checkpoints(res, (1, np.int64(5), 10)) == [1, 5, 10]
+    assert res.at(10).tolist() == res.fractions[:, 9].tolist()
+    for bad in ([0, -3, 100000], [11], [2.5], [True]):
+        with pytest.raises(BeastError, match="must be from 1 to the replay's budget, 10; not "):
+            format_replay(res, bad)
+        with pytest.raises(BeastError, match="from 1 to the replay's budget"):
+            res.at(bad[0])
+    with pytest.raises(BeastError, match=r"not 0, -3, 100000$"):
+        check_checkpoints(res, [1, 0, -3, 100000])
+    whole = replay(pool, times, "random", 50, repeats=1, seed=0)     # the budget is cut to 20
+    with pytest.raises(BeastError, match=r"budget, 20 \(the whole space: 20 configurations\); not 21"):
+        whole.at(21)
+
+
+def test_cli_replay_refuses_a_negative_seed_and_budgets_outside_the_run(capsys):
+    base = [CONV_SPACE, "--data", CONV_DATA, "--budget", "10", "--repeats", "2"]
+    rc, err = _cli(capsys, *base, "--seed", "-1")
+    assert rc == 2 and "non-negative integer" in err and "-1" in err
+    for extra in (["--at", "5", "100000"], ["--at", "100000", "--json"]):
+        rc, err = _cli(capsys, *base, *extra)
+        assert rc == 2 and "--at" in err and "100000" in err and "from 1 to" in err
+    assert capsys.readouterr().out == ""

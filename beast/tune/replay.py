@@ -14,6 +14,7 @@ import gzip
 import json
 import math
 import os
+import zlib
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -60,24 +61,35 @@ def _time(entry) -> float:
 
 
 def load_recorded(path: str | os.PathLike) -> RecordedRun:
-    """Read a Kernel Tuner cache file (``.json`` or ``.json.gz``)."""
+    """Read a Kernel Tuner cache file (``.json``, or gzip-compressed ``.json.gz``: the content
+    decides, not the name).  A file that cannot be read, is not gzip or JSON as it claims, or
+    is not in the cache format raises a BeastError that names the file and what is wrong."""
     path = os.fspath(path)
-    opener = gzip.open if path.endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        raise BeastError("no such data file", filename=path) from None
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise BeastError(f"cannot read the data file: {err}", filename=path) from None
-    if not isinstance(data, dict) or not isinstance(data.get("cache"), dict):
-        raise BeastError("not a Kernel Tuner cache file (no 'cache' object)", filename=path)
-    names = data.get("tune_params_keys") or list(data.get("tune_params", {}))
+    data = _read_json(path)
+    if not isinstance(data, dict):
+        raise BeastError(f"not a Kernel Tuner cache file (the JSON is {_json_type(data)}, not "
+                         f"an object with 'cache')", filename=path)
+    if not isinstance(data.get("cache"), dict):
+        what = "no 'cache' object" if "cache" not in data else \
+            f"'cache' is {_json_type(data['cache'])}, not an object"
+        raise BeastError(f"not a Kernel Tuner cache file ({what})", filename=path)
+    source = "tune_params_keys" if data.get("tune_params_keys") else "tune_params"
+    names = data.get(source) or []
+    if isinstance(names, dict):
+        names = list(names)              # tune_params: name -> values
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise BeastError(f"not a Kernel Tuner cache file ({source!r} does not name the "
+                         f"parameters: {names!r:.60})", filename=path)
     if not names:
         raise BeastError("the data names no tuning parameters (tune_params_keys)", filename=path)
+    if not data["cache"]:
+        raise BeastError("the data has no configurations ('cache' is empty)", filename=path)
     raw, times = [], []
     for key, entry in data["cache"].items():
-        if isinstance(entry, dict) and all(n in entry for n in names):
+        if not isinstance(entry, dict) or "time" not in entry:
+            raise BeastError(f"configuration {key!r} of the data has no 'time' (each entry of "
+                             f"'cache' is an object with the time in ms or an error)", filename=path)
+        if all(n in entry for n in names):
             raw.append([entry[n] for n in names])
         else:
             raw.append(key.split(","))
@@ -102,6 +114,43 @@ def load_recorded(path: str | os.PathLike) -> RecordedRun:
     X = np.array(columns, dtype=np.int64).T.reshape(-1, len(keep))
     return RecordedRun(tuple(keep), X, np.array(times, dtype=np.float64), path,
                        data.get("device_name"), data.get("kernel_name"), constants)
+
+
+def _json_type(value) -> str:
+    """What ``value`` is in JSON's words: an array, a string, ..."""
+    return {list: "an array", dict: "an object", str: "a string", bool: "a boolean",
+            int: "a number", float: "a number", type(None): "null"}.get(type(value), "a value")
+
+
+def _read_json(path: str):
+    """The JSON in ``path``, decompressed first when it is gzip data; BeastError otherwise."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        if raw[:2] == b"\x1f\x8b":                  # gzip's magic number
+            raw = gzip.decompress(raw)
+        text = raw.decode("utf-8")
+    except FileNotFoundError:
+        raise BeastError("no such data file", filename=path) from None
+    except EOFError:
+        raise BeastError("the data file is truncated (its gzip data ends early)",
+                         filename=path) from None
+    except (zlib.error, gzip.BadGzipFile) as err:
+        raise BeastError(f"the data file is corrupt (gzip: {err})", filename=path) from None
+    except OSError as err:
+        raise BeastError(f"cannot read the data file: {err.strerror or err}", filename=path) from None
+    except UnicodeDecodeError as err:
+        raise BeastError(f"the data file is not JSON text (byte {err.start} is not UTF-8)",
+                         filename=path) from None
+    if not text.strip():
+        raise BeastError("the data file is empty", filename=path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise BeastError(f"the data file is not valid JSON: {err.msg} at line {err.lineno} "
+                         f"column {err.colno}", filename=path) from None
+    except RecursionError:
+        raise BeastError("the data file is not valid JSON: nested too deeply", filename=path) from None
 
 
 def _integers(values: list) -> list[int] | None:
@@ -175,9 +224,10 @@ class ReplayResult:
         return self.fractions.shape[1]
 
     def at(self, b: int) -> np.ndarray:
-        """The fraction of the optimum of every repeat after ``b`` evaluations."""
-        b = max(1, min(int(b), self.budget))
-        return self.fractions[:, b - 1]
+        """The fraction of the optimum of every repeat after ``b`` evaluations (1 to
+        :attr:`budget`; BeastError otherwise)."""
+        check_checkpoints(self, [b])
+        return self.fractions[:, int(b) - 1]
 
     def evaluations_to(self, target: float) -> np.ndarray:
         """Per repeat, the evaluations needed to reach ``target`` x optimum (inf: not within
@@ -191,9 +241,13 @@ def replay(pool: Pool, times: np.ndarray, strategy: str, budget: int, repeats: i
            seed: int = 0, batch: int = 1, **options) -> ReplayResult:
     """Play ``strategy`` ``repeats`` times (seeds ``seed``, ``seed+1``, ...) for ``budget``
     evaluations each, asking ``batch`` configurations at a time, against ``times`` (one per
-    pool configuration, NaN: failed)."""
-    if budget < 1 or repeats < 1 or batch < 1:
-        raise BeastError("budget, repeats and batch must be positive")
+    pool configuration, NaN: failed).  ``budget``, ``repeats`` and ``batch`` are at least 1,
+    ``seed`` a non-negative integer; a budget beyond the pool is cut to the pool's size."""
+    for name, value in (("budget", budget), ("repeats", repeats), ("batch", batch)):
+        if value < 1:
+            raise BeastError(f"{name} must be at least 1, not {value}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise BeastError(f"the seed must be a non-negative integer (0, 1, 2, ...), not {seed!r}")
     budget = min(int(budget), len(pool))
     finite = times[np.isfinite(times)]
     if not len(finite):
@@ -229,11 +283,26 @@ def default_checkpoints(size: int, budget: int) -> list[int]:
     return sorted(b for b in points | {budget} if b <= budget)
 
 
+def check_checkpoints(result: ReplayResult, checkpoints: Sequence[int]) -> list[int]:
+    """``checkpoints`` (budgets to report, ``beast replay --at``) as a list, after checking that
+    each is a whole number from 1 to the replay's budget; a BeastError names the others."""
+    points = list(checkpoints)
+    bad = [b for b in points if isinstance(b, bool) or not isinstance(b, (int, np.integer))
+           or not 1 <= b <= result.budget]
+    if bad:
+        capped = (f" (the whole space: {result.size} configurations)"
+                  if result.budget == result.size else "")
+        raise BeastError(f"budgets to report (--at) must be from 1 to the replay's budget, "
+                         f"{result.budget}{capped}; not {', '.join(map(str, bad))}")
+    return points
+
+
 def format_replay(result: ReplayResult, checkpoints: Sequence[int] | None = None,
                   targets: Sequence[float] = (0.9, 0.95, 0.99, 1.0)) -> str:
     """A table per budget (fraction of the optimum: mean, std, min, max over repeats) and the
     evaluations each target took (median over repeats; '>B' when not reached)."""
-    cps = list(checkpoints) if checkpoints else default_checkpoints(result.size, result.budget)
+    cps = (check_checkpoints(result, checkpoints) if checkpoints
+           else default_checkpoints(result.size, result.budget))
     reps = result.fractions.shape[0]
     lines = [f"strategy {result.strategy}: {reps} repeat(s), budget {result.budget} of {result.size} "
              f"configurations, optimum {result.optimum:.6g} ms",
