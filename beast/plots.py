@@ -31,9 +31,28 @@ def check_plot(path: str) -> str:
     return fmt
 
 
+def _literal(text) -> str:
+    """``text`` (a file, space or parameter name: the user's) as matplotlib shows it literally: a
+    byte of a file name that is not UTF-8 as \\xff, a control character escaped, and ``$`` that
+    would start mathtext escaped."""
+    text = os.fsdecode(text)
+    try:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:      # a surrogate that stands for no byte
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+    return text.replace("$", r"\$")
+
+
+def _title(stats) -> str:
+    """The title of ``beast stats --plot``: the space's name, literally, and its survivors."""
+    return f"beast stats: {_literal(stats.space)} ({stats.survivors:,} survivors)"
+
+
 def plot_stats(stats, path: str, title: str | None = None) -> str:
     """Draw ``stats`` (a :class:`beast.stats.Stats`) into ``path`` (.png or .svg); returns it.
-    Written to a temporary file first, then renamed."""
+    Written to a temporary file first, then renamed. A ``title`` is drawn as matplotlib draws text
+    (mathtext between ``$`` signs); the default one and the labels show the names literally."""
     fmt = check_plot(path)
     plt = _pyplot()
     names = [n for n, d in stats.values.items() if d]
@@ -41,12 +60,12 @@ def plot_stats(stats, path: str, title: str | None = None) -> str:
     nrows = 2 + math.ceil(len(names) / ncols) if names else 2
     fig = plt.figure(figsize=(15, 4.2 + 2.1 * (nrows - 2) + 3.6), constrained_layout=True)
     grid = fig.add_gridspec(nrows, ncols, height_ratios=[2, 1.7] + [1] * (nrows - 2))
-    fig.suptitle(title or f"beast stats: {stats.space} ({stats.survivors:,} survivors)", fontsize=13)
+    fig.suptitle(title or _title(stats), fontsize=13)
 
     # the funnel: cartesian -> per level the values tried and passed -> survivors, log scale
     ax = fig.add_subplot(grid[0, :])
     labels = (["cartesian"] if stats.cartesian is not None else []) + \
-        [f"{lv.iterator}\n(depth {lv.depth})" for lv in stats.levels] + ["survivors"]
+        [f"{_literal(lv.iterator)}\n(depth {lv.depth})" for lv in stats.levels] + ["survivors"]
     xs = list(range(len(labels)))
     first = 1 if stats.cartesian is not None else 0
     if stats.cartesian is not None:
@@ -72,7 +91,8 @@ def plot_stats(stats, path: str, title: str | None = None) -> str:
     ax.barh(range(len(conds)), [max(c.rejected, 0.8) for _, c in conds],
             color=[kind_color.get(c.kind, "#777777") for _, c in conds])
     ax.set_yticks(range(len(conds)))
-    ax.set_yticklabels([f"{n} (depth {c.depth}, {c.kind or 'condition'})" for n, c in conds], fontsize=8)
+    ax.set_yticklabels([f"{_literal(n)} (depth {c.depth}, {c.kind or 'condition'})" for n, c in conds],
+                       fontsize=8)
     ax.invert_yaxis()
     if any(c.rejected > 0 for _, c in conds):
         ax.set_xscale("log")
@@ -91,7 +111,7 @@ def plot_stats(stats, path: str, title: str | None = None) -> str:
         else:
             ax.bar(xs, ns, width=max(1, (max(xs) - min(xs)) / 200), color="#228833")
             ax.tick_params(labelsize=6)
-        ax.set_title(f"{name}: survivors per value", fontsize=9)
+        ax.set_title(f"{_literal(name)}: survivors per value", fontsize=9)
         ax.tick_params(axis="y", labelsize=6)
 
     from .output import output_file

@@ -921,3 +921,78 @@ def test_len_of_a_huge_range_at_module_level(tmp_path):
     check_report(info.value, path, 2, 5, "OverflowError: Python int too large to convert to C ssize_t",
                  "len(range(10**20))")
     assert "(stop - start + step - 1) // step" in info.value.hint
+
+
+# ---------------------------------------------------------------------------------------------
+# The file's encoding: read as Python reads it (PEP 263), or a clear error where Python would not
+
+def _write_bytes(tmp_path, data: bytes, name: str) -> str:
+    path = str(tmp_path / name)
+    with open(path, "wb") as fh:
+        fh.write(data)
+    return path
+
+
+def test_a_latin_1_file_with_a_coding_line_reads_as_python_reads_it(tmp_path):
+    text = '# -*- coding: latin-1 -*-\nfrom beast import *\nname = "déjà"  # ça\na = range(3)\nb = range(a, 4)\n'
+    path = _write_bytes(tmp_path, text.encode("latin-1"), "latin.py")
+    space = beast.load(path)
+    assert space.module.namespace["name"] == "déjà" and space.count(backend="python") == 9
+    assert run_beast("count", path, "--backend", "python").stdout == "9\n"
+    out = tmp_path / "rows.csv"
+    proc = run_beast("enumerate", path, "-q", "-o", out, "--backend", "python")
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text().splitlines()[:3] == ["a,b", "0,0", "0,1"]
+
+
+def test_a_utf_8_file_with_a_byte_order_mark_reads_as_python_reads_it(tmp_path):
+    path = _write_bytes(tmp_path, b"\xef\xbb\xbffrom beast import *\na = range(3)\nb = range(a, 4)\n", "bom.py")
+    assert beast.load(path).count(backend="python") == 9
+    assert run_beast("count", path, "--backend", "python").stdout == "9\n"
+
+
+@pytest.mark.parametrize("line, caret", [('b = "ééé" $ a', 10), ('b = "ééé" + (a +', 12)])
+def test_a_syntax_error_in_a_latin_1_file_has_its_caret_under_the_character(line, caret, tmp_path):
+    """Python counts the columns in the line as UTF-8: in a latin-1 file the caret would stand
+    three columns short of the error."""
+    text = f"# -*- coding: latin-1 -*-\nfrom beast import *\na = range(3)\n{line}\n"
+    path = _write_bytes(tmp_path, text.encode("latin-1"), "latin_syntax.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    assert (info.value.lineno, info.value.col) == (4, caret)
+    assert str(info.value).splitlines()[1:3] == ["    " + line, "    " + " " * caret + "^"]
+    check_cli(path, expect_in_stderr=f"{path}:4:{caret + 1}: error: syntax error")
+
+
+def test_an_error_in_a_latin_1_file_quotes_the_line_as_decoded(tmp_path):
+    text = "# -*- coding: latin-1 -*-\nfrom beast import *\na = range(3)\nb = range(a, zz)  # déjà\n"
+    path = _write_bytes(tmp_path, text.encode("latin-1"), "latin_name.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    assert str(info.value).splitlines() == [f"{path}:4:14: error: undefined name 'zz'",
+                                            "    b = range(a, zz)  # déjà", "                 ^^"]
+
+
+def test_a_file_that_is_not_utf_8_says_where_its_first_bad_byte_is(tmp_path):
+    path = _write_bytes(tmp_path, b"from beast import *\na = range(3)\n#  \xff bad\nb = range(4)\n", "bad.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    err = info.value
+    assert (err.filename, err.lineno, err.col) == (path, 3, 3)
+    assert err.message == "cannot read space file: byte 0xff is not UTF-8 text"
+    assert "coding: latin-1" in err.hint
+    assert str(err).splitlines()[1:3] == ["    #  \ufffd bad", "       ^"]
+    check_cli(path, expect_in_stderr=f"{path}:3:4: error: cannot read space file: byte 0xff is not UTF-8 text")
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"# coding: nosuchcodec\nfrom beast import *\na = range(3)\n", "unknown encoding: nosuchcodec"),
+    (b"\xef\xbb\xbf# coding: latin-1\nfrom beast import *\na = range(3)\n",
+     "the file starts with a UTF-8 byte order mark, but its coding line names another encoding"),
+])
+def test_a_coding_line_python_refuses_is_an_error_at_that_line(data, message, tmp_path):
+    path = _write_bytes(tmp_path, data, "coding.py")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    assert (info.value.lineno, info.value.message) == (1, f"cannot read space file: {message}")
+    check_cli(path, expect_in_stderr=f"{path}:1: error: cannot read space file: {message}")

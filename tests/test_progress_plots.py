@@ -69,6 +69,28 @@ def test_stats_plot_png_and_svg(tmp_path):
     assert bad.returncode == 2 and "png or .svg" in bad.stderr
 
 
+@pytest.mark.parametrize("name, shown", [("cost$^$", "cost$^$"), ("a$x$b", "a$x$b"),
+                                         (os.fsdecode(b"bad\xff"), "bad\\xff")])
+def test_stats_plot_shows_an_odd_file_name_literally(name, shown, tmp_path):
+    """A file name is no mathtext, and its byte that is not UTF-8 shows as \\xff: the command draws
+    the picture, and the title (text in an SVG drawn with svg.fonttype none) is the name as it is."""
+    matplotlib = pytest.importorskip("matplotlib", reason="matplotlib comes with the test extra")
+    from beast.plots import plot_stats
+    path = os.path.join(str(tmp_path), name + ".py")
+    with open(path, "w") as fh:
+        fh.write("from beast import *\na = range(3)\nb = range(a, 4)\n")
+    png = tmp_path / "stats.png"
+    # (the summary names the space on stdout: written so that any locale's stdout takes it)
+    proc = run_beast("stats", path, "--backend", "python", "--plot", png,
+                     env={"PYTHONIOENCODING": "utf-8:backslashreplace"})
+    assert proc.returncode == 0, proc.stderr
+    assert png.read_bytes().startswith(b"\x89PNG")
+    stats = beast.load(path).stats(backend="python")
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        svg = open(plot_stats(stats, str(tmp_path / "stats.svg")), encoding="utf-8").read()
+    assert f">beast stats: {shown} (9 survivors)</text>" in svg       # drawn as it is, not as mathtext
+
+
 def test_plot_without_matplotlib_says_how_to_get_it(monkeypatch, tmp_path):
     from beast import plots
     monkeypatch.setitem(sys.modules, "matplotlib", None)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import ast
+import codecs
+import io
 import os
 import sys
+import tokenize
 import types
 from ..ir.record import field, record
 
@@ -222,7 +225,14 @@ def _without_beast(loaded: LoadedModule, ctx):
     return SpaceError(message, loaded.filename, None, hint=IMPORT_HINT)
 
 
-def _syntax_error(exc: SyntaxError, filename) -> SpaceError:
+def _syntax_error(exc: SyntaxError, source: str, filename) -> SpaceError:
+    """The report of a syntax error. Python counts its columns in the line as it reads it again from
+    the file, as UTF-8 text: compiled again under a name that is no file, they count in ``source``
+    (the caret is right in a latin-1 file too)."""
+    try:
+        compile(source, "<beast space>", "exec", dont_inherit=True)
+    except SyntaxError as again:
+        exc = again
     col = (exc.offset - 1) if exc.offset else None
     end = (exc.end_offset - 1) if getattr(exc, "end_offset", None) and exc.end_lineno == exc.lineno else None
     if end is not None and col is not None and end <= col:
@@ -230,19 +240,50 @@ def _syntax_error(exc: SyntaxError, filename) -> SpaceError:
     return SpaceError(f"syntax error: {exc.msg}", filename, exc.lineno, col, end)
 
 
+ENCODING_HINT = "a space file is UTF-8 text unless a comment on its first or second line names " \
+                "another encoding, as in Python: # -*- coding: latin-1 -*-"
+
+
+def _decode(data: bytes, filename: str) -> str:
+    """The text of a space file as Python reads it (PEP 263): UTF-8, a byte order mark dropped, or
+    the encoding its coding line names; lines end in \\n. A SpaceError where Python would not read it."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        if not exc.msg.startswith("invalid or missing"):   # an unknown codec, or a BOM and another codec
+            lines = data.splitlines()[:2]
+            lineno = next((i for i, line in enumerate(lines, 1) if b"coding" in line), 1)
+            message = exc.msg if not data.startswith(codecs.BOM_UTF8) else \
+                "the file starts with a UTF-8 byte order mark, but its coding line names another encoding"
+            raise SpaceError(f"cannot read space file: {message}", filename, lineno, hint=ENCODING_HINT,
+                             source_line=lines[lineno - 1].decode("utf-8-sig", "replace")) from None
+        encoding = "utf-8"          # a first or second line that is not UTF-8: said below, with where
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1        # of the line with the byte that is not text
+        col = len(data[start:exc.start].decode(encoding))
+        name = "UTF-8" if encoding.startswith("utf-8") else encoding
+        raise SpaceError(f"cannot read space file: byte {data[exc.start]:#04x} is not {name} text",
+                         filename, data.count(b"\n", 0, exc.start) + 1, col, col + 1, hint=ENCODING_HINT,
+                         source_line=data[start:].splitlines()[0].decode(encoding, "replace")) from None
+    return io.IncrementalNewlineDecoder(None, translate=True).decode(text, final=True)
+
+
 def load_module(path, device=None, settings=None) -> LoadedModule:
     """Read, parse and execute the space file at ``path`` with beast's overloaded vocabulary."""
     filename = os.path.abspath(os.fspath(path))
     try:
-        with open(filename, encoding="utf-8") as fh:
-            source = fh.read()
+        with open(filename, "rb") as fh:
+            data = fh.read()
     except OSError as exc:
         raise SpaceError(f"cannot read space file {path}: {exc.strerror}") from None
+    source = _decode(data, filename)
     try:
         # compiled from the text: the AST (LoadedModule.tree) is parsed only when it is needed
         code = compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        raise _syntax_error(exc, filename) from None
+        raise _syntax_error(exc, source, filename) from None
     modname = "_beast_space_" + os.path.splitext(os.path.basename(filename))[0]
     module = types.ModuleType(modname)
     module.__file__ = filename
