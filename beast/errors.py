@@ -24,7 +24,7 @@ class BeastError(Exception):
         self.message = message
         self.filename = filename
         self.lineno = lineno
-        self.col = col            # 0-based column, as in ast
+        self.col = col            # 0-based column in UTF-8 bytes of the line, as in ast
         self.end_col = end_col    # 0-based, exclusive
         self.hint = hint
         self.source_line = source_line
@@ -39,6 +39,19 @@ class BeastError(Exception):
             end = None
         return cls(message, filename, lineno, col, end, hint=hint, **kw)
 
+    def _line(self) -> str:
+        line = self.source_line
+        if line is None and self.filename and self.lineno:
+            linecache.checkcache(self.filename)     # the file may have been edited since it was read
+            line = linecache.getline(self.filename, self.lineno)
+        return (line or "").rstrip("\n")
+
+    def _columns(self, line: str) -> tuple[int | None, int | None]:
+        """(col, end_col) in characters of ``line`` (they are counted in its UTF-8 bytes)."""
+        def chars(n):
+            return None if n is None else len(line.encode("utf-8", "surrogatepass")[:n].decode("utf-8", "ignore"))
+        return (self.col, self.end_col) if line.isascii() else (chars(self.col), chars(self.end_col))
+
     def location(self) -> str:
         if self.filename is None:
             return ""
@@ -46,22 +59,20 @@ class BeastError(Exception):
         if self.lineno is not None:
             parts.append(str(self.lineno))
             if self.col is not None:
-                parts.append(str(self.col + 1))
+                parts.append(str(self._columns(self._line())[0] + 1))
         return ":".join(parts) + ": "
 
     def __str__(self) -> str:
         out = [f"{self.location()}{self.kind}: {self.message}"]
-        line = self.source_line
-        if line is None and self.filename and self.lineno:
-            linecache.checkcache(self.filename)     # the file may have been edited since it was read
-            line = linecache.getline(self.filename, self.lineno)
-        if line and line.strip():
-            line = line.rstrip("\n").expandtabs(1)
+        line = self._line()
+        if line.strip():
+            col, end = self._columns(line)
+            line = line.expandtabs(1)
             out.append("    " + line)
-            if self.col is not None:
-                width = max(1, (self.end_col or (self.col + 1)) - self.col)
-                width = min(width, max(1, len(line) - self.col))
-                out.append("    " + " " * self.col + "^" * width)
+            if col is not None:
+                width = max(1, (end or (col + 1)) - col)
+                width = min(width, max(1, len(line) - col))
+                out.append("    " + " " * col + "^" * width)
         if self.hint:
             out.append(f"hint: {self.hint}")
         return "\n".join(out)

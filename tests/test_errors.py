@@ -959,7 +959,8 @@ def test_a_syntax_error_in_a_latin_1_file_has_its_caret_under_the_character(line
     path = _write_bytes(tmp_path, text.encode("latin-1"), "latin_syntax.py")
     with pytest.raises(SpaceError) as info:
         beast.load(path)
-    assert (info.value.lineno, info.value.col) == (4, caret)
+    # the column is counted in UTF-8 bytes, as ast counts it (each é two); shown in characters
+    assert (info.value.lineno, info.value.col) == (4, caret + 3)
     assert str(info.value).splitlines()[1:3] == ["    " + line, "    " + " " * caret + "^"]
     check_cli(path, expect_in_stderr=f"{path}:4:{caret + 1}: error: syntax error")
 
@@ -996,3 +997,16 @@ def test_a_coding_line_python_refuses_is_an_error_at_that_line(data, message, tm
         beast.load(path)
     assert (info.value.lineno, info.value.message) == (1, f"cannot read space file: {message}")
     check_cli(path, expect_in_stderr=f"{path}:1: error: cannot read space file: {message}")
+
+
+@pytest.mark.parametrize("line, col, width", [('b = iterator(["ééé", a + zz])', 25, 2),
+                                              ('c = "ééé" + (a +* 2)', 16, 1)])
+def test_carets_count_characters_after_non_ascii_text(line, col, width, tmp_path):
+    """ast counts columns in UTF-8 bytes: 'ééé' before the error put the caret and the column three
+    places too far right (the report counts characters)."""
+    path = write_space(tmp_path, f"from beast import *\na = range(3)\n{line}\n")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    lines = str(info.value).splitlines()
+    assert lines[0].startswith(f"{path}:3:{col + 1}: error:")
+    assert lines[1:3] == ["    " + line, "    " + " " * col + "^" * width]

@@ -237,6 +237,10 @@ def _syntax_error(exc: SyntaxError, source: str, filename) -> SpaceError:
     end = (exc.end_offset - 1) if getattr(exc, "end_offset", None) and exc.end_lineno == exc.lineno else None
     if end is not None and col is not None and end <= col:
         end = None
+    lines = source.splitlines()
+    if exc.lineno and exc.lineno <= len(lines):     # characters -> UTF-8 bytes, as ast counts them
+        line = lines[exc.lineno - 1]
+        col, end = (None if c is None else len(line[:c].encode("utf-8", "surrogatepass")) for c in (col, end))
     return SpaceError(f"syntax error: {exc.msg}", filename, exc.lineno, col, end)
 
 
@@ -262,10 +266,10 @@ def _decode(data: bytes, filename: str) -> str:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
         start = data.rfind(b"\n", 0, exc.start) + 1        # of the line with the byte that is not text
-        col = len(data[start:exc.start].decode(encoding))
+        col = len(data[start:exc.start].decode(encoding).encode("utf-8"))     # UTF-8 bytes, as ast counts
         name = "UTF-8" if encoding.startswith("utf-8") else encoding
         raise SpaceError(f"cannot read space file: byte {data[exc.start]:#04x} is not {name} text",
-                         filename, data.count(b"\n", 0, exc.start) + 1, col, col + 1, hint=ENCODING_HINT,
+                         filename, data.count(b"\n", 0, exc.start) + 1, col, col + 3, hint=ENCODING_HINT,
                          source_line=data[start:].splitlines()[0].decode(encoding, "replace")) from None
     return io.IncrementalNewlineDecoder(None, translate=True).decode(text, final=True)
 
