@@ -516,6 +516,10 @@ def main(argv=None) -> int:
         if argv is None:
             import signal
             signal.signal(signal.SIGTERM, _on_sigterm)
+            if sys.stdout is not None and hasattr(sys.stdout, "reconfigure"):
+                # a file name that is not UTF-8 (an escaped byte) printed in a result: \udcff, not
+                # a UnicodeEncodeError after the work is done
+                sys.stdout.reconfigure(errors="backslashreplace")
         args = build_parser().parse_args(argv)
         status = args.func(args)
         _flush_stdout()                 # here, where a full disk is still the user's error

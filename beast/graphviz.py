@@ -31,5 +31,6 @@ def draw(dot_text: str, path: str, fmt: str) -> str:
         proc = subprocess.run([dot, f"-T{fmt}", "-o", tmp], input=dot_text, capture_output=True,
                               text=True, timeout=120)
         if proc.returncode != 0:
-            raise BeastError(f"Graphviz's dot failed: {(proc.stderr or proc.stdout).strip()[-2000:]}")
+            said = (proc.stderr or proc.stdout).strip()[-2000:] or "it said nothing"
+            raise BeastError(f"Graphviz's dot failed (exit status {proc.returncode}): {said}")
     return path

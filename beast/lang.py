@@ -495,7 +495,8 @@ def setting(name: str, default, choices=None, help: str | None = None):  # noqa:
             raise SettingError(f"setting '{name}': {err.message}", hint=err.hint) from None
     if choices is not None and value not in choices:
         shown = ", ".join(repr(c) for c in choices)
-        raise SettingError(f"setting '{name}' = {value!r} is not one of its choices: {shown}")
+        given = repr(value) if len(repr(value)) <= 60 else f"{repr(value)[:28]}...{repr(value)[-28:]}"
+        raise SettingError(f"setting '{name}' = {given} is not one of its choices: {shown}")
     ctx.settings[name] = SettingDecl(name, default, tuple(choices) if choices else None, value,
                                      where, help)
     return value

@@ -1010,3 +1010,15 @@ def test_carets_count_characters_after_non_ascii_text(line, col, width, tmp_path
     lines = str(info.value).splitlines()
     assert lines[0].startswith(f"{path}:3:{col + 1}: error:")
     assert lines[1:3] == ["    " + line, "    " + " " * col + "^" * width]
+
+
+@pytest.mark.parametrize("line, col, width", [("z = 1 / 0", 4, 5), ('raise ValueError("no")', 0, 22),
+                                              ("b = a * int('x')", 8, 8)])
+def test_a_python_error_at_module_level_has_a_caret_under_the_operation(line, col, width, tmp_path):
+    """Python's own errors in module-level code (not beast's vocabulary) point at the operation
+    that raised, from the code's positions (they had a file:line and no caret)."""
+    path = write_space(tmp_path, f"from beast import *\na = range(3)\n{line}\n")
+    with pytest.raises(SpaceError) as info:
+        beast.load(path)
+    lines = str(info.value).splitlines()
+    assert lines[0].startswith(f"{path}:3:{col + 1}: error:") and lines[2] == "    " + " " * col + "^" * width

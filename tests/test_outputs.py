@@ -318,3 +318,16 @@ def test_dag_format_from_the_extension_and_outputs_that_are_not_outputs(tmp_path
     assert proc.returncode == 2 and f"there is no folder {tmp_path / 'nowhere'}" in proc.stderr
     proc = run_beast("stats", path, "--plot", "")
     assert proc.returncode == 2 and "picture format" in proc.stderr
+
+
+def test_a_failing_dot_and_an_unencodable_file_name_are_said_plainly(tmp_path):
+    """dot that fails silently: its exit status, not an empty message; a space file whose name is
+    not UTF-8 printed by `stats` on a strict UTF-8 standard output: escaped, not an internal error."""
+    path = write_space(tmp_path, SPACE)
+    proc = run_beast("dag", path, "--format", "png", "-o", tmp_path / "d.png", env={"BEAST_DOT": "/bin/false"})
+    assert proc.returncode == 2 and "dot failed (exit status 1): it said nothing" in proc.stderr
+    odd = os.path.join(os.fsencode(tmp_path), b"bad\xff.py")
+    with open(odd, "wb") as fh:
+        fh.write(SPACE.encode())
+    proc = run_beast("stats", os.fsdecode(odd), "--backend", "python", env={"PYTHONIOENCODING": "utf-8"})
+    assert proc.returncode == 0 and "internal error" not in proc.stderr and "bad\\udcff" in proc.stdout, proc.stderr

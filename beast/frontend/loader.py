@@ -11,7 +11,7 @@ import tokenize
 import types
 from ..ir.record import field, record
 
-from ..errors import BeastError, SettingError, SpaceError
+from ..errors import BeastError, SettingError, SpaceError, frame_position
 from ..expr import Expr, IteratorTruthError
 from ..lang import __all__ as VOCABULARY, Condition, compiling
 
@@ -46,13 +46,19 @@ class LoadedModule:
 
 
 def _user_frame_line(tb, filename):
-    """The deepest traceback entry that is in the user's file."""
-    line = None
+    """The line of the deepest traceback entry that is in the user's file."""
+    return _user_frame_position(tb, filename)[0]
+
+
+def _user_frame_position(tb, filename):
+    """(line, col, end_col) of the operation the deepest traceback entry in the user's file was
+    running (the columns None where Python does not know them)."""
+    where = (None, None, None)
     while tb is not None:
         if os.path.abspath(tb.tb_frame.f_code.co_filename) == filename:
-            line = tb.tb_lineno
+            where = frame_position(tb)[1:]
         tb = tb.tb_next
-    return line
+    return where
 
 
 def _callee(call: ast.Call):
@@ -179,7 +185,7 @@ def _called(err: SpaceError, tree) -> SpaceError:
             name, err.hint = call, err.hint or hint
     calls = [n for n in _nodes_on_line(tree, err.lineno, ast.Call) if n.end_lineno == err.lineno and
              (_callee(n) == name if name else f"{_callee(n)}()" in err.message)]
-    if len(calls) == 1:
+    if len(calls) == 1 and err.col is None:
         err.col, err.end_col = calls[0].col_offset, calls[0].end_col_offset
     return err
 
@@ -288,6 +294,8 @@ def load_module(path, device=None, settings=None) -> LoadedModule:
         code = compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise _syntax_error(exc, source, filename) from None
+    except ValueError as exc:           # Python 3.10: "source code string cannot contain null bytes"
+        raise SpaceError(f"cannot read space file: {exc}", filename) from None
     modname = "_beast_space_" + os.path.splitext(os.path.basename(filename))[0]
     module = types.ModuleType(modname)
     module.__file__ = filename
@@ -309,14 +317,14 @@ def load_module(path, device=None, settings=None) -> LoadedModule:
             line = _user_frame_line(exc.__traceback__, filename)
             raise _name_error(exc, loaded.tree, filename, line, namespace) from None
         except Exception as exc:  # noqa: BLE001 - any failure of user code is reported at its line
-            lineno = _user_frame_line(exc.__traceback__, filename)
+            lineno, col, end = _user_frame_position(exc.__traceback__, filename)
             if isinstance(exc, AttributeError):
                 error = _attribute_error(exc, loaded.tree, filename, lineno)
                 if error is not None:
                     raise error from None
             hint = None if _imports_beast(loaded.tree) else \
                 f"the file does not import beast, so range() and min() are Python's own: {IMPORT_HINT}"
-            raise _called(SpaceError(f"{type(exc).__name__}: {exc}", filename, lineno, hint=hint),
+            raise _called(SpaceError(f"{type(exc).__name__}: {exc}", filename, lineno, col, end, hint=hint),
                           loaded.tree) from None
         finally:
             sys.modules.pop(modname, None)
