@@ -392,3 +392,38 @@ def test_no_ray_names_the_extra(monkeypatch, space):
     with pytest.raises(BeastError, match="Ray, which is not installed") as info:
         tune_ray(space, SIZE, budget=1, backend_factory=lambda: None)
     assert "beast-autotune[ray]" in info.value.hint
+
+
+@pytest.mark.parametrize("how", ["signal", "ray's handler"])
+def test_ctrl_c_or_sigterm_while_ray_starts_waits_for_it_then_stops_it(how, monkeypatch):
+    """Interrupted in the middle of ray.init, a local instance left agents running after beast
+    exited, and ray.init's own SIGTERM handler (sys.exit(15)) replaced beast's: the signal is now
+    held back until Ray is up, then Ray is shut down and the signal handled as beast handles it."""
+    import signal
+    import time
+    from beast.errors import Terminated
+    from beast.tune.ray_runner import _signals_deferred
+
+    def on_term(signum, frame):
+        raise Terminated()
+    stopped = []
+    monkeypatch.setattr(ray, "shutdown", lambda: stopped.append(True))    # not the module's cluster
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        ran_on = []
+        with pytest.raises(Terminated):
+            with _signals_deferred():
+                if how == "signal":
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(0.05)
+                    ran_on.append(True)
+                else:
+                    raise SystemExit(signal.SIGTERM)
+        assert stopped == [True] and ran_on == ([True] if how == "signal" else [])
+        assert signal.getsignal(signal.SIGTERM) is on_term
+        with pytest.raises(KeyboardInterrupt):
+            with _signals_deferred():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -40,6 +40,7 @@ Ray is optional (``pip install 'beast-autotune[ray]'``) and imported only here.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import socket
@@ -661,12 +662,40 @@ def connect(address: str | None):
     if ray.is_initialized():
         return False
     try:
-        ray.init(address=address or None, include_dashboard=False, log_to_driver=False)
+        with _signals_deferred():
+            ray.init(address=address or None, include_dashboard=False, log_to_driver=False)
     except ConnectionError as err:
         raise BeastError(f"cannot connect to the Ray cluster at {address!r}: {err}",
                          hint="start it with `ray start --head`, or pass --ray without an address "
                               "to start a local one") from None
     return True
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    """Ctrl-C and SIGTERM held back until the block ends, then handled: interrupted in the middle
+    of ``ray.init``, a local instance left agent processes running for a minute after beast
+    exited; held back, Ray is up, shut down, and the interrupt raised (seconds later)."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got = []
+    old = {s: signal.signal(s, lambda signum, frame: got.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    except SystemExit as stop:          # ray.init's own SIGTERM handler (sys.exit), met before ours
+        if stop.code != signal.SIGTERM:
+            raise
+        got.append(signal.SIGTERM)
+    finally:
+        for s, handler in old.items():  # ours again: ray.init installs its own for SIGTERM
+            signal.signal(s, handler)
+    if got and old[got[0]] != signal.SIG_IGN:
+        import ray
+        ray.shutdown()
+        signal.raise_signal(got[0])     # to the handler it would have met: KeyboardInterrupt, ...
 
 
 def tune_ray(space, size, *, address: str | None = None, budget: int | None = None,
