@@ -6,7 +6,7 @@ import os
 from .ir import build_program
 from .errors import BeastError
 from .frontend import build_space_model, load_module, make_plan
-from .runtime import DEFAULT_BACKEND, get_backend
+from .runtime import DEFAULT_BACKEND, check_chunk_size, check_threads, get_backend
 
 TYPE_CHECKING = False     # (typing costs 2 ms to import; the annotations are strings anyway)
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ class Space:
     # -- what the space is
     @property
     def name(self) -> str:
+        """The space's name: its file name without ``.py``."""
         return self.program.name
 
     @property
@@ -40,10 +41,12 @@ class Space:
 
     @property
     def conditions(self) -> tuple:
+        """Condition names in declaration order."""
         return tuple(self.model.conditions)
 
     @property
     def derived(self) -> tuple:
+        """Derived variable names in declaration order."""
         return tuple(self.model.derived)
 
     @property
@@ -58,6 +61,7 @@ class Space:
 
     @property
     def source_hash(self) -> str:
+        """SHA-256 of the space file's text (a tuning log records it: a resumed run checks it)."""
         import hashlib
         return hashlib.sha256(self.module.source.encode()).hexdigest()
 
@@ -76,7 +80,7 @@ class Space:
     # -- enumeration
     def enumerator(self, backend: str | None = None):
         """The (cached) enumerator of ``backend``: 'auto' (the default: see
-        :mod:`beast.runtime.auto`; ``enumerator().backend`` says which it chose), 'python', 'c'
+        :mod:`beast.runtime.auto`; its ``.backend`` says which backend it chose), 'python', 'c'
         or 'lua'."""
         backend = backend or DEFAULT_BACKEND
         if backend not in self._enumerators:
@@ -84,13 +88,13 @@ class Space:
         return self._enumerators[backend]
 
     def count(self, backend: str | None = None, threads: int | None = None) -> int:
-        """How many configurations survive every condition."""
-        return self.enumerator(backend).count(threads=threads)
+        """How many configurations survive every condition (``threads``: for the C backend, 1 to
+        4096; None: every core)."""
+        return self.enumerator(backend).count(threads=check_threads(threads))
 
     def iterate(self, chunk_size: int = 65536, backend: str | None = None, threads: int | None = None):
         """Yield the survivors as NumPy structured arrays of at most ``chunk_size`` rows, in order."""
-        if chunk_size < 1:
-            raise BeastError("chunk_size must be at least 1")
+        chunk_size, threads = check_chunk_size(chunk_size), check_threads(threads)
         yield from self.enumerator(backend).chunks(chunk_size, threads=threads)
 
     def enumerate(self, backend: str | None = None, threads: int | None = None) -> "numpy.ndarray":
@@ -105,7 +109,7 @@ class Space:
         """``(tune_params, list_of_tuples)`` for Kernel Tuner: each iterator's values that occur
         in a survivor, and the survivors as tuples of Python values (see beast.kernel_tuner)."""
         from .kernel_tuner import to_kernel_tuner
-        return to_kernel_tuner(self, backend=backend, threads=threads)
+        return to_kernel_tuner(self, backend=backend, threads=check_threads(threads))
 
     # -- statistics (beast stats)
     def stats(self, backend: str | None = None, threads: int | None = None, values: bool = True):
@@ -114,7 +118,7 @@ class Space:
         with ``values``, how many survivors have each value of each iterator). It runs a separate,
         instrumented build of the untightened loop nest (see :mod:`beast.stats`)."""
         from .stats import collect
-        return collect(self, backend=backend, threads=threads, with_values=values)
+        return collect(self, backend=backend, threads=check_threads(threads), with_values=values)
 
     # -- uniform sampling (beast/sampling.py)
     def sample(self, n: int, seed=None, backend: str | None = None, threads: int | None = None) -> "numpy.ndarray":
@@ -125,7 +129,7 @@ class Space:
         once, in random order. The first call on a space counts it once (cached in memory and in
         beast's cache directory); later calls cost about ``n`` small walks of the nest."""
         try:
-            return self._sampler(backend, threads).sample(n, seed=seed)
+            return self._sampler(backend, check_threads(threads)).sample(n, seed=seed)
         except BeastError as err:
             raise err.with_traceback(None) from None
 
@@ -141,9 +145,9 @@ class Space:
 
     # -- membership (Kernel Tuner's is_param_config_valid)
     def contains(self, configs, backend: str | None = None):
-        """Whether a configuration survives: ``configs`` is a mapping (iterator -> value), giving a
-        bool, or many of them (a structured array like :meth:`enumerate`'s, or a sequence of
-        mappings), giving a bool array. Exact, and without enumerating the space: each test walks
+        """Whether a configuration survives: ``configs`` is a mapping (iterator -> value) or one row
+        of :meth:`enumerate`'s array, giving a bool, or many of them (a structured array like
+        :meth:`enumerate`'s, or a sequence of mappings), giving a bool array. Exact, and without enumerating the space: each test walks
         the loops' sequences once (:func:`beast.ir.prefix.member`). A value that is not an integer
         is in no survivor; an error of the space at that configuration is raised."""
         import numpy as np
@@ -188,6 +192,8 @@ class DagView:
         self.deps = {name: list(node.deps) for name, node in plan.model.nodes.items()}
 
     def __call__(self, fmt: str = "text") -> str:
+        if fmt not in ("text", "dot", "json"):
+            raise BeastError(f"unknown DAG format {fmt!r}", hint="use 'text', 'dot' or 'json'")
         from .frontend.report import render_dag
         return render_dag(self._plan, fmt)
 
@@ -195,6 +201,7 @@ class DagView:
         return self("text")
 
     def to_dict(self) -> dict:
+        """The DAG and plan as plain data (what ``dag("json")`` prints)."""
         from .frontend.report import dag_dict
         return dag_dict(self._plan)
 
@@ -204,14 +211,23 @@ def config_rows(configs, names):
     structured array, or a sequence of mappings): ``table`` holds each one's values in ``names``
     order, unless some lack a name: then it is None and ``missing`` lists those names."""
     import numpy as np
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
+    if isinstance(configs, np.void) and configs.dtype.names:      # one row of a structured array
+        configs = dict(zip(configs.dtype.names, configs.tolist()))
     single = isinstance(configs, Mapping)
     rows = [configs] if single else configs
     if isinstance(rows, np.ndarray) and rows.dtype.names:
         have = set(rows.dtype.names)
         missing = [n for n in names if n not in have]
     else:
+        if isinstance(rows, (str, bytes)) or not isinstance(rows, Iterable):
+            raise BeastError(f"a configuration is a mapping of iterator names to values, not {rows!r:.60}",
+                             hint="{'blk_m': 64, ...}, a row of enumerate(), or a list or array of them")
         rows = list(rows)
+        odd = next((r for r in rows if not isinstance(r, Mapping)), None)
+        if odd is not None:
+            raise BeastError(f"a configuration is a mapping of iterator names to values, not {odd!r:.60}",
+                             hint="a list of configurations holds mappings: [{'blk_m': 64, ...}, ...]")
         missing = [n for n in names if any(n not in r for r in rows)]
     table = None if missing else [[r[n] for n in names] for r in rows]
     return single, table, missing
@@ -231,6 +247,15 @@ def _integral(value) -> bool:
 def load(path, device=None, settings=None) -> Space:
     """Compile a space file. ``device``: profile name, JSON path, 'auto' or a DeviceProfile;
     ``settings``: overrides of the file's ``setting()`` declarations (name -> value)."""
+    from collections.abc import Mapping
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise BeastError(f"the space file is a path, not {path!r:.60}")
+    if settings is not None and (not isinstance(settings, Mapping)
+                                 or not all(isinstance(k, str) for k in settings)):
+        raise BeastError(f"settings are a mapping of setting names to values, not {settings!r:.60}",
+                         hint="settings={'precision': 'single', 'size': 4096}")
     try:
         return Space(path, device=device, settings=settings)
     except BeastError as err:

@@ -44,7 +44,7 @@ from ..errors import BeastError, EvaluationError
 from ..expr import evaluate
 from ..ir.literals import check_integer_width
 from ..ir.tabulate import MAX_VALUES
-from . import MAX_THREADS, cache
+from . import MAX_CHUNK_ROWS, cache, check_chunk_size, check_threads
 from .errors import (COMPLEX_POW, ComplexPowerError, COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, ROLE_NAMES, caret_in_statement, explain,
                      failed_operation, node_error, node_location)
 from .python_backend import compile_functions
@@ -449,11 +449,7 @@ class CEnumerator:
                 return max(1, len(os.sched_getaffinity(0)))
             except (AttributeError, OSError):
                 return max(1, os.cpu_count() or 1)
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise BeastError(f"threads must be a positive integer, not {threads!r}")
-        if threads > MAX_THREADS:
-            raise BeastError(f"threads must be at most {MAX_THREADS}, not {threads}")
-        return threads
+        return check_threads(threads)
 
     def _err(self):
         ffi = _get_ffi()
@@ -517,8 +513,7 @@ class CEnumerator:
         """NumPy structured arrays of at most ``chunk_size`` rows, in enumeration order."""
         ffi = _get_ffi()
         n = self.threads(threads)
-        if chunk_size < 1:
-            raise BeastError("chunk_size must be at least 1")
+        chunk_size = min(check_chunk_size(chunk_size), MAX_CHUNK_ROWS)
         handle = self._open(1, n, max(WINDOW_PER_THREAD * n, 16))
         err, cfg = self._err()
         state = ffi.new("int *")

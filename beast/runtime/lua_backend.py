@@ -22,6 +22,7 @@ import numpy as np
 
 from ..codegen.lua import print_lua
 from ..errors import BeastError, EvaluationError
+from . import MAX_CHUNK_ROWS, check_chunk_size
 from .errors import COMPLEX_POW, ComplexPowerError, OVERFLOW_HINT as OVERFLOW_HINT_64, ROLE_NAMES, explain, map_exception
 from .prefix_walks import PrefixWalks
 from .python_backend import _b_vals, compile_functions
@@ -325,7 +326,7 @@ class LuaEnumerator(PrefixWalks):
 
     def chunks(self, chunk_size=65536, threads=None):
         """NumPy structured arrays of at most ``chunk_size`` rows, in enumeration order."""
-        chunk_size = int(chunk_size)
+        chunk_size = min(check_chunk_size(chunk_size), MAX_CHUNK_ROWS)
         ncols = max(1, self.ncols)
         step = self._start_rows(chunk_size * ncols)
         while True:
