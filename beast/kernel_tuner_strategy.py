@@ -18,9 +18,9 @@ beast when called through :func:`beast.kernel_tuner.tune_kernel`), whatever the 
 ``strategy_options``: Kernel Tuner's ``max_fevals`` and ``time_limit`` (seconds) end the search
 (checked before and after every evaluation, as Kernel Tuner's strategies do); beast's own are
 ``strategy`` (a name of :data:`beast.tune.strategies.STRATEGIES`, default the default strategy),
-``seed`` (default: ``tune_kernel``'s ``seed``, else drawn from NumPy's global generator) and
-``batch`` (configurations proposed at a time, default 1); any other option goes to the beast
-strategy's constructor.  One objective is optimized, in the direction Kernel Tuner gives it
+``seed`` (a non-negative integer; default: ``tune_kernel``'s ``seed``, else drawn from NumPy's
+global generator) and ``batch`` (configurations proposed at a time, default 1); any other option
+goes to the beast strategy's constructor.  One objective is optimized, in the direction Kernel Tuner gives it
 (``objective``, ``objective_higher_is_better``); a configuration that fails counts as evaluated.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ import sys
 import numpy as np
 
 from .errors import BeastError
-from .tune.strategies import DEFAULT_STRATEGY, STRATEGIES, Pool, make_strategy
+from .tune.strategies import DEFAULT_STRATEGY, STRATEGIES, Pool, check_seed, make_strategy
 
 __all__ = ["tune", "searchspace_pool"]
 
@@ -96,12 +96,14 @@ def tune(searchspace, runner, tuning_options):
         raise BeastError(f"unknown beast strategy {name!r} in strategy_options",
                          hint="use one of: " + ", ".join(STRATEGIES))
     seed = options.pop("seed", None)
-    if seed is None:
-        seed = tuning_options.get("seed")
-    if seed is None:
+    if seed is not None:
+        seed = check_seed(seed, "strategy_options seed")
+    elif tuning_options.get("seed") is not None:
+        seed = check_seed(tuning_options.get("seed"), "tune_kernel's seed")
+    else:
         seed = int(np.random.randint(2 ** 31 - 1))
     batch = options.pop("batch", 1)
-    if not isinstance(batch, numbers.Integral) or batch < 1:
+    if isinstance(batch, bool) or not isinstance(batch, numbers.Integral) or batch < 1:
         raise BeastError(f"strategy_options batch must be a positive integer, not {batch!r}")
     objectives = tuning_options.objective
     directions = tuning_options.objective_higher_is_better
@@ -116,7 +118,7 @@ def tune(searchspace, runner, tuning_options):
 
     pool, to_kernel_tuner = searchspace_pool(searchspace)
     try:
-        strategy = make_strategy(name, pool=pool, seed=int(seed), **options)
+        strategy = make_strategy(name, pool=pool, seed=seed, **options)
     except BeastError as err:
         raise BeastError(f"strategy_options: {err.message}",
                          hint="Kernel Tuner's max_fevals and time_limit; beast's strategy, seed "

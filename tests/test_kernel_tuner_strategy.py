@@ -197,3 +197,26 @@ def test_bad_strategy_options_are_clear_errors(tmp_path):
     with pytest.raises(BeastError, match="one objective, not 2"):
         tune_kernel("vector_add", KERNEL, 1024, ARGS, MIXED, objectives={"time": False, "compile_time": False},
                     **options)
+
+
+def test_the_seed_is_a_non_negative_integer(tmp_path):
+    configs, cache = mixed_cache(tmp_path)
+    options = dict(restrictions=MIXED_RESTRICTIONS, simulation_mode=True, cache=cache, quiet=True,
+                   strategy="beast")
+    for seed in (-1, "x", 1.5, True):
+        with pytest.raises(BeastError, match=r"strategy_options seed must be a non-negative integer "
+                                             r"\(0, 1, 2, ...\), not"):
+            tune_kernel("vector_add", KERNEL, 1024, ARGS, MIXED,
+                        strategy_options={"seed": seed, "max_fevals": 3}, **options)
+    with pytest.raises(BeastError, match="tune_kernel's seed must be a non-negative integer"):
+        tune_kernel("vector_add", KERNEL, 1024, ARGS, MIXED, strategy_options={"max_fevals": 3}, seed=-1,
+                    **options)
+    with pytest.raises(BeastError, match="batch must be a positive integer"):
+        tune_kernel("vector_add", KERNEL, 1024, ARGS, MIXED, strategy_options={"batch": True}, **options)
+    # a NumPy integer is that integer; tune_kernel's seed when strategy_options has none
+    runs = [tune_kernel("vector_add", KERNEL, 1024, ARGS, MIXED, **options, **kw)[0]
+            for kw in ({"strategy_options": {"max_fevals": 6, "seed": np.int64(5)}},
+                       {"strategy_options": {"max_fevals": 6, "seed": 5}},
+                       {"strategy_options": {"max_fevals": 6}, "seed": 5})]
+    got = [[tuple(r[k] for k in MIXED) for r in results] for results in runs]
+    assert len(got[0]) == 6 and got[0] == got[1] == got[2]

@@ -301,3 +301,100 @@ def test_a_pool_from_rows_of_any_layout_is_the_same():
     assert (pools[0].X == pools[1].X).all() and (pools[0].ranks == pools[1].ranks).all()
     assert (pools[2].X == pools[0].X[::2]).all()
     assert all(p.index[p.X[k].tobytes()] == k for p in pools for k in range(len(p.X)))
+
+
+# --- bad input: clear errors, never a silently wrong configuration ------------------------------
+
+def grid_pool():
+    """The 5 x 4 grid of configurations a in 1..5, b in 1..4."""
+    return Pool(["a", "b"], np.array(list(itertools.product(range(1, 6), range(1, 5)))))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_value_matches_only_the_integer_it_equals(name):
+    strategy = make_strategy(name, pool=grid_pool(), seed=0)
+    for value in (2.7, "2", None, float("nan"), float("inf"), 1e30, 2**70, [2]):
+        strategy.tell({"a": value, "b": 1}, 0.5)            # no configuration of the pool
+    strategy.tell({"b": 1}, 0.5)                             # a parameter missing
+    assert strategy.best is None and strategy.costs == {} and strategy.outside == 9
+    strategy.tell({"a": 2.0, "b": np.int64(1)}, 0.25)        # equal to integers: the configuration
+    assert strategy.best == ({"a": 2, "b": 1}, 0.25) and strategy.outside == 9
+    pool = strategy.pool
+    assert pool.find({"a": 2.7, "b": 1}) is None and pool.find({"a": "3", "b": 1}) is None
+    assert pool.find({"a": np.float32(3.0), "b": np.uint8(2)}) == pool.find({"a": 3, "b": 2}) is not None
+
+
+def test_a_sampled_pool_adopts_no_value_that_is_not_an_integer():
+    every = grid_pool()
+    asked = []
+    pool = Pool(every.names, every.X[::3], complete=False,
+                member=lambda cand: asked.append(cand) or every.find(dict(zip(every.names, cand))) is not None)
+    size = len(pool)
+    assert pool.adopt({"a": 1.5, "b": 2}) is None and pool.adopt({"a": "1", "b": 2}) is None
+    assert len(pool) == size and asked == []                 # never tested, never added
+    k = pool.adopt({"a": 1.0, "b": 2})                       # (1, 2) is a survivor the sample lacks
+    assert k == size and pool.config(k) == {"a": 1, "b": 2} and asked == [[1, 2]]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_tell_takes_a_mapping_and_a_number_or_none(name):
+    strategy = make_strategy(name, pool=grid_pool(), seed=0)
+    for config in ([1, 2], None, (1, 2), "a=1,b=2"):
+        with pytest.raises(BeastError, match="configuration must be a mapping of parameter name to value"):
+            strategy.tell(config, 1.0)
+    for cost in ("fast", True, [1.0], {"ms": 1.0}):
+        with pytest.raises(BeastError, match=r"the cost must be a number \(lower is better\) or None"):
+            strategy.tell({"a": 1, "b": 1}, cost)
+    assert strategy.costs == {} and strategy.outside == 0    # nothing was recorded
+    strategy.tell({"a": 1, "b": 1}, np.float32(2.0))
+    strategy.tell({"a": 1, "b": 2}, 3)
+    strategy.tell({"a": 1, "b": 3}, float("nan"))            # failed, as None
+    assert strategy.costs == {0: 2.0, 1: 3.0, 2: None}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_ask_takes_a_non_negative_integer(name):
+    strategy = make_strategy(name, pool=grid_pool(), seed=0)
+    for n in (2.5, "2", None, -1, True, [2]):
+        with pytest.raises(BeastError, match="n .* must be a non-negative integer"):
+            strategy.ask(n)
+    assert strategy.ask(0) == [] and not strategy.pending
+    assert strategy.ask(np.int64(3)) == make_strategy(name, pool=grid_pool(), seed=0).ask(3)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_seed_is_a_non_negative_integer(name, tmp_path):
+    space = tmp_path / "s.py"
+    space.write_text("from beast import *\na = iterator(range(1, 6))\n")
+    for seed in (-1, None, 1.5, "x", True):
+        with pytest.raises(BeastError, match=r"the seed must be a non-negative integer \(0, 1, 2, ...\), not"):
+            make_strategy(name, pool=grid_pool(), seed=seed)
+        with pytest.raises(BeastError, match="seed must be a non-negative integer"):
+            make_strategy(name, beast.load(str(space)), seed=seed)
+        with pytest.raises(BeastError, match="seed must be a non-negative integer"):
+            STRATEGIES[name](grid_pool(), seed=seed)
+    assert make_strategy(name, pool=grid_pool(), seed=np.int64(3)).ask(4) == \
+        make_strategy(name, pool=grid_pool(), seed=3).ask(4)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_space_without_parameters_has_one_empty_configuration(name, tmp_path):
+    path = tmp_path / "s.py"
+    path.write_text("from beast import *\nn = 4\n")
+    for strategy in (make_strategy(name, beast.load(str(path)), seed=1),
+                     make_strategy(name, pool=Pool([], np.empty((1, 0))), seed=1)):
+        assert strategy.ask(3) == [{}] and strategy.ask(1) == []
+        strategy.tell({}, 2.0)
+        assert strategy.best == ({}, 2.0) and strategy.pool.find({"x": 1}) == 0
+
+
+def test_a_pools_matrix_has_a_column_per_parameter_and_integers():
+    with pytest.raises(BeastError, match=r"one column per parameter \(2\), not an array of shape \(4, 3\)"):
+        Pool(["a", "b"], np.zeros((4, 3), dtype=np.int64))
+    for X in ([1.5, 2], [[1], [np.nan]], [["x"], ["y"]], np.array([2**64 - 1], dtype=np.uint64)):
+        with pytest.raises(BeastError, match="must hold integers"):
+            Pool(["a"], X)
+    assert Pool(["a"], [[1.0], [2.0]]).X.tolist() == Pool(["a"], [1, 2]).X.tolist() == [[1], [2]]
+    assert len(Pool(["a", "b"], [])) == 0 and Pool(["a", "b"], []).X.shape == (0, 2)
+    with pytest.raises(BeastError, match="duplicates"):
+        Pool([], np.empty((2, 0)))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from beast.errors import BeastError
 
-from .base import POOL_LIMIT, Pool, Strategy, record_cost, survivors_sample
+from .base import POOL_LIMIT, Pool, Strategy, check_seed, record_cost, survivors_sample
 from .local import LocalSearch
 from .model import Hybrid, ModelGuided
 from .portfolio import Portfolio
@@ -38,10 +38,12 @@ def make_strategy(name: str, space=None, *, seed: int = 0, pool: Pool | None = N
 
     The pool holds every survivor when the space has at most ``pool_limit`` of them, otherwise
     a uniform sample (``space.sample``); ``random`` needs no more than a sample of
-    :data:`RANDOM_POOL` (or twice its ``budget``).  ``options`` go to the strategy's constructor."""
-    cls = STRATEGIES.get(name)
+    :data:`RANDOM_POOL` (or twice its ``budget``).  ``seed``: a non-negative integer.
+    ``options`` go to the strategy's constructor."""
+    cls = STRATEGIES.get(name) if isinstance(name, str) else None
     if cls is None:
         raise BeastError(f"unknown strategy {name!r}", hint="use one of: " + ", ".join(STRATEGIES))
+    seed = check_seed(seed)
     if pool is None:
         if space is None:
             raise BeastError("make_strategy needs a space or a pool")

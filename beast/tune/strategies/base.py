@@ -23,6 +23,9 @@ configurations that differ in one parameter, moved to the adjacent value of that
 from __future__ import annotations
 
 import itertools
+import math
+import numbers
+import reprlib
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -36,6 +39,8 @@ POOL_LIMIT = 1_000_000
 #: every survivor of the recorded spaces, a sample of the larger ones (each design point over a
 #: million rows took a second)
 DESIGN_LIMIT = 50_000
+
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
 
 def survivors_sample(space, n: int, seed: int) -> np.ndarray:
@@ -58,6 +63,26 @@ def survivors_sample(space, n: int, seed: int) -> np.ndarray:
     if kept is None:
         return np.empty(0, dtype=space.dtype)
     return kept[np.argsort(keys, kind="stable")]
+
+
+def check_seed(seed, what: str = "the seed") -> int:
+    """``seed`` as an int; a clear error unless it is a non-negative integer (a NumPy integer
+    too; not a bool).  ``what`` names it in the message."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise BeastError(f"{what} must be a non-negative integer (0, 1, 2, ...), not {seed!r}")
+    return int(seed)
+
+
+def _int_value(v) -> int | None:
+    """A configuration's value as the int64 it equals (``2``, ``np.int64(2)``, ``2.0``, ``True``),
+    or None when it equals none (``2.7``, ``"2"``, ``None``, ``nan``): a value no pool holds."""
+    if isinstance(v, (numbers.Integral, np.bool_)):
+        v = int(v)
+    elif isinstance(v, numbers.Real) and math.isfinite(v) and v == int(v):
+        v = int(v)
+    else:
+        return None
+    return v if _INT64_MIN <= v <= _INT64_MAX else None
 
 
 def _key(values) -> bytes:
@@ -90,6 +115,27 @@ def _values_and_ranks(column: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     return np.flatnonzero(present).astype(np.int64) + lo
 
 
+def _int64_rows(X, d: int) -> np.ndarray:
+    """``X`` as a contiguous (N, ``d``) int64 matrix (a 1-D ``X`` is one column; an empty one
+    no rows); a clear error for another shape or for values that are not integers."""
+    A = np.asarray(X)
+    if A.ndim == 1 and (d == 1 or A.size == 0):
+        A = A.reshape(-1 if d else 0, d)
+    if A.ndim != 2 or A.shape[1] != d:
+        raise BeastError(f"a pool's X must be a matrix with one column per parameter ({d}), "
+                         f"not an array of shape {A.shape}")
+    try:
+        with np.errstate(invalid="ignore"):         # NaN: not an integer, reported below
+            M = np.ascontiguousarray(A, dtype=np.int64)
+        exact = A.dtype == np.int64 or bool((M == A).all())
+    except (TypeError, ValueError, OverflowError):
+        exact = False
+    if not exact:
+        raise BeastError("a pool's X must hold integers (the parameters' values), "
+                         f"not values such as {reprlib.repr(A.ravel()[:8].tolist())}")
+    return M
+
+
 def _grown(a: np.ndarray, rows: int) -> np.ndarray:
     """A copy of the 2-D ``a`` with room for ``rows`` rows (those past ``a``'s uninitialized;
     ``np.resize`` fills them with repeats of ``a``, several times slower on a million rows)."""
@@ -114,7 +160,7 @@ class Pool:
 
     def __init__(self, names: Iterable[str], X: np.ndarray, complete: bool = True, member=None):
         self.names = tuple(names)
-        self.X = np.ascontiguousarray(np.asarray(X, dtype=np.int64).reshape(-1, len(self.names)))
+        self.X = _int64_rows(X, len(self.names))
         self.complete = complete
         self.member = None if complete else member
         self._refused: set[bytes] = set()
@@ -151,6 +197,18 @@ class Pool:
             self._centrality = ((self.unit - 0.5) ** 2).sum(axis=1)
         return self._centrality
 
+    def _values_of(self, config: Mapping) -> list[int] | None:
+        """The values of ``config`` (parameter -> value) in the order of :attr:`names`, as ints;
+        None when one is missing or equals no integer (then it is no configuration of the
+        pool).  A clear error when ``config`` is not a mapping."""
+        if not isinstance(config, Mapping):
+            raise BeastError(f"a configuration must be a mapping of parameter name to value (a dict), "
+                             f"not {reprlib.repr(config)}", hint="parameters: " + ", ".join(self.names))
+        cand = [config.get(n) for n in self.names]
+        if not all(type(v) is int and _INT64_MIN <= v <= _INT64_MAX for v in cand):   # (the usual case fast)
+            cand = [_int_value(v) for v in cand]
+        return None if None in cand else cand
+
     def _lookup(self, cand: list) -> int | None:
         """The pool index of the configuration ``cand``; one the sample lacks is tested with
         :attr:`member` and added when it is a survivor."""
@@ -167,12 +225,12 @@ class Pool:
         """The pool index of ``config``, added to a sampled pool when the sample lacks it and
         it is a survivor (by :attr:`member`; taken on trust without one): a configuration a
         tuning log holds.  None when it is no survivor, or when one of its values is not among
-        the pool's :attr:`values` (a strategy could never propose it)."""
-        try:
-            cand = [int(config[n]) for n in self.names]
-            k = self.index.get(_key(cand))
-        except (KeyError, TypeError, ValueError, OverflowError):
+        the pool's :attr:`values` (a strategy could never propose it), or one of its values is
+        missing or not an integer."""
+        cand = self._values_of(config)
+        if cand is None:
             return None
+        k = self.index.get(_key(cand))
         if k is not None or self.complete:
             return k
         if any(len(v) == 0 or v[min(int(np.searchsorted(v, c)), len(v) - 1)] != c
@@ -200,6 +258,7 @@ class Pool:
 
     @classmethod
     def from_rows(cls, rows: np.ndarray, complete: bool = True, member=None) -> "Pool":
+        """The pool of a structured array's rows (one field per parameter, as :meth:`beast.Space.enumerate`)."""
         return cls(rows.dtype.names, int64_matrix(rows), complete, member)
 
     @classmethod
@@ -225,11 +284,10 @@ class Pool:
         return dict(zip(self.names, (int(v) for v in self.X[i])))
 
     def find(self, config: Mapping) -> int | None:
-        """The pool index of ``config`` (None when it is not in the pool)."""
-        try:
-            return self.index.get(_key([int(config[n]) for n in self.names]))
-        except (KeyError, TypeError, ValueError, OverflowError):
-            return None
+        """The pool index of ``config`` (None when it is not in the pool: a value is missing,
+        not an integer, or not the pool's); a value matches the integer it equals (2.0 is 2)."""
+        cand = self._values_of(config)
+        return None if cand is None else self.index.get(_key(cand))
 
     def neighbours(self, i: int) -> list[int]:
         """Pool indices of the configurations that differ from ``i`` in exactly one parameter,
@@ -283,7 +341,7 @@ class Strategy:
 
     def __init__(self, pool: Pool, seed: int = 0):
         self.pool = pool
-        self.seed = int(seed)
+        self.seed = check_seed(seed)
         self.costs: dict[int, float | None] = {}
         self.pending: set[int] = set()
         self.outside = 0                            # told configurations the pool lacks
@@ -291,7 +349,10 @@ class Strategy:
     # -- the protocol
     def ask(self, n: int = 1) -> list[dict]:
         """Up to ``n`` distinct configurations to evaluate next, none proposed before (fewer
-        only when the pool runs out)."""
+        only when the pool runs out); ``n`` a non-negative integer."""
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+            raise BeastError(f"ask(n): n (how many configurations) must be a non-negative integer, not {n!r}")
+        n = int(n)
         if n < 1:
             return []
         free = len(self.pool) - len(self.costs) - len(self.pending)
@@ -306,19 +367,24 @@ class Strategy:
         return [self.pool.config(i) for i in picks]
 
     def tell(self, config: Mapping, cost: float | None) -> None:
-        """The outcome of ``config``: its cost (lower is better), or None when it failed.
+        """The outcome of ``config`` (a mapping parameter -> value): its cost, a number (lower is
+        better; NaN or infinite: failed), or None when it failed.
 
         Over a sampled pool, a configuration the sample lacks (one a resumed log holds: a
-        neighbour the run added) joins the pool, so that it is never proposed again."""
+        neighbour the run added) joins the pool, so that it is never proposed again.  One that
+        is no configuration of the pool (a value missing, not an integer, or outside the space)
+        is counted in :attr:`outside` and otherwise ignored."""
+        if cost is not None:
+            if isinstance(cost, bool) or not isinstance(cost, numbers.Real):
+                raise BeastError(f"the cost must be a number (lower is better) or None (failed), not {cost!r}")
+            cost = float(cost)
+            if not math.isfinite(cost):
+                cost = None
         i = self.pool.adopt(config)
         if i is None:
             self.outside += 1
             return
         self.pending.discard(i)
-        if cost is not None:
-            cost = float(cost)
-            if not np.isfinite(cost):
-                cost = None
         self.costs[i] = cost
 
     def resume(self, records: Iterable[Mapping]) -> int:
@@ -334,9 +400,11 @@ class Strategy:
 
     # -- helpers for subclasses
     def is_free(self, i: int) -> bool:
+        """Whether pool index ``i`` is neither evaluated nor pending."""
         return i not in self.costs and i not in self.pending
 
     def free_mask(self) -> np.ndarray:
+        """A boolean mask over the pool: True where :meth:`is_free`."""
         mask = np.ones(len(self.pool), dtype=bool)
         if self.costs:
             mask[np.fromiter(self.costs.keys(), dtype=np.int64)] = False
