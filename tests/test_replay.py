@@ -320,3 +320,111 @@ def test_cli_replay_refuses_a_negative_seed_and_budgets_outside_the_run(capsys):
         rc, err = _cli(capsys, *base, *extra)
         assert rc == 2 and "--at" in err and "100000" in err and "from 1 to" in err
     assert capsys.readouterr().out == ""
+
+
+# --- recorded times that are not a finite positive number: failed configurations -------------
+
+PNPOLY_SPACE = str(ROOT / "spaces" / "real" / "kt_pnpoly.py")
+PNPOLY_DATA = DATA / "kt_pnpoly_RTX_3090.json.gz"
+
+
+def _pnpoly_with(tmp_path, change):
+    """A copy of the pnpoly data with ``change(entries)`` applied to its timed entries, sorted
+    fastest first; returns (path, the times left positive, the entries)."""
+    data = json.loads(gzip.decompress(PNPOLY_DATA.read_bytes()))
+    timed = sorted((e for e in data["cache"].values() if not isinstance(e["time"], str)),
+                   key=lambda e: e["time"])
+    change(timed)
+    path = tmp_path / "pnpoly.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(data).encode()))
+    return str(path), [e["time"] for e in timed if e["time"] > 0], timed
+
+
+def _zero_best(timed):
+    timed[0]["time"] = 0.0
+
+
+def _negative_three(timed):
+    for e in timed[:3]:
+        e["time"] = -e["time"]
+
+
+@pytest.mark.parametrize("change, failed", [(_zero_best, 1), (_negative_three, 3)])
+def test_a_recorded_time_of_zero_or_less_is_a_failed_configuration(tmp_path, capsys, change, failed):
+    path, positive, timed = _pnpoly_with(tmp_path, change)
+    good = load_recorded(PNPOLY_DATA)
+    run = load_recorded(path)
+    assert (~np.isfinite(run.times)).sum() == (~np.isfinite(good.times)).sum() + failed
+    assert run.optimum == pytest.approx(min(positive)) and run.optimum > 0
+    pool, times = match_space(beast.load(PNPOLY_SPACE), run)
+    res = replay(pool, times, "random", len(pool), repeats=1, seed=0)
+    assert res.optimum == run.optimum and (res.fractions <= 1.0).all() and res.fractions[0, -1] == 1.0
+    assert main(["replay", PNPOLY_SPACE, "--data", path, "--strategy", "random", "--budget", "200",
+                 "--repeats", "2", "--json"]) == 0      # was: internal error: ZeroDivisionError
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    out = json.loads(captured.out)
+    assert out["optimum_ms"] == pytest.approx(min(positive))
+    assert all(0 <= b["mean"] <= 1 for b in out["budgets"].values())
+
+
+def test_a_data_file_whose_times_are_all_zero_or_less_is_a_clear_error(tmp_path, capsys):
+    path = tmp_path / "zero.json"
+    path.write_text(json.dumps({"tune_params_keys": ["a"], "cache": {
+        "1": {"a": 1, "time": 0.0}, "2": {"a": 2, "time": -1.5}}}))
+    with pytest.raises(BeastError, match="no configuration of the data has a time"):
+        load_recorded(path).optimum
+    space = _space_file(tmp_path, "a = range(1, 3)\n")
+    rc, err = _cli(capsys, space, "--data", str(path), "--budget", "2")
+    assert rc == 2 and "has a time" in err
+
+
+def test_times_given_to_replay_that_are_zero_or_less_are_failures():
+    pool, times = _tiny()
+    failed = times.copy()
+    failed[[0, 4, 9]] = np.nan
+    odd = times.copy()
+    odd[[0, 4, 9]] = [0.0, -3.0, -np.inf]
+    expected = replay(pool, failed, "random", 20, repeats=3, seed=2)
+    got = replay(pool, odd, "random", 20, repeats=3, seed=2)
+    assert got.optimum == 2.0 and np.array_equal(got.fractions, expected.fractions)
+    assert (got.fractions <= 1.0).all()
+    assert odd[0] == 0.0                                   # the caller's array is left as it was
+    with pytest.raises(BeastError, match="no configuration has a time"):
+        replay(pool, -times, "random", 5)
+    with pytest.raises(BeastError, match="no configuration has a time"):
+        replay(pool, np.zeros(20), "random", 5)
+
+
+# --- replay's arguments: a BeastError naming the argument ------------------------------------
+
+@pytest.mark.parametrize("name", ["budget", "repeats", "batch"])
+@pytest.mark.parametrize("value", ["5", None, float("nan"), float("inf"), 2.5, 2.0, True, -1, 0])
+def test_replay_refuses_counts_that_are_not_integers_of_at_least_1(name, value):
+    pool, times = _tiny()
+    kw = {**dict(budget=5, repeats=2, batch=1), name: value}
+    for strategy in ("random", "local"):
+        with pytest.raises(BeastError, match=rf"error: {name} must be (an integer of )?at least 1, not "):
+            replay(pool, times, strategy, **kw)
+
+
+def test_replay_takes_numpy_integers_and_a_list_of_times():
+    pool, times = _tiny()
+    a = replay(pool, times, "local", np.int64(6), repeats=np.int32(2), seed=3, batch=np.uint8(2))
+    b = replay(pool, times.tolist(), "local", 6, repeats=2, seed=3, batch=2)
+    assert a.fractions.shape == (2, 6) and np.array_equal(a.fractions, b.fractions)
+
+
+@pytest.mark.parametrize("times, words", [
+    (np.arange(1.0, 11.0), r"one entry per configuration of the pool \(20\), not 10$"),
+    (np.arange(1.0, 31.0), r"one entry per configuration of the pool \(20\), not 30$"),
+    (np.ones((20, 1)), r"a sequence of numbers, .* \(20\), not an array of shape \(20, 1\)$"),
+    (3.0, r"a sequence of numbers, one per configuration of the pool \(20\), not 3.0$"),
+    (None, r"a sequence of numbers, .* not None$"),
+    (["fast"] * 20, r"a sequence of numbers, .* not \['fast', "),
+    ([[1.0], [1.0, 2.0]], r"a sequence of numbers, .* not \[\[1.0\], "),
+])
+def test_replay_refuses_times_that_are_not_one_number_per_configuration(times, words):
+    pool, _ = _tiny()
+    with pytest.raises(BeastError, match=words):
+        replay(pool, times, "random", 5)

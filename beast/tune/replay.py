@@ -22,14 +22,16 @@ import numpy as np
 
 from beast.errors import BeastError
 
-from .strategies import Pool, make_strategy
+from .runner import check_count
+from .strategies import Pool, check_seed, make_strategy
 
 
 @dataclass
 class RecordedRun:
     """A brute-forced tuning run: parameter names, one row of values per configuration
-    (``X``), and its time in ms (NaN: the configuration failed on the device), and the
-    parameters that keep one value throughout (:attr:`constants`)."""
+    (``X``), and its time in ms (NaN: the configuration failed on the device, or its recorded
+    time is not a finite positive number), and the parameters that keep one value throughout
+    (:attr:`constants`)."""
 
     names: tuple[str, ...]
     X: np.ndarray
@@ -54,10 +56,14 @@ class RecordedRun:
 
 
 def _time(entry) -> float:
+    """The recorded time of a cache entry in ms, or NaN for a failed configuration: an error
+    string (RuntimeFailedConfig, ...) or a time that is not a finite positive number (0, a
+    negative time, Kernel Tuner's huge failure value), as Kernel Tuner's strategy interface
+    (:func:`beast.kernel_tuner_strategy._cost`) and :func:`replay` count them."""
     t = entry.get("time") if isinstance(entry, dict) else None
-    if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and t < 1e19:
+    if isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t < 1e19:
         return float(t)
-    return math.nan                      # an error string (RuntimeFailedConfig, ...): failed
+    return math.nan
 
 
 def load_recorded(path: str | os.PathLike) -> RecordedRun:
@@ -237,21 +243,27 @@ class ReplayResult:
         return first.astype(np.float64)
 
 
-def replay(pool: Pool, times: np.ndarray, strategy: str, budget: int, repeats: int = 10,
+def replay(pool: Pool, times, strategy: str, budget: int, repeats: int = 10,
            seed: int = 0, batch: int = 1, **options) -> ReplayResult:
     """Play ``strategy`` ``repeats`` times (seeds ``seed``, ``seed+1``, ...) for ``budget``
-    evaluations each, asking ``batch`` configurations at a time, against ``times`` (one per
-    pool configuration, NaN: failed).  ``budget``, ``repeats`` and ``batch`` are at least 1,
-    ``seed`` a non-negative integer; a budget beyond the pool is cut to the pool's size."""
-    for name, value in (("budget", budget), ("repeats", repeats), ("batch", batch)):
-        if value < 1:
-            raise BeastError(f"{name} must be at least 1, not {value}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise BeastError(f"the seed must be a non-negative integer (0, 1, 2, ...), not {seed!r}")
-    budget = min(int(budget), len(pool))
+    evaluations each, asking ``batch`` configurations at a time, against ``times``.
+
+    ``times``: the time in ms of each pool configuration, in pool order (an array or a list,
+    one entry per configuration).  An entry that is not a finite positive number -- NaN, inf,
+    0 or negative -- marks a configuration that failed, as in a recorded file (see
+    :func:`load_recorded`) and in Kernel Tuner's strategy interface: evaluating it finds
+    nothing.  ``budget``, ``repeats`` and ``batch`` are integers of at least 1 (numpy integers
+    too), ``seed`` a non-negative integer; a budget beyond the pool is cut to the pool's size.
+    Anything else is a BeastError naming the argument."""
+    budget, repeats, batch = (check_count(value, name) for name, value in
+                              (("budget", budget), ("repeats", repeats), ("batch", batch)))
+    seed = check_seed(seed)
+    times = _failed_as_nan(times, len(pool))
+    budget = min(budget, len(pool))
     finite = times[np.isfinite(times)]
     if not len(finite):
-        raise BeastError("no configuration has a time")
+        raise BeastError("no configuration has a time (every one failed: none is a finite "
+                         "positive number)")
     optimum = float(finite.min())
     fractions = np.zeros((repeats, budget))
     seeds = [seed + r for r in range(repeats)]
@@ -274,6 +286,25 @@ def replay(pool: Pool, times: np.ndarray, strategy: str, budget: int, repeats: i
         if done < budget:
             fractions[r, done:] = fractions[r, done - 1] if done else 0.0
     return ReplayResult(strategy, len(pool), optimum, fractions, seeds)
+
+
+def _failed_as_nan(times, size: int) -> np.ndarray:
+    """``times`` as a new float array of ``size`` entries, NaN where a time is not a finite
+    positive number (a failed configuration); BeastError when it is not one number per
+    configuration."""
+    try:
+        out = np.array(times, dtype=np.float64)
+    except (TypeError, ValueError):
+        out = None
+    if out is None or out.ndim != 1:
+        what = f"an array of shape {times.shape}" if isinstance(times, np.ndarray) else f"{times!r:.60}"
+        raise BeastError(f"times must be a sequence of numbers, one per configuration of the pool "
+                         f"({size}), not {what}")
+    if len(out) != size:
+        raise BeastError(f"times must have one entry per configuration of the pool ({size}), "
+                         f"not {len(out)}")
+    out[~(out > 0)] = np.nan           # 0, negative (and NaN) times: failed
+    return out
 
 
 def default_checkpoints(size: int, budget: int) -> list[int]:

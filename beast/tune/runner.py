@@ -27,6 +27,7 @@ import hashlib
 import inspect
 import json
 import math
+import numbers
 import os
 import re
 import time
@@ -40,11 +41,12 @@ from typing import Callable, Iterator, Mapping
 import numpy as np
 
 from beast.errors import BeastError
+from beast.runtime import check_chunk_size
 
 from .families import DEFAULT_FAMILY, FAMILIES, KernelFamily, family_of, get_family
 from .kernel import GemmSettings
 from .log import TuneLog, make_header
-from .strategies import make_strategy, strategy_stream
+from .strategies import check_seed, make_strategy, strategy_stream
 from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, WRONG, FatalBackendError, Measurement)
 
 #: ``exhaustive`` and ``random`` stream the enumeration here (``random`` goes through
@@ -309,13 +311,52 @@ def tune_family(space) -> tuple[KernelFamily, GemmSettings]:
 
 
 def _check_size(size) -> tuple[int, int, int]:
+    """``size`` (M, N, K) as three positive ints (numpy integers too; a bool or a float is
+    refused); BeastError otherwise."""
     try:
-        m, n, k = (int(x) for x in size)
-    except (TypeError, ValueError):
-        raise BeastError(f"--size needs three integers M N K, got {size!r}") from None
-    if min(m, n, k) < 1:
-        raise BeastError(f"--size M N K must be positive, got {m} {n} {k}")
-    return m, n, k
+        dims = tuple(size)
+    except TypeError:
+        dims = ()
+    if len(dims) != 3 or any(isinstance(x, bool) or not isinstance(x, numbers.Integral) for x in dims):
+        raise BeastError(f"the size M N K must be three integers, got {size!r:.60}")
+    if min(dims) < 1:
+        raise BeastError(f"the size M N K must be positive, got {' '.join(map(str, dims))}")
+    return tuple(int(x) for x in dims)
+
+
+def check_count(value, name: str, none: str | None = None) -> int | None:
+    """``value`` as an int of at least 1 (numpy integers too; a bool or a float is refused), or
+    None when ``none`` is given: what None means, said in the error.  A BeastError names
+    ``name`` and what it may be otherwise."""
+    if value is None and none is not None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        alt = f" or None ({none})" if none is not None else ""
+        raise BeastError(f"{name} must be an integer of at least 1{alt}, not {value!r}")
+    if value < 1:
+        raise BeastError(f"{name} must be at least 1, not {value}")
+    return int(value)
+
+
+def check_tune_arguments(size, *, budget=None, seed=0, time_limit=None, chunk_size=65536,
+                         progress=None, **counts) -> tuple[tuple[int, int, int], int | None, float | None]:
+    """Check the arguments :func:`tune` and :func:`beast.tune.ray_runner.tune_ray` share, before
+    any work: ``size`` three positive integers, ``budget`` a positive integer or None (every
+    survivor), ``seed`` a non-negative integer, ``time_limit`` positive seconds or None,
+    ``chunk_size`` a positive integer, ``progress`` None or callable, and each of ``counts``
+    (``compile_workers=...``, ``lookahead=...``) a positive integer or None (its default).
+    Integers may be numpy integers, never bools or floats.  Returns ``((M, N, K), budget,
+    time_limit)`` as ints and float; a BeastError names the first argument that is wrong."""
+    m, n, k = _check_size(size)
+    budget = check_count(budget, "budget", "every survivor")
+    check_seed(seed)
+    time_limit = check_time_limit(time_limit)
+    check_chunk_size(chunk_size)
+    if progress is not None and not callable(progress):
+        raise BeastError(f"progress must be a function (done, total, best) or None, not {progress!r}")
+    for name, value in counts.items():
+        check_count(value, name, "the default")
+    return (m, n, k), budget, time_limit
 
 
 def _is_better(r: TuneResult, best: TuneResult | None) -> bool:
@@ -416,12 +457,15 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
     """Tune the GEMM kernel over the survivors of ``space`` for an M x N x K problem.
 
     ``space``: a :class:`beast.space.Space` (its iterators name the GEMM parameters; its
-    settings give precision, arithmetic and transposes).  ``size``: (M, N, K).  ``budget``:
-    how many configurations the log should hold in the end (resumed ones count), or None
-    for all survivors.  ``strategy``: one of :data:`STRATEGIES` (``seed`` seeds it).
-    ``log_path``: JSONL log to write, or resume when it exists (a log of another problem is
-    refused).  ``compile_workers``: compile-ahead threads (default
-    :func:`default_compile_workers`: every CPU).  ``time_limit``: seconds; the run stops
+    settings give precision, arithmetic and transposes).  ``size``: (M, N, K), positive
+    integers.  ``budget``: how many configurations the log should hold in the end (resumed
+    ones count), a positive integer, or None for all survivors.  ``strategy``: one of
+    :data:`STRATEGIES` (``seed``, a non-negative integer, seeds it).  ``log_path``: JSONL log
+    to write, or resume when it exists (a log of another problem is refused).
+    ``compile_workers``: compile-ahead threads (default :func:`default_compile_workers`: every
+    CPU); ``lookahead``: the most configurations compiling or compiled and waiting to be
+    measured (default ``2 * compile_workers + 2``); ``chunk_size``: rows per enumeration
+    chunk.  These are positive integers.  ``time_limit``: positive seconds; the run stops
     cleanly once they have passed (a measurement in flight finishes, compiles not yet
     measured are dropped), with ``report.time_up`` set.  ``progress(done, total, best)`` --
     or ``progress(done, total, best, report)`` when it takes four arguments, to show the
@@ -431,14 +475,14 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
     ``best_ms`` is told the best time so far (it may then cut a clear loser short), and one
     with ``identity(compiled)`` has configurations of equal identity (the same binary and
     launch) measured once.  Ctrl-C stops the run and returns the report with ``interrupted``
-    set.
+    set.  An argument that is not as said here is a BeastError naming it, before any compile
+    or GPU work (:func:`check_tune_arguments`).
     """
     if strategy not in STRATEGIES:
         raise BeastError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(STRATEGIES))
-    if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
-        raise BeastError(f"--budget must be a positive integer, got {budget!r}")
-    time_limit = check_time_limit(time_limit)
-    m, n, k = _check_size(size)
+    (m, n, k), budget, time_limit = check_tune_arguments(
+        size, budget=budget, seed=seed, time_limit=time_limit, chunk_size=chunk_size, progress=progress,
+        compile_workers=compile_workers, lookahead=lookahead)
     names = tuple(space.iterators)
     family, settings = tune_family(space)
 
@@ -446,8 +490,8 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
     if backend is None:
         from .gpu import CupyBackend
         backend = CupyBackend(settings, (m, n, k), seed=seed, family=family.name)
-    workers = compile_workers or default_compile_workers()
-    lookahead = lookahead or 2 * workers + 2
+    workers = default_compile_workers() if compile_workers is None else compile_workers
+    lookahead = 2 * workers + 2 if lookahead is None else lookahead
     takes_best = _takes(backend.measure, "best_ms")
     identity = getattr(backend, "identity", None)
     progress = _progress_caller(progress)
