@@ -108,3 +108,18 @@ def test_cli_tune_names_a_budget_below_1(capsys):
     assert "budget must be at least 1, not 0" in err and "Traceback" not in err
     assert main(["tune", GEMM, "--size", "8", "0", "8", "--budget", "3"]) == 2
     assert "size M N K must be positive, got 8 0 8" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kw, says", [(dict(budget="x"), "budget must be an integer"),
+                                      (dict(lookahead=-1), "lookahead must be at least 1"),
+                                      (dict(prefetch=0), "prefetch must be at least 1"),
+                                      (dict(num_workers=1.5), "num_workers must be an integer"),
+                                      (dict(max_attempts=0), "max_attempts must be at least 1"),
+                                      (dict(compile_timeout=-1), "compile_timeout must be a positive number")])
+def test_tune_ray_checks_its_arguments_before_starting_ray(kw, says):
+    """The same checks as tune(), and Ray's own counts, before a Ray instance is started."""
+    pytest.importorskip("ray")
+    from beast.tune.ray_runner import tune_ray
+    space = small_space()
+    with pytest.raises(BeastError, match=says):
+        tune_ray(space, (64, 64, 64), **kw)

@@ -56,9 +56,9 @@ from beast.errors import BeastError
 from .log import TuneLog, config_key, make_header
 from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, CompileFailure, FatalBackendError,
                       Measurement)
-from .runner import (STRATEGIES, ProgressFn, TuneReport, TuneResult, _check_size, _device_identity, _takes,
+from .runner import (STRATEGIES, ProgressFn, TuneReport, TuneResult, _device_identity, _takes,
                      _is_better, _message, _peak, _progress_caller, _resume, _search_strategy,
-                     candidates, check_time_limit, run_summary, tune_family)
+                     candidates, check_count, check_tune_arguments, run_summary, tune_family)
 from .strategies import strategy_stream
 
 #: how many dead workers (GPU or compile) a configuration may have been in flight on before it
@@ -724,10 +724,13 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
     named = isinstance(strategy, str)
     if named and strategy not in STRATEGIES:
         raise BeastError(f"unknown strategy {strategy!r}", hint=f"use one of {', '.join(STRATEGIES)}")
-    if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
-        raise BeastError(f"--budget must be a positive integer, got {budget!r}")
-    m, n, k = _check_size(size)
-    time_limit = check_time_limit(time_limit)
+    (m, n, k), budget, time_limit = check_tune_arguments(
+        size, budget=budget, seed=seed, time_limit=time_limit, chunk_size=chunk_size, progress=progress,
+        num_workers=num_workers, prefetch=prefetch, lookahead=lookahead)
+    check_count(max_attempts, "max_attempts")
+    if isinstance(compile_timeout, bool) or not isinstance(compile_timeout, (int, float)) \
+            or not 0 < compile_timeout < float("inf"):
+        raise BeastError(f"compile_timeout must be a positive number of seconds, not {compile_timeout!r}")
     progress = _progress_caller(progress)
     names = tuple(space.iterators)
     family, settings = tune_family(space)
