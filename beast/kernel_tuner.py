@@ -22,19 +22,38 @@ with those (Kernel Tuner passes all of them positionally); ``(function, [names])
 (``Searchspace`` drops them with an error); a lambda may read module constants; duplicate
 values in a parameter's list are dropped (Kernel Tuner reports duplicate configurations).
 
+Limits of "the same configurations", each an error that names the restriction as the user wrote
+it and the configuration in the user's values (never the generated file):
+
+- a restriction that raises (``b / a`` with ``a == 0``) is an error, as in Kernel Tuner; which
+  configurations reach it depends on the order restrictions are checked in: beast checks each as
+  soon as its parameters are bound (``['b / a > 0', 'a != 0']`` never divides by zero), Kernel
+  Tuner in its solver's order;
+- beast's integers are 64-bit: a restriction that is one expression and, from the parameters'
+  values, may compute an integer beyond 64 bits is evaluated in Python (exact, with a warning);
+  where that cannot be told (a function of several statements, ``int()`` of a float), an overflow
+  is an error;
+- what beast refuses where Python computes a value (``(-a) ** 0.5``, complex in Python, see
+  docs/semantics.md) is an error too.
+
+Parameter names need not be Python identifiers (``block-size``, ``range``, ``__file__``): the
+generated file renames what it cannot declare. ``max_threads`` must be a number (not NaN).
+
 Kernel Tuner itself is needed only by :func:`tune_kernel` (``pip install 'beast-autotune[kt]'``).
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import warnings
 
 import numpy as np
 
-from .errors import BeastError
+from .errors import BeastError, EvaluationError
 from .kernel_tuner_source import DEFAULT_BLOCK_SIZE_NAMES, generate_source
-from .space import Space, config_rows
+from .runtime.errors import OVERFLOW_HINT
+from .space import Space, config_rows, load
 
 __all__ = ["from_kernel_tuner", "KernelTunerSpace", "tune_kernel", "to_kernel_tuner",
            "DEFAULT_BLOCK_SIZE_NAMES"]
@@ -46,13 +65,47 @@ class KernelTunerSpace(Space):
     Columns are the tunable parameters with the user's values: int64 for parameters whose values
     are all integers, float64 for all-float parameters, ``object`` for the rest (strings,
     booleans, mixed types). Restrictions that beast could not compile are applied in Python to
-    every chunk (listed in :attr:`python_restrictions`)."""
+    every chunk (listed in :attr:`python_restrictions`).
 
-    def __init__(self, path, params, checks, kernel_tuner_args, device=None):
+    An error while evaluating (a restriction that divides by zero, as in Kernel Tuner, which
+    raises too) names the restriction as the user wrote it and the configuration in the user's
+    names and values, not the generated file."""
+
+    def __init__(self, path, params, checks, kernel_tuner_args, device=None, origins=()):
         super().__init__(path, device=device)
         self._params = params
         self._checks = checks
+        self._origins = list(origins)
         self.kernel_tuner_args = kernel_tuner_args
+
+    @contextlib.contextmanager
+    def _user_errors(self):
+        """Turn an error located in the generated file into the user's terms (see the class)."""
+        try:
+            yield
+        except EvaluationError as err:
+            if err.filename is None or os.path.abspath(err.filename) != os.path.abspath(self.path):
+                raise
+            raise self._user_error(err) from None
+
+    def _user_error(self, err: EvaluationError) -> EvaluationError:
+        """``err`` (at a line of the generated file, with its encoded values) as the user wrote
+        it: the restriction or parameter, and the configuration in the user's values."""
+        lineno = err.lineno
+        origin = self._origins[lineno - 1] if lineno and 0 < lineno <= len(self._origins) else None
+        message = re.sub(r" in (condition|iterator|derived variable) '[^']*'$", "", err.message)
+        config = {}
+        for p in self._params:                  # tune_params order
+            if p.ident in err.config:
+                raw = err.config[p.ident]
+                config[p.name] = raw if p.kind == "int" else p.values[raw]
+        hint = err.hint
+        if hint == OVERFLOW_HINT and origin and origin.startswith("restriction"):
+            hint = ("beast's integers are 64-bit, Kernel Tuner's are Python's; beast evaluates a "
+                    "restriction in Python where it can tell from the parameters' values that it "
+                    "may need more, and could not tell here")
+        return EvaluationError(f"{origin or 'Kernel Tuner space'}: {message}", hint=hint,
+                               config=config)
 
     @property
     def iterators(self) -> tuple:
@@ -91,29 +144,39 @@ class KernelTunerSpace(Space):
     def iterate(self, chunk_size: int = 65536, backend: str | None = None, threads: int | None = None):
         """Yield the survivors, with the user's values, as NumPy structured arrays of at most
         ``chunk_size`` rows, in order."""
-        for raw in super().iterate(chunk_size, backend=backend, threads=threads):
-            rows = self._decode(raw)
-            if self._checks:
-                rows = self._keep(rows)
-            if len(rows):
-                yield rows
+        with self._user_errors():
+            for raw in super().iterate(chunk_size, backend=backend, threads=threads):
+                rows = self._decode(raw)
+                if self._checks:
+                    rows = self._keep(rows)
+                if len(rows):
+                    yield rows
 
     def count(self, backend: str | None = None, threads: int | None = None) -> int:
         """How many configurations Kernel Tuner's ``Searchspace`` would keep."""
         if not self._checks:
-            return super().count(backend=backend, threads=threads)
+            with self._user_errors():
+                return super().count(backend=backend, threads=threads)
         return sum(len(rows) for rows in self.iterate(1 << 16, backend=backend, threads=threads))
 
     def sample(self, n: int, seed=None, backend: str | None = None, threads: int | None = None) -> np.ndarray:
         """``n`` distinct survivors, uniformly at random, with the user's values (see
         :meth:`beast.Space.sample`). With restrictions evaluated in Python, the compiled space's
-        survivors are drawn in random order and the first ``n`` that pass them are kept."""
-        if not self._checks:
-            return self._decode(super().sample(n, seed=seed, backend=backend, threads=threads))
+        survivors are drawn in random order and the first ``n`` that pass them are kept; when
+        ``n`` is at least the compiled space's count, every survivor, in random order."""
+        with self._user_errors():
+            if not self._checks:
+                return self._decode(super().sample(n, seed=seed, backend=backend, threads=threads))
+            return self._sample_checked(n, seed, backend, threads)
+
+    def _sample_checked(self, n, seed, backend, threads) -> np.ndarray:
+        """:meth:`sample` where restrictions are evaluated in Python."""
         from .sampling import sample_rng
         rng = sample_rng(n, seed)
         sampler = self._sampler(backend, threads)
         total, seen, parts, have = sampler.count(), set(), [], 0
+        if n >= total:
+            return self._keep(self._decode(sampler.rows_at(rng.permutation(total))))
         while have < n and len(seen) < total:
             want = max(2 * (n - have), 64)
             if 2 * len(seen) > total:
@@ -150,7 +213,8 @@ class KernelTunerSpace(Space):
         out = np.zeros(len(table), dtype=bool)
         if known.any():
             idx = np.flatnonzero(known)
-            out[idx] = super().contains([raw[i] for i in idx], backend=backend)
+            with self._user_errors():
+                out[idx] = super().contains([raw[i] for i in idx], backend=backend)
             for i in np.flatnonzero(out):
                 config = {name: _plain(v) for name, v in zip(names, table[i])}
                 out[i] = all(check(config) for check in self._checks)
@@ -198,7 +262,7 @@ def from_kernel_tuner(tune_params: dict, restrictions=None, max_threads: int = 1
     ``restrictions``: a string, a callable, or a list of strings, lambdas, functions with named
     parameters, functions taking the parameter dict, ``(function, [names])`` tuples and
     python-constraint ``Constraint`` objects. ``block_size_names`` (default ``block_size_x/y/z``)
-    name the thread-block dimensions whose product must not exceed ``max_threads``.
+    name the thread-block dimensions whose product must not exceed ``max_threads`` (a number).
 
     A restriction beast cannot compile is evaluated in Python on the configurations the others
     keep, and a warning names it. Returns a :class:`KernelTunerSpace`; ``count()``,
@@ -217,7 +281,8 @@ def from_kernel_tuner(tune_params: dict, restrictions=None, max_threads: int = 1
     args = {"tune_params": tune_params, "restrictions": restrictions, "max_threads": max_threads,
             "block_size_names": block_size_names}
     try:
-        return KernelTunerSpace(path, generated.params, generated.checks, args, device=device)
+        return KernelTunerSpace(path, generated.params, generated.checks, args, device=device,
+                                origins=generated.origins)
     except BeastError as err:
         raise err.with_traceback(None) from None
 
@@ -318,8 +383,11 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     Either give ``tune_params`` (and optionally ``restrictions``), as to Kernel Tuner: beast
     builds the search space in place of Kernel Tuner's solver (with the device's ``max_threads``
     and ``block_size_names`` as Kernel Tuner would use them); or give ``space``, any beast
-    :class:`~beast.space.Space`: its survivors are the search space, and ``tune_params`` (if not
-    given) are their values per parameter. Every other keyword argument goes to Kernel Tuner
+    :class:`~beast.space.Space` or the path of a space file (loaded with :func:`beast.load`): its
+    survivors, each once, in enumeration order, are the search space (Kernel Tuner's has no
+    duplicates), and ``tune_params`` (if not given) are their values per parameter. Given
+    ``tune_params`` must name the space's parameters, in any order (the configurations follow
+    it), and hold every value the survivors take. Every other keyword argument goes to Kernel Tuner
     unchanged (``strategy``, ``cache``, ``simulation_mode``, ``lang``, ...), except
     ``strategy="beast"``: beast's default search strategy, run inside Kernel Tuner's runner,
     cache and budget (``strategy_options`` ``max_fevals``, ``time_limit``; see
@@ -335,12 +403,12 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     if space is not None:
         if restrictions is not None:
             raise BeastError("give restrictions as conditions of the beast space, not to tune_kernel")
-        space_params, configs = to_kernel_tuner(space)
+        space_params, configs = to_kernel_tuner(_as_space(space))
+        configs = list(dict.fromkeys(configs))       # each configuration once, first come first
         if tune_params is None:
             tune_params = space_params
-        elif list(tune_params) != list(space_params):
-            raise BeastError(f"tune_params names {list(tune_params)} differ from the space's "
-                             f"parameters {list(space_params)}")
+        else:
+            configs = _reordered(configs, list(space_params), tune_params)
         restrictions = [_Membership(list(tune_params), configs)]
         fixed = configs
     else:
@@ -353,6 +421,39 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     with _patched(interface, "Searchspace", cls):
         return interface.tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params,
                                      restrictions=restrictions, **kwargs)
+
+
+def _as_space(space) -> Space:
+    """``space`` itself, or the space file at that path."""
+    if isinstance(space, Space):
+        return space
+    if isinstance(space, (str, bytes, os.PathLike)):
+        return load(space)
+    raise BeastError(f"space must be a beast Space or the path of a space file, not {space!r:.60}",
+                     hint="space=beast.load('spaces/gemm.py') or space='spaces/gemm.py'")
+
+
+def _reordered(configs, names, tune_params) -> list:
+    """``configs`` (tuples over ``names``) over the user's ``tune_params`` order, checked: the same
+    names, and every value a configuration takes among the user's values."""
+    given = list(tune_params)
+    if set(given) != set(names):
+        missing = [n for n in names if n not in given]
+        extra = [n for n in given if n not in names]
+        raise BeastError(f"tune_params names {given} are not the space's parameters {names}"
+                         + (f": missing {missing}" if missing else "")
+                         + (f"{',' if missing else ':'} not in the space {extra}" if extra else ""))
+    order = [names.index(n) for n in given]
+    configs = [tuple(c[i] for i in order) for c in configs]
+    for j, name in enumerate(given):
+        values = list(tune_params[name])
+        absent = [v for v in dict.fromkeys(c[j] for c in configs) if v not in values]
+        if absent:
+            raise BeastError(f"tune_params[{name!r}] lacks {absent[:8]}"
+                             f"{' ...' if len(absent) > 8 else ''}, taken by configurations of the "
+                             f"space", hint=f"give every value the space's '{name}' takes, or "
+                                            "leave tune_params out (the space's values are used)")
+    return configs
 
 
 @contextlib.contextmanager

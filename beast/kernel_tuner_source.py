@@ -16,21 +16,32 @@ reject):
 
 What cannot be translated (no source, names of modules or functions, syntax beast does not
 compile, values that are not literals) becomes a :class:`PythonCheck`, evaluated in Python on the
-survivors of the rest.
+survivors of the rest. So does a restriction whose integers may not fit in 64 bits (beast's
+integers are 64-bit, Kernel Tuner's are Python's): for a restriction that is one expression
+(strings, lambdas, ``return <expression>`` functions, constraints), :func:`int_bounds` bounds every
+integer it computes from the parameters' values; a function of several statements is not bounded,
+and an overflow there is an error naming the restriction.
+
+A parameter keeps its name in the file where that is an ordinary module-level name; keywords,
+builtins and beast's vocabulary (``range``, ``min``), dunders (``__file__``: a space file's dunders
+are not declarations), names that are not identifiers (``block-size``) and the file's own prefixes
+become ``kt_param_<i>`` there. Rows, errors and ``to_kernel_tuner`` always use the user's names.
 """
 from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import inspect
 import keyword
+import math
 import numbers
 import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import BeastError, SpaceError
+from .errors import EvaluationError, SpaceError
 
 DEFAULT_BLOCK_SIZE_NAMES = ("block_size_x", "block_size_y", "block_size_z")
 
@@ -66,16 +77,19 @@ class PythonCheck:
         try:
             return bool(self.func(config))
         except Exception as exc:  # noqa: BLE001 - the user's restriction failed: say which one
-            raise BeastError(f"restriction {self.label} raised {type(exc).__name__}: {exc} "
-                             f"for the configuration {config}") from None
+            raise EvaluationError(f"restriction {self.label} raised {type(exc).__name__}: {exc}",
+                                  config=config) from None
 
 
 @dataclass
 class Generated:
+    """The generated space file and what it stands for."""
     source: str
     params: list
     checks: list = field(default_factory=list)          # PythonCheck, in restriction order
     untranslated: list = field(default_factory=list)    # (label, reason)
+    origins: list = field(default_factory=list)         # per line of source: what the user
+                                                        # wrote ("restriction 'a < b'") or None
 
 
 class _Untranslatable(Exception):
@@ -124,22 +138,37 @@ def _is_float(v) -> bool:
 _RESERVED = set(dir(builtins)) | set(keyword.kwlist) | {"condition", "iterator", "setting",
                                                         "device", "select", "union", "intersection",
                                                         "difference"}
+_GENERATED_PREFIXES = ("_kt_", "_b_", "kt_restriction", "kt_param_")
+
+
+def _ident(name: str, i: int, taken: set) -> str:
+    """The identifier of the ``i``-th parameter, ``name``, in the generated file: the name itself
+    where it is an ordinary module-level name there, else ``kt_param_<i>``: keywords, builtins and
+    beast's vocabulary, dunders (a space file's dunders are not declarations), non-identifiers
+    (``block-size``) and the file's own prefixes."""
+    plain = name.isidentifier() and name not in _RESERVED and not name.startswith("__") \
+        and not name.startswith(_GENERATED_PREFIXES)
+    ident = name if plain else f"kt_param_{i}"
+    while ident in taken:
+        ident = f"kt_param_{i}_{len(taken)}"
+    taken.add(ident)
+    return ident
 
 
 def make_params(tune_params) -> list:
+    """The :class:`Param` of each entry of ``tune_params``, in order."""
     if not isinstance(tune_params, dict) or not tune_params:
         raise SpaceError("tune_params must be a non-empty dict: parameter name -> list of values")
     params, taken = [], set()
     for i, (name, values) in enumerate(tune_params.items()):
+        if not isinstance(name, str) or not name:
+            raise SpaceError(f"tune_params has a parameter named {name!r}: parameter names are "
+                             "non-empty strings (they name the columns of the rows)")
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
             raise SpaceError(f"tune_params[{name!r}] must be a list of values, got {values!r}")
         # NumPy scalars become the Python values they stand for (equal, and writable as literals)
         values = _dedupe([v.item() if isinstance(v, np.generic) else v for v in values])
-        ident = name if isinstance(name, str) and name.isidentifier() and name not in _RESERVED \
-            and not name.startswith(("_kt_", "_b_", "kt_restriction")) else f"kt_param_{i}"
-        while ident in taken:
-            ident = f"kt_param_{i}_{len(taken)}"
-        taken.add(ident)
+        ident = _ident(name, i, taken)
         if all(_is_int(v) for v in values):
             values = [int(v) for v in values]
             params.append(Param(name, ident, values, "int", np.int64, None, True))
@@ -411,6 +440,124 @@ def _check_translatable(fdef, filename="<kernel_tuner>"):
         raise _Untranslatable(err.message.replace("in a beast function", "").strip()) from None
 
 
+# ---------------------------------------------------------------------------------------------
+# 64-bit integers: beast's limit, not Kernel Tuner's
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_NO_INT = ()        # a value that is never an integer (a float, a string)
+
+
+def _check_64_bits(body, params, constants, local_names):
+    """Raise _Untranslatable when a restriction that is one expression (a docstring aside) may
+    compute an integer beyond 64 bits for some values of its parameters (see :func:`int_bounds`):
+    Kernel Tuner computes it with Python's integers, so it is evaluated in Python."""
+    stmts = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(stmts) != 1 or not isinstance(stmts[0], ast.Return) or stmts[0].value is None:
+        return
+    leaves = {}
+    for p in params:
+        ints = [int(v) for v in p.values if isinstance(v, int)]     # bools count as 0 and 1
+        bounds = (min(ints), max(ints)) if ints else _NO_INT
+        leaves[p.ident if p.kind == "int" else p.table_name] = bounds
+    for name, value in constants.items():
+        if isinstance(value, int):
+            leaves[name] = (int(value), int(value))
+    for name in local_names:
+        leaves.pop(name, None)
+    int_bounds(stmts[0].value, leaves)
+
+
+def _hull(bounds):
+    """The bounds of a value that is one of values with these bounds."""
+    if any(b is None for b in bounds):
+        return None
+    ints = [b for b in bounds if b != _NO_INT]
+    return (min(b[0] for b in ints), max(b[1] for b in ints)) if ints else _NO_INT
+
+
+def int_bounds(node, leaves):
+    """``(lo, hi)`` bounding the integers the expression ``node`` (over the generated file's names)
+    can compute, ``()`` when it never computes one, None when unknown; ``leaves`` gives the bounds
+    of names (a parameter's identifier or value table, an integer constant). Every subexpression is
+    bounded, and one that may leave 64 bits raises _Untranslatable."""
+    children = []
+    for child in ast.iter_child_nodes(node):
+        bounds = int_bounds(child, leaves)
+        if isinstance(child, ast.expr):
+            children.append(bounds)
+    out = _combine(node, children, leaves) if isinstance(node, ast.expr) else None
+    if out and (out[0] < _INT64_MIN or out[1] > _INT64_MAX):
+        raise _Untranslatable("its integers may not fit in 64 bits: beast's integers are 64-bit, "
+                              "Kernel Tuner's are Python's")
+    return out
+
+
+def _combine(node, children, leaves):
+    """The bounds of the expression ``node`` from its children's (see :func:`int_bounds`)."""
+    if isinstance(node, ast.Constant):
+        return (int(node.value),) * 2 if isinstance(node.value, int) else _NO_INT
+    if isinstance(node, ast.Name):
+        return leaves.get(node.id)
+    if isinstance(node, ast.Subscript):     # a value table indexed by its parameter's index
+        return leaves.get(node.value.id) if isinstance(node.value, ast.Name) else None
+    if isinstance(node, ast.Compare) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return (0, 1)
+    if isinstance(node, ast.BoolOp):        # the value of one of the operands
+        return _hull(children)
+    if isinstance(node, ast.IfExp):
+        return _hull(children[1:])
+    if isinstance(node, ast.UnaryOp):
+        if not children[0]:
+            return children[0]
+        lo, hi = children[0]
+        return {ast.USub: (-hi, -lo), ast.UAdd: (lo, hi), ast.Invert: (-hi - 1, -lo - 1)}[type(node.op)]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        args = children[1:]                 # (children[0] is the function's name)
+        if node.func.id in ("min", "max") and len(args) >= 2:
+            return _hull(args)
+        if node.func.id == "abs" and len(args) == 1 and args[0]:
+            return (0, max(abs(args[0][0]), abs(args[0][1])))
+        return {"bool": (0, 1), "float": _NO_INT}.get(node.func.id)
+    if isinstance(node, ast.BinOp):
+        return _binop(node.op, *children)
+    return None
+
+
+def _binop(op, left, right):
+    """The bounds of ``left <op> right`` (see :func:`int_bounds`)."""
+    if left is None or right is None:
+        return None
+    if left == _NO_INT or right == _NO_INT or isinstance(op, ast.Div):
+        return _NO_INT                      # float arithmetic (or str * int)
+    (a, b), (c, d) = left, right
+    big = max(abs(a), abs(b))
+    if isinstance(op, ast.Add):
+        return (a + c, b + d)
+    if isinstance(op, ast.Sub):
+        return (a - d, b - c)
+    if isinstance(op, ast.Mult):
+        corners = (a * c, a * d, b * c, b * d)
+        return (min(corners), max(corners))
+    if isinstance(op, ast.FloorDiv):       # |x // y| <= |x| for a divisor that is not 0
+        return (-big, big)
+    if isinstance(op, ast.Mod):            # |x % y| < |y|
+        return (-max(abs(c), abs(d)), max(abs(c), abs(d)))
+    if isinstance(op, ast.Pow):
+        if d < 0:
+            return _NO_INT                              # a float
+        if big <= 1:
+            return (-1, 1)
+        if d > 64:
+            return (-(1 << 64), 1 << 64)                # bounded without computing big ** d
+        return (-big ** d, big ** d)
+    if isinstance(op, ast.LShift):
+        return (-(1 << 64), 1 << 64) if d > 64 else (-(big << max(d, 0)), big << max(d, 0))
+    if isinstance(op, (ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor)):
+        top = 1 << max(big, abs(c), abs(d)).bit_length()
+        return (-top, top)
+    return None
+
+
 def translate(r: _Restriction, params_by_name: dict, name: str):
     """(function source text, constants) of the condition for ``r``; raise _Untranslatable."""
     if r.kind == "expr":
@@ -442,6 +589,7 @@ def translate(r: _Restriction, params_by_name: dict, name: str):
     probe = _fdef("probe", [], body, [])
     rw.locals = local_names(probe) - args_locals
     body = [rw.visit(stmt) for stmt in body]
+    _check_64_bits(body, params_by_name.values(), rw.constants, rw.locals)
     body = _negate_returns(body)
     used = [p for p in params_by_name if p in rw.used]     # tune_params order
     fdef = _fdef(name, [params_by_name[p].ident for p in used], body,
@@ -515,10 +663,16 @@ def _constraint_expr(c, names):
 # Python fallbacks
 
 def python_check(r: _Restriction, names) -> PythonCheck:
+    """``r`` evaluated in Python: a string or a constraint as the expression it stands for (with
+    Python's integers), a function called as Kernel Tuner calls it."""
+    expr = None
     if r.kind == "expr":
-        text = r.obj.strip()
-        code = compile(ast.Expression(_string_body(text, dict.fromkeys(names))[0].value),
-                       "<restriction>", "eval")
+        expr = _string_body(r.obj.strip(), dict.fromkeys(names))[0].value
+    elif r.kind == "constraint":
+        with contextlib.suppress(_Untranslatable):
+            expr = _constraint_expr(r.obj, r.names)
+    if expr is not None:
+        code = compile(ast.fix_missing_locations(ast.Expression(expr)), "<restriction>", "eval")
         return PythonCheck(r.label, lambda cfg: eval(code, {"__builtins__": builtins}, dict(cfg)))
     if r.kind == "constraint":
         c, selected = r.obj, r.names
@@ -542,23 +696,28 @@ def generate_source(tune_params, restrictions, max_threads, block_size_names) ->
     params = make_params(tune_params)
     by_name = {p.name: p for p in params}
     names = list(by_name)
+    bound = _max_threads_text(max_threads)
     rules = normalise_restrictions(restrictions, names)
     block_names = list(DEFAULT_BLOCK_SIZE_NAMES if block_size_names is None else block_size_names)
     block = [n for n in block_names if n in by_name]
     if block:
         rules.append(_Restriction(f"'{' * '.join(block)} <= {max_threads}' (max_threads)", "expr",
-                                  f"{' * '.join(block)} <= {max_threads}"))
+                                  f"{' * '.join(block)} <= {bound}"))
     # a string's names must be parameters: a string is evaluated over the parameters only
     lines = ["# Generated by beast.from_kernel_tuner from Kernel Tuner tune_params/restrictions.",
              "from beast import condition as _kt_condition, iterator as _kt_iterator, "
              "range as _kt_range", ""]
+    origins = [None] * len(lines)       # what the user wrote that each line stands for
     for p in params:
+        origin = f"tune_params[{p.name!r}]"
         if p.kind == "int":
             lines.append(f"{p.ident} = _kt_iterator({p.values!r})")
         else:
             if p.literal:
                 lines.append(f"{p.table_name} = ({''.join(repr(v) + ', ' for v in p.values)})")
+                origins.append(origin)
             lines.append(f"{p.ident} = _kt_range(0, {len(p.values)})   # indices of {p.name!r}")
+        origins.append(origin)
     out = Generated("", params)
     constants = {}
     for i, r in enumerate(rules):
@@ -575,12 +734,31 @@ def generate_source(tune_params, restrictions, max_threads, block_size_names) ->
             out.untranslated.append((r.label, str(why)))
             continue
         constants.update(consts)
-        lines += ["", f"# restriction {i}: {r.label}"[:200], text]
+        text = ["", f"# restriction {i}: {r.label}"[:200]] + text.split("\n")
+        lines += text
+        origins += [f"restriction {r.label}"] * len(text)
     const_lines = [f"{k} = {v!r}" for k, v in constants.items()]
     if const_lines:
         lines[3:3] = const_lines + [""]
+        origins[3:3] = [None] * (len(const_lines) + 1)
     out.source = "\n".join(lines) + "\n"
+    out.origins = origins
     return out
+
+
+def _max_threads_text(max_threads) -> str:
+    """``max_threads`` (the bound on the product of the block sizes) as the generated file writes
+    it; a clear error for what is not a number."""
+    if isinstance(max_threads, np.generic):
+        max_threads = max_threads.item()
+    if isinstance(max_threads, bool) or not isinstance(max_threads, (int, float)) \
+            or max_threads != max_threads:
+        raise SpaceError(f"max_threads must be a number, not {max_threads!r}",
+                         hint="the largest number of threads in a block: the product of the "
+                              "block_size_names parameters may not exceed it (max_threads=1024)")
+    if isinstance(max_threads, float) and math.isinf(max_threads):
+        return "1e999" if max_threads > 0 else "-1e999"     # (the literal reads back as inf)
+    return repr(max_threads)
 
 
 def _check_string_names(text, by_name):

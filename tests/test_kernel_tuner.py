@@ -3,6 +3,7 @@ Tuner 1.5's Searchspace(...).list (its own test cases, every restriction form, r
 and beast.kernel_tuner.tune_kernel runs Kernel Tuner on beast's configurations."""
 from __future__ import annotations
 
+import ast
 import itertools
 import os
 import json
@@ -420,3 +421,216 @@ def test_sample_gives_the_users_values_and_honours_python_restrictions():
     plain = beast.from_kernel_tuner(SIMPLE, ["y % x == 1"])
     rows = plain.sample(4, seed=0)
     assert {tuple(r) for r in rows.tolist()} <= set(beast_list(SIMPLE, ["y % x == 1"]))
+
+
+# --- errors in the user's terms --------------------------------------------------------------------
+
+def _no_generated_file(err):
+    text = str(err)
+    assert ".py" not in text and "kt_restriction" not in text and "_kt_v_" not in text, text
+
+
+@pytest.mark.parametrize("backend", ["python", "c", "lua"])
+def test_a_restriction_that_raises_is_an_error_in_the_users_terms(backend):
+    tune_params, restrictions = {"a": [2.0, 0.0], "b": [1, 2]}, ["b / a > 0"]
+    with pytest.raises(ZeroDivisionError):          # Kernel Tuner raises too
+        kt_list(tune_params, restrictions)
+    space = beast.from_kernel_tuner(tune_params, restrictions)
+    for run in (lambda: space.count(backend=backend), lambda: space.enumerate(backend=backend),
+                lambda: space.sample(3, seed=1, backend=backend)):
+        with pytest.raises(BeastError, match="restriction 'b / a > 0': division by zero") as info:
+            run()
+        assert info.value.config == {"a": 0.0, "b": 1}         # the user's values, not indices
+        assert "configuration: a=0.0, b=1" in str(info.value)
+        _no_generated_file(info.value)
+    with pytest.raises(BeastError, match="'b / a > 0'") as info:
+        space.contains({"a": 0.0, "b": 2})
+    assert info.value.config == {"a": 0.0, "b": 2}
+    # checked as soon as their parameters are bound: 'a != 0' keeps b / a from dividing by zero
+    same_as_kernel_tuner(tune_params, ["b / a > 0", "a != 0"])
+
+
+def test_errors_name_renamed_parameters_and_python_restrictions_as_written():
+    tune_params = {"block-size": [2, 0], "range": [1, 2]}
+    space = beast.from_kernel_tuner(tune_params, [(lambda x, y: y // x > 0, ["block-size", "range"])])
+    with pytest.raises(BeastError, match="division by zero") as info:
+        space.count()
+    assert info.value.config == {"block-size": 0, "range": 1}
+    _no_generated_file(info.value)
+    with pytest.warns(UserWarning, match="uses_log"):
+        space = beast.from_kernel_tuner({"a": [2, 0], "b": [1, 2]}, [uses_log])
+    with pytest.raises(BeastError, match="restriction <uses_log> raised ValueError") as info:
+        space.count()
+    assert info.value.config == {"a": 0, "b": 1}
+
+
+def uses_log(a, b):
+    return math.log(a) < b
+
+
+# --- 64-bit integers ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tune_params,restriction", [
+    ({"a": [2 ** 62, 2 ** 40], "b": [2, 4]}, "a * b > 0"),
+    ({"a": [2 ** 61, 2 ** 40], "b": [2, 4]}, "a * b > 0"),
+    ({"a": list(range(100)), "b": [1, 2]}, "2 ** a > b"),
+    ({"a": [1, 2], "b": [1, 2]}, "a < 10 ** 20"),                      # a constant past 64 bits
+    ({"a": [2 ** 70, 1], "b": [1, 2]}, "a > b"),                       # a value past 64 bits
+    ({"a": [2 ** 40, 3], "b": [2 ** 30, 2]}, constraint.MaxProdConstraint(2 ** 69)),
+])
+def test_restrictions_beyond_64_bits_are_evaluated_in_python(tune_params, restriction):
+    with pytest.warns(UserWarning, match="64 bits"):
+        space = beast.from_kernel_tuner(tune_params, [restriction])
+    assert len(space.python_restrictions) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same_as_kernel_tuner(tune_params, [restriction])
+
+
+def test_restrictions_within_64_bits_stay_compiled():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        space = beast.from_kernel_tuner({"a": list(range(60)), "b": [2 ** 30, 5]},
+                                        ["2 ** a > b", "a * b < 2 ** 62", "-a % 7 == b % 3"])
+    assert not space.python_restrictions
+
+
+@pytest.mark.parametrize("text,bounds", [
+    ("a + b", (-4, 14)), ("a - b", (-5, 13)), ("a * b", (-30, 40)), ("-a", (-10, 1)),
+    ("a // b", (-10, 10)), ("a % b", (-4, 4)), ("b ** 2", (-16, 16)), ("a / b", ()),
+    ("min(a, b)", (-3, 10)), ("abs(b)", (0, 4)), ("a if b else 0", (-1, 10)), ("a < b", (0, 1)),
+    ("f * a", ()), ("len(s) * a", None), ("2 ** 63", "overflow"), ("a * 2 ** 62", "overflow"),
+])
+def test_int_bounds(text, bounds):
+    from beast.kernel_tuner_source import _Untranslatable, int_bounds
+    leaves = {"a": (-1, 10), "b": (-3, 4), "f": ()}
+    node = ast.parse(text, mode="eval").body
+    if bounds == "overflow":
+        with pytest.raises(_Untranslatable, match="64 bits"):
+            int_bounds(node, leaves)
+    else:
+        assert int_bounds(node, leaves) == bounds
+
+
+def several_statements(a, b):
+    c = a * b
+    return c > 0
+
+
+def test_an_overflow_beast_cannot_foresee_is_an_error_in_the_users_values():
+    space = beast.from_kernel_tuner({"a": [2 ** 62, 2 ** 40], "b": [2, 4]}, [several_statements])
+    with pytest.raises(BeastError, match="restriction <several_statements>: integer overflow") as info:
+        space.count()
+    assert info.value.config == {"a": 2 ** 62, "b": 2}
+    assert "Kernel Tuner's are Python's" in info.value.hint
+    _no_generated_file(info.value)
+
+
+# --- arguments -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("max_threads", [None, "1024", True, float("nan"), [1024]])
+def test_max_threads_must_be_a_number(max_threads):
+    with pytest.raises(BeastError, match="max_threads must be a number"):
+        beast.from_kernel_tuner({"block_size_x": [1, 2048]}, None, max_threads)
+
+
+@pytest.mark.parametrize("max_threads", [512, 1024.5, np.int64(64), float("inf")])
+def test_max_threads_numbers(max_threads):
+    same_as_kernel_tuner({"block_size_x": [1, 64, 512, 2048], "q": [1, 2]}, ["q > 1"], max_threads)
+
+
+@pytest.mark.parametrize("name", ["__file__", "__builtins__", "__name__", "range", "min",
+                                  "condition", "kt_param_1", "_kt_v_b", "class", "block-size",
+                                  "x y", "1a"])
+def test_parameter_names_that_a_space_file_cannot_declare(name):
+    tune_params = {name: [1, 2, 3], "b": [1, 2]}
+    assert beast.from_kernel_tuner(tune_params).count() == 6
+    assert beast.from_kernel_tuner(tune_params).to_kernel_tuner() == (
+        tune_params, [(x, y) for x in (1, 2, 3) for y in (1, 2)])
+    got = same_as_kernel_tuner(tune_params, ["b > 1"])
+    assert len(got) == 3
+    if name.isidentifier() and name != "class":             # Kernel Tuner evaluates strings
+        same_as_kernel_tuner(tune_params, [f"{name} > b"])
+    space = beast.from_kernel_tuner(tune_params, [(lambda x, y: x > y, [name, "b"])])
+    assert not space.python_restrictions
+    assert {tuple(r) for r in space.enumerate().tolist()} == {(2, 1), (3, 1), (3, 2)}
+
+
+@pytest.mark.parametrize("name", ["", 5, ("a", "b")])
+def test_parameter_names_are_non_empty_strings(name):
+    with pytest.raises(BeastError, match="parameter names are non-empty strings"):
+        beast.from_kernel_tuner({name: [1, 2], "x": [1]})
+
+
+# --- sampling ----------------------------------------------------------------------------------------
+
+def floor_sum(x, y):        # reads math: evaluated in Python
+    return math.floor(x) + y > 3
+
+
+def test_sample_more_than_the_space_holds_with_python_restrictions():
+    with pytest.warns(UserWarning, match="floor_sum"):
+        space = beast.from_kernel_tuner({"x": [1.5, 2.5, 3.5, 4.5], "y": list(range(50))}, [floor_sum])
+    everything = {tuple(r) for r in space.enumerate().tolist()}
+    for n in (10 ** 30, 200, len(everything)):
+        got = [tuple(r) for r in space.sample(n, seed=1).tolist()]
+        assert len(got) == len(set(got)) == len(everything) and set(got) == everything
+    assert len(space.sample(5, seed=1)) == 5
+
+
+# --- tune_kernel(space=...) ----------------------------------------------------------------------------
+
+def _tune(space, tmp_path, tune_params=None, cache_params=None, **kwargs):
+    from beast.kernel_tuner import tune_kernel
+    loaded = beast.load(space) if isinstance(space, str) else space
+    params, configs = beast.kernel_tuner.to_kernel_tuner(loaded)
+    names = list(cache_params or params)
+    configs = [tuple(dict(zip(params, c))[n] for n in names) for c in dict.fromkeys(configs)]
+    cache = _cache_file(tmp_path, {n: params[n] for n in names}, configs)
+    args = [np.zeros(1024, np.float32)] * 3 + [np.int32(1024)]
+    results, _ = tune_kernel("vector_add", KERNEL, 1024, args, tune_params, space=space,
+                             simulation_mode=True, cache=cache, quiet=True, **kwargs)
+    return [tuple(r[n] for n in names) for r in results], configs
+
+
+REPEATS = "from beast import *\nblock_size_x = iterator([32, 64, 128])\nfib = iterator([1, 1, 2, 3])\n"
+# (12 rows, 9 distinct)
+
+
+def test_tune_kernel_gets_each_configuration_once(tmp_path):
+    path = tmp_path / "repeats.py"
+    path.write_text(REPEATS)
+    assert beast.load(path).count() == 12
+    got, configs = _tune(beast.load(path), tmp_path)
+    assert len(configs) == 9 and sorted(got) == sorted(configs)
+
+
+def test_tune_kernel_space_as_a_path(tmp_path):
+    path = tmp_path / "repeats.py"
+    path.write_text(REPEATS)
+    got, configs = _tune(str(path), tmp_path)
+    assert sorted(got) == sorted(configs)
+    from beast.kernel_tuner import tune_kernel
+    with pytest.raises(BeastError, match="space must be a beast Space or the path"):
+        tune_kernel("vector_add", KERNEL, 1024, [], space=42)
+
+
+def test_tune_kernel_tune_params_in_another_order(tmp_path):
+    path = tmp_path / "repeats.py"
+    path.write_text(REPEATS)
+    tune_params = {"fib": [1, 2, 3], "block_size_x": [32, 64, 128]}
+    got, configs = _tune(beast.load(path), tmp_path, tune_params,
+                         cache_params=["fib", "block_size_x"])    # Kernel Tuner checks the order
+    assert sorted(got) == sorted(configs) and (3, 32) in got
+
+
+@pytest.mark.parametrize("tune_params,message", [
+    ({"block_size_x": [32, 64], "fib": [1, 2, 3]}, r"tune_params\['block_size_x'\] lacks \[128\]"),
+    ({"block_size_x": [32, 64, 128]}, r"not the space's parameters .*missing \['fib'\]"),
+    ({"block_size_x": [32, 64, 128], "fib": [1, 2, 3], "z": [1]}, r"not in the space \['z'\]"),
+])
+def test_tune_kernel_checks_tune_params_against_the_space(tmp_path, tune_params, message):
+    path = tmp_path / "repeats.py"
+    path.write_text(REPEATS)
+    with pytest.raises(BeastError, match=message):
+        _tune(beast.load(path), tmp_path, tune_params)
