@@ -71,7 +71,8 @@ class JournalingCompiler:
     cupy without a device, journals ``{"pid", "gpus", "config", "ok", "t0", "t1"}`` per compile,
     and dies (``os._exit``) on ``poison`` or when it is the first to claim ``die_marker``.
     ``broken`` is compiled with an option that makes the compiler fail; ``env_error`` makes
-    every compile raise as a CPU node without CuPy would."""
+    every compile raise as a CPU node without CuPy would; ``hang`` never returns; ``ready`` holds
+    artefacts built before the run, returned at once."""
 
     inner: object
     journal: str
@@ -80,12 +81,16 @@ class JournalingCompiler:
     broken: dict | None = None
     env_error: bool = False
     hang: dict | None = None
+    ready: tuple = ()
 
     def build(self, config):
         if self.env_error:
             raise ImportError("no NVRTC here (simulated)")
         if self.hang is not None and config == self.hang:
             time.sleep(3600)                         # a compiler that never returns
+        for items, artifact in self.ready:           # compiled before the run: no time on its clock
+            if dict(items) == dict(config):
+                return artifact
         if "cupy" not in sys.modules:
             from test_tune_gpu import make_fake_cupy
             sys.modules["cupy"] = make_fake_cupy(devices=0)
@@ -144,6 +149,7 @@ class HostsimFactory:
     compile_broken: dict | None = None
     compile_env_error: bool = False
     compile_hang: dict | None = None
+    compile_ready: tuple = ()            # ((config items, artefact), ...): built already, returned at once
     family: str = "gemm"
     tmpdir: str | None = None            # the worker's temporary directory (tempfile.tempdir)
 
@@ -158,7 +164,7 @@ class HostsimFactory:
         return JournalingBackend(inner, self.journal, self.die_marker, self.fatal_marker, self.fail_at,
                                  self.poison, dict(die_marker=self.compile_die_marker, poison=self.compile_poison,
                                                    broken=self.compile_broken, env_error=self.compile_env_error,
-                                                   hang=self.compile_hang))
+                                                   hang=self.compile_hang, ready=self.compile_ready))
 
 
 def read_journal(path: str) -> list[dict]:
