@@ -398,3 +398,14 @@ def test_a_pools_matrix_has_a_column_per_parameter_and_integers():
     assert len(Pool(["a", "b"], [])) == 0 and Pool(["a", "b"], []).X.shape == (0, 2)
     with pytest.raises(BeastError, match="duplicates"):
         Pool([], np.empty((2, 0)))
+
+
+@pytest.mark.parametrize("option, value, says", [("init", 2.5, "must be an integer"), ("init", "x", "must be an integer"),
+                                                 ("kappa", "1", "must be a number"),
+                                                 ("interactions", 1, "must be True or False")])
+def test_options_are_of_the_kind_of_their_defaults(option, value, says):
+    """The constructors convert with int() and float(): 2.5 was truncated, 'x' a ValueError."""
+    X = np.array([[a, b] for a in range(1, 6) for b in range(1, 5)])
+    with pytest.raises(BeastError, match=f"option {option} of strategy 'portfolio' {says}"):
+        make_strategy("portfolio", pool=Pool(["a", "b"], X), **{option: value})
+    assert make_strategy("portfolio", pool=Pool(["a", "b"], X), init=np.int64(12), kappa=1, mix=[3, 2, 1, 1]).ask(1)

@@ -51,10 +51,41 @@ def make_strategy(name: str, space=None, *, seed: int = 0, pool: Pool | None = N
         if name == "random":                       # a uniform sample is all it needs
             limit = min(pool_limit, max(2 * int(budget or 0), RANDOM_POOL))
         pool = Pool.from_space(space, limit=limit, seed=seed)
+    _check_options(name, cls, options)
     try:
         return cls(pool, seed=seed, **options)
     except TypeError as err:
         raise BeastError(f"bad option for strategy {name!r}: {err}") from None
+
+
+def _check_options(name: str, cls, options: dict) -> None:
+    """Each option of the same kind as its default in the constructors of ``cls`` and its bases:
+    an integer where the default is one (not 2.5: the constructors would truncate it), a number
+    where it is a float, True or False where it is a bool (None stands for 'not set')."""
+    import inspect
+    import numbers
+    defaults = {}
+    for klass in reversed(cls.__mro__):
+        init = klass.__dict__.get("__init__")
+        if init is not None:
+            for p in inspect.signature(init).parameters.values():
+                if p.default is not inspect.Parameter.empty:
+                    defaults[p.name] = p.default
+    for key, value in options.items():
+        default = defaults.get(key)
+        if key not in defaults or default is None or value is None and default is None:
+            continue
+        if isinstance(default, bool):
+            ok, kind = isinstance(value, bool), "True or False"
+        elif isinstance(default, int):
+            ok, kind = isinstance(value, numbers.Integral) and not isinstance(value, bool), "an integer"
+        elif isinstance(default, float):
+            ok, kind = isinstance(value, numbers.Real) and not isinstance(value, bool), "a number"
+        else:
+            continue
+        if not ok:
+            raise BeastError(f"option {key} of strategy {name!r} must be {kind} (its default is "
+                             f"{default!r}), not {value!r}")
 
 
 __all__ = ["STRATEGIES", "DEFAULT_STRATEGY", "make_strategy", "Strategy", "Pool", "RandomSearch", "LocalSearch",
