@@ -790,6 +790,17 @@ def test_more_configurations_than_64_bits_count_is_the_same_error_in_every_backe
             assert "2**53" in info.value.hint and info.value.config == {}
 
 
+def test_one_range_of_2_63_values_is_a_count_past_64_bits_in_python_as_in_c(tmp_path):
+    """len() of a range past sys.maxsize is an OverflowError in Python: the Python backend said
+    "integer overflow in iterator 'a'" where C says the count does not fit (the values do)."""
+    for text in ("a = range(-2**62, 2**62)\n", "b = range(2)\na = range(-2**62, 2**62 - b)\n"):
+        space = beast.load(write_space(tmp_path, "from beast import *\n" + text, "r63.py"))
+        for backend in [b for b in ("c", "python") if b in available_backends()]:
+            with pytest.raises(EvaluationError) as info:
+                space.count(backend=backend)
+            assert info.value.message == "the number of configurations does not fit in 64 bits", backend
+
+
 def test_a_negative_zero_iterator_value_is_shown_as_minus_zero_in_every_backend(tmp_path):
     """lupa hands a Lua -0.0 to Python as the int 0, and a deferred iterator's scalar was rebuilt
     as s0 + 0 * 0 (0.0): Lua said "a non-integer value 0.0", with b=0.0."""

@@ -19,7 +19,7 @@ from ..ir.targets import PY_CHECKS, PY_LOOPS
 from ..expr import static_type
 from .exprs import ATOM, ExprPrinter
 
-HELPERS = ("_b_range", "_b_len", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
+HELPERS = ("_b_range", "_b_len", "_b_clen", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
            "_b_setop", "_b_overflow", "_b_divisors", "_b_pow", "_b_ck")
 
 
@@ -148,7 +148,9 @@ class PythonPrinter:
 
     def pure_count(self, count):
         """Text counting a loop nest that only emits (a product of lengths)."""
-        return " * ".join("1" if isinstance(form, Bind) else f"_b_len({self.memo(form, self.seq)})"
+        # _b_clen: len() also past sys.maxsize (a range of 2**63 values is a count past 64 bits,
+        # said as C says it, not an OverflowError of its iterator)
+        return " * ".join("1" if isinstance(form, Bind) else f"_b_clen({self.memo(form, self.seq)})"
                           for _, form in count.parts)
 
     def block(self, stmts, depth, mode, outer_loop, nloops=0):

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..codegen.python import function_ast, print_python
 from ..errors import EvaluationError
+from ..expr import range_length
 from ..lang import set_operation
 from .errors import COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, checked_int, checked_pow, map_exception
 from .prefix_walks import PrefixWalks
@@ -103,6 +104,20 @@ def compile_functions(program) -> dict:
     return out
 
 
+def _b_clen(seq) -> int:
+    """len(seq) for counting: a range of 64-bit values longer than sys.maxsize is counted (its
+    count, past 64 bits, is then refused as C refuses it); one whose values leave 64 bits stays
+    an OverflowError of its iterator."""
+    try:
+        return len(seq)
+    except OverflowError:
+        if seq.__class__ is not range or not seq:
+            raise
+        if not (-(1 << 63) <= min(seq[0], seq[-1]) and max(seq[0], seq[-1]) < (1 << 63)):
+            raise
+        return range_length(seq)
+
+
 class PythonEnumerator(PrefixWalks):
     """Runs the generated Python loop nest."""
 
@@ -110,8 +125,8 @@ class PythonEnumerator(PrefixWalks):
         self.program = program
         self.source = source or print_python(program)
         self.filename = f"<beast generated: {program.name}>"
-        env = {"__builtins__": builtins, "_b_range": range, "_b_len": len, "_b_min": min,
-               "_b_max": max, "_b_abs": abs, "_b_bool": bool, "_b_int": _b_int, "_b_vals": _b_vals,
+        env = {"__builtins__": builtins, "_b_range": range, "_b_len": len, "_b_clen": _b_clen,
+               "_b_min": min, "_b_max": max, "_b_abs": abs, "_b_bool": bool, "_b_int": _b_int, "_b_vals": _b_vals,
                "_b_setop": _b_setop, "_b_overflow": _b_overflow,
                "_b_divisors": _b_divisors, "_b_pow": checked_pow, "_b_ck": checked_int, "_b_pre": ()}
         env.update(compile_functions(program))
