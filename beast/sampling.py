@@ -250,6 +250,8 @@ def sample_rng(n, seed) -> np.random.Generator:
     seed."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise BeastError(f"the sample size must be a non-negative integer, not {n!r}")
+    if isinstance(seed, bool):              # numpy takes True for 1
+        raise BeastError(f"invalid seed {seed!r}", hint="use a non-negative integer, or None for a fresh random sample")
     try:
         return np.random.default_rng(seed)
     except (TypeError, ValueError) as exc:

@@ -64,3 +64,27 @@ def test_dag_formats_and_load_arguments(fig01):
         with pytest.raises(BeastError, match="the space file is a path"):
             beast.load(path)
     assert beast.load(os.fsencode(FIG01)).count() == fig01.count()
+
+
+def test_a_space_imports_a_module_beside_it_from_any_folder(tmp_path, monkeypatch):
+    """`import helper` beside the space file works as it does for `python space.py` (it depended on
+    the current folder), and sys.path is left as it was."""
+    import sys
+    from conftest import run_beast, write_space
+    folder = tmp_path / "spaces"
+    folder.mkdir()
+    (folder / "beast_test_helper_mod.py").write_text("N = 4\n")
+    path = write_space(folder, "from beast import *\nimport beast_test_helper_mod as h\na = range(h.N)\n")
+    before = list(sys.path)
+    monkeypatch.chdir(tmp_path)
+    try:
+        assert beast.load(path).count(backend="python") == 4 and sys.path == before
+    finally:
+        sys.modules.pop("beast_test_helper_mod", None)
+    proc = run_beast("count", path, cwd=str(tmp_path))
+    assert proc.returncode == 0 and proc.stdout == "4\n", proc.stderr
+
+
+def test_a_bool_seed_is_refused(fig01):
+    with pytest.raises(BeastError, match="invalid seed True"):
+        fig01.sample(2, seed=True)

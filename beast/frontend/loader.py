@@ -305,6 +305,10 @@ def load_module(path, device=None, settings=None) -> LoadedModule:
         if device is not None:
             ctx.device()   # a bad --device is reported before the file runs
         sys.modules[modname] = module
+        folder = os.path.dirname(filename)      # `import helper` beside the file, as `python FILE` finds it
+        added = folder not in sys.path
+        if added:
+            sys.path.insert(0, folder)
         try:
             exec(code, namespace)
         except IteratorTruthError as exc:
@@ -328,6 +332,8 @@ def load_module(path, device=None, settings=None) -> LoadedModule:
                           loaded.tree) from None
         finally:
             sys.modules.pop(modname, None)
+            if added and folder in sys.path:
+                sys.path.remove(folder)
         error = _without_beast(loaded, ctx)
         if error is not None:
             raise error
