@@ -152,6 +152,39 @@ class KernelTunerSpace(Space):
                 if len(rows):
                     yield rows
 
+    def stats(self, backend: str | None = None, threads: int | None = None, values: bool = True):
+        """:meth:`beast.Space.stats` in the user's terms: parameters by their names and values,
+        restrictions by how they were written; the restrictions evaluated in Python come last
+        (depth: after every loop), each evaluated on what the ones before it kept, and the
+        survivors are Kernel Tuner's."""
+        from .stats import Condition
+        with self._user_errors():
+            st = super().stats(backend=backend, threads=threads, values=values)
+        by_ident = {p.ident: p for p in self._params}
+        for lv in st.levels:
+            lv.iterator = by_ident[lv.iterator].name if lv.iterator in by_ident else lv.iterator
+        lines = self.module.source.splitlines()
+        conditions = {}
+        for name, cond in st.conditions.items():       # the label on the line that defines it
+            at = next((i for i, line in enumerate(lines) if f" {name}(" in line or line.startswith(f"{name} =")), None)
+            label = self._origins[at] if at is not None and at < len(self._origins) else None
+            conditions[label.removeprefix("restriction ") if label else name] = cond
+        if self._checks:
+            with self._user_errors():
+                rows = [self._decode(raw) for raw in Space.iterate(self, 1 << 16, backend=backend, threads=threads)]
+            rows = np.concatenate(rows) if rows else np.empty(0, dtype=self.dtype)
+            names = [p.name for p in self._params]
+            configs = [dict(zip(names, row)) for row in rows.tolist()]
+            keep = np.ones(len(rows), dtype=bool)
+            for check in self._checks:
+                live = np.flatnonzero(keep)
+                passed = np.array([check(configs[i]) for i in live], dtype=bool)
+                keep[live[~passed]] = False
+                conditions[f"{check.label} (in Python)"] = Condition(len(st.levels), len(live), int((~passed).sum()))
+            st.survivors = int(keep.sum())     # (the values were counted on self.iterate: the users')
+        st.conditions = conditions
+        return st
+
     def count(self, backend: str | None = None, threads: int | None = None) -> int:
         """How many configurations Kernel Tuner's ``Searchspace`` would keep."""
         if not self._checks:

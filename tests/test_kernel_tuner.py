@@ -634,3 +634,24 @@ def test_tune_kernel_checks_tune_params_against_the_space(tmp_path, tune_params,
     path.write_text(REPEATS)
     with pytest.raises(BeastError, match=message):
         _tune(beast.load(path), tmp_path, tune_params)
+
+
+def test_stats_speak_the_users_terms_and_count_the_python_restrictions():
+    """stats() showed kt_param_0 / kt_restriction_1 and the survivors before the restrictions
+    evaluated in Python (32 where count() is 26)."""
+    import math
+    import warnings
+
+    def r(x, y):
+        return math.floor(x) + y > 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sp = beast.from_kernel_tuner({"x": [1.5, 2.5, 3.5, 4.5], "y": list(range(5)), "__file__": [1, 2]},
+                                     [r, "y > 0"])
+    st = sp.stats(backend="python")
+    assert st.survivors == sp.count(backend="python") == 26
+    assert [lv.iterator for lv in st.levels] == ["y", "x", "__file__"]
+    first, in_python = st.conditions
+    assert first == "'y > 0'" and in_python.endswith("r> (in Python)")
+    assert (st.conditions[in_python].evaluated, st.conditions[in_python].rejected) == (32, 6)
+    assert sum(st.values["x"].values()) == 26 and set(st.values["x"]) == {1.5, 2.5, 3.5, 4.5}
