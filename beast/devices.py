@@ -239,6 +239,9 @@ class DeviceProfile:
         if unknown:
             raise DeviceError(f"DeviceProfile has no field '{unknown[0]}'",
                               hint=_did_you_mean(unknown[0], fields))
+        for key, value in changes.items():      # as a JSON profile's values are checked
+            if key in _FIELDS:
+                _check_value(key, value, {}, None)
         return dataclasses.replace(self, **changes)
 
     def peak_gflops(self, precision: str = "double") -> float | None:

@@ -144,6 +144,9 @@ def test_replace_and_as_dict():
     with pytest.raises(DeviceError, match="no field 'max_thread_dim_x'") as info:
         k40c.replace(max_thread_dim_x=1)
     assert "did you mean 'max_threads_dim_x'" in str(info.value)
+    for key, value in (("warp_size", "32"), ("warp_size", -1), ("name", 3), ("warp_size", True)):
+        with pytest.raises(DeviceError, match=f"'{key}' must be"):     # as a JSON profile's values
+            k40c.replace(**{key: value})
 
 
 def test_peak_gflops_unknown():
