@@ -38,7 +38,7 @@ def sample(seed=0):
     out = []
     for p, a, ta, tb in itertools.product(("single", "double"), ("real", "complex"), (0, 1), (0, 1)):
         space = beast.load(MAGMA, device=DEVICE, settings=dict(precision=p, arithmetic=a, trans_a=ta, trans_b=tb))
-        rows = space.enumerate()
+        rows = space.enumerate(backend="lua")   # 9,337 rows each: 0.06 s in Lua, a C build each under auto
         for buffers, copy in VARIANTS:
             sel = rows[(rows["smem_buffers"] == buffers) & (rows["async_copy"] == copy)]
             padded = sel[(sel["pad_a"] > 0) | (sel["pad_b"] > 0)]
