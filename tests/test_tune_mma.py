@@ -43,7 +43,7 @@ def survivors(device, st):
     key = (device, tuple(sorted(st.items())))
     if key not in _SURVIVORS:
         space = beast.load(MMA, device=device, settings=st)
-        _SURVIVORS[key] = (space, space.enumerate())
+        _SURVIVORS[key] = (space, space.enumerate(backend="lua"))   # auto would build C for each
     return _SURVIVORS[key]
 
 
