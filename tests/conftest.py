@@ -18,6 +18,11 @@ if "BEAST_CACHE_DIR" not in os.environ:
     os.environ["BEAST_CACHE_DIR"] = _cache
     atexit.register(shutil.rmtree, _cache, True)
 
+# auto's background C builds prepare the next run; in a run whose cache starts empty they are a
+# compiler process per mid-size space beside the tests. test_cold_start, which checks them,
+# restores the default in its fixture.
+os.environ.setdefault("BEAST_BACKGROUND_BUILD", "0")
+
 # The suite starts hundreds of Python processes (the beast command, Ray workers, builds); where
 # PYTHONDONTWRITEBYTECODE is set, each compiled beast's modules again (0.2 s apiece). The run lets
 # Python keep their bytecode as it does by default (__pycache__ folders, ignored by git); a
