@@ -22,10 +22,12 @@ MAX_THREADS = 4096          # worker threads one (C) enumerator may start
 MAX_CHUNK_ROWS = 1 << 20    # rows of one buffer of the C and Lua backends (a larger chunk_size: more chunks)
 
 
-def _count_arg(value, name: str, low: int, high: int | None = None) -> int:
+def check_integer(value, name: str, low: int, high: int | None = None, kind: str = "an integer") -> int:
+    """``value`` as an int from ``low`` (to ``high``): numpy integers too, never a bool or a float;
+    a BeastError names ``name`` and says ``kind`` where ``value`` is no integer at all."""
     import numbers
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise BeastError(f"{name} must be an integer, not {value!r}")
+        raise BeastError(f"{name} must be {kind}, not {value!r}")
     value = int(value)
     if value < low or high is not None and value > high:
         within = f"from {low} to {high}" if high is not None else f"at least {low}"
@@ -36,12 +38,12 @@ def _count_arg(value, name: str, low: int, high: int | None = None) -> int:
 def check_threads(threads) -> int | None:
     """``threads`` as an int from 1 to :data:`MAX_THREADS` (numpy integers too), or None (every
     core): the same check whichever backend runs (only C uses it)."""
-    return None if threads is None else _count_arg(threads, "threads", 1, MAX_THREADS)
+    return None if threads is None else check_integer(threads, "threads", 1, MAX_THREADS)
 
 
 def check_chunk_size(chunk_size) -> int:
     """``chunk_size`` as a positive int (numpy integers too)."""
-    return _count_arg(chunk_size, "chunk_size", 1)
+    return check_integer(chunk_size, "chunk_size", 1)
 
 
 def get_backend(name: str):

@@ -41,7 +41,7 @@ from typing import Callable, Iterator, Mapping
 import numpy as np
 
 from beast.errors import BeastError
-from beast.runtime import check_chunk_size
+from beast.runtime import check_chunk_size, check_integer
 
 from .families import DEFAULT_FAMILY, FAMILIES, KernelFamily, family_of, get_family
 from .kernel import GemmSettings
@@ -330,12 +330,8 @@ def check_count(value, name: str, none: str | None = None) -> int | None:
     ``name`` and what it may be otherwise."""
     if value is None and none is not None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        alt = f" or None ({none})" if none is not None else ""
-        raise BeastError(f"{name} must be an integer of at least 1{alt}, not {value!r}")
-    if value < 1:
-        raise BeastError(f"{name} must be at least 1, not {value}")
-    return int(value)
+    alt = f" or None ({none})" if none is not None else ""
+    return check_integer(value, name, 1, kind=f"an integer of at least 1{alt}")
 
 
 def check_tune_arguments(size, *, budget=None, seed=0, time_limit=None, chunk_size=65536,
