@@ -225,6 +225,9 @@ PRELUDE_BODY = r"""#ifndef BEAST_MMA_PRELUDE
 #define BEAST_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
 __device__ __forceinline__ double2 beast_mma_c2d(double x, double y) { double2 r; r.x = x; r.y = y; return r; }
+#ifndef BEAST_LDS   // a shared-memory load of a fragment element; the host simulator counts them
+#define BEAST_LDS(x) (x)
+#endif
 #ifndef BEAST_HOST_SIM   // the host simulator (beast.tune.hostsim) defines these hooks itself
 // D = A * B + D for one warp; fragments as in the PTX ISA (beast.tune.kernel_mma).
 __device__ __forceinline__ void beast_mma_m8n8k4(double* d, const double* a, const double* b) {
@@ -319,7 +322,7 @@ def _fragments(L: MmaLayout, ks: int) -> str:
     lines = []
     for i in range(fm):
         for r in range(na):
-            at = f"a_lane[{_a_offset(L, i, ks, r)}]"
+            at = f"BEAST_LDS(a_lane[{_a_offset(L, i, ks, r)}])"
             if cx and _negate_a(L):
                 lines.append(f"{{ const T v = {at}; ar[{i}][{r}] = v.x; ai[{i}][{r}] = v.y; an[{i}][{r}] = -v.y; }}")
             elif cx:
@@ -328,7 +331,7 @@ def _fragments(L: MmaLayout, ks: int) -> str:
                 lines.append(f"ar[{i}][{r}] = {at};")
     for j in range(fn):
         for r in range(nb):
-            at = f"b_lane[{_b_offset(L, j, ks, r)}]"
+            at = f"BEAST_LDS(b_lane[{_b_offset(L, j, ks, r)}])"
             if cx and not _negate_a(L):
                 lines.append(f"{{ const T v = {at}; br[{j}][{r}] = v.x; bi[{j}][{r}] = v.y; bn[{j}][{r}] = -v.y; }}")
             elif cx:
