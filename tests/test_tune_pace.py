@@ -3,6 +3,7 @@ pool sized to the machine, a time limit, and the GPU's busy share in the report,
 line and the log.  Fake backends; the cut replayed on the real H200 logs of bench/gpu_runs."""
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -221,6 +222,34 @@ def test_gpu_check_without_a_gpu_says_so_in_one_line_and_fails(tmp_path):
     assert proc.returncode != 0
     assert proc.stdout.strip().count("\n") == 0 and "no NVIDIA GPU" in proc.stdout and not proc.stderr
     assert not list(tmp_path.iterdir())                       # nothing measured, nothing written
+
+
+def test_gpu_check_dry_run_lists_calls_of_at_most_five_minutes():
+    proc = subprocess.run(["bash", str(ROOT / "bench" / "gpu_check.sh"), "--dry-run"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    caps = [int(m) for m in re.findall(r"^call \d+ \(at most (\d+) s of 300\)", proc.stdout, re.M)]
+    assert len(caps) == 3 and all(c <= 300 for c in caps)
+    first = proc.stdout.split("call 2")[0]                    # the goals come first
+    assert "gemm_mma.py" in first and "gemm_magma.py" in first and "-D precision=single" in first
+    assert "-o addopts=-q" in proc.stdout                     # the tests need no pytest-xdist
+    for line in proc.stdout.splitlines():                     # every run's own timeout is named
+        if "beast tune" in line:
+            assert re.match(r"\s+timeout -s INT \d+ ", line) and "--time " in line
+
+
+def test_gpu_check_refuses_to_start_without_its_dependencies(tmp_path):
+    # a Python that has none of them: the check names what is missing and measures nothing
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\nexec %s -S -I \"$@\"\n" % sys.executable)
+    fake.chmod(0o755)
+    env = dict(os.environ, PYTHON=str(fake), OUT=str(tmp_path / "out"))
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run(["bash", str(ROOT / "bench" / "gpu_check.sh"), "--check"], capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "missing" in proc.stdout and "numpy" in proc.stdout
+    assert not (tmp_path / "out").exists()
 
 
 def test_gpu_table_summarizes_logs(tmp_path):
