@@ -6,7 +6,11 @@ Not in the paper.  DGEMM and ZGEMM, ``C <- alpha * op(A) * op(B) + beta * C`` (c
 tile of it as ``mma_m x 8 x mma_k`` MMAs whose fragments come from shared memory; ``stages``
 shared-memory buffers of ``blk_k``-deep slices of A and B are filled ahead with ``cp.async``
 copies of ``vec`` elements each, and their rows are padded by ``pad_a``/``pad_b`` elements
-against bank conflicts.  ZGEMM runs each complex MMA as four real ones.
+against bank conflicts.  ``swizzle=1`` instead stores the stages unpadded with their 32-byte
+chunks XOR-permuted within each 128-byte bank row, so that copies and fragment loads are free of
+bank conflicts.  ``frag_buf=2`` double-buffers the fragments: a warp loads the next k-step's
+(across the k-tile's barrier, the next stage's first) before issuing this k-step's MMAs.  ZGEMM
+runs each complex MMA as four real ones.
 
 Every limit is a condition below (True rejects), so that every survivor compiles and launches.
 A device older than compute capability 8.0 has no FP64 tensor cores: there the space is empty
@@ -58,6 +62,8 @@ stages = range(2, 6)                  # cp.async pipeline depth
 vec = iterator([1, 2])                # elements per cp.async copy (8 or 16 bytes)
 pad_a = iterator([0, 2, 4])           # shared-memory row padding (elements) against bank conflicts
 pad_b = iterator([0, 2, 4])
+swizzle = iterator([0, 1])            # 1: XOR-swizzled stages (no padding) instead of padded rows
+frag_buf = iterator([1, 2])           # fragment buffers: 2 loads the next k-step's before the MMAs
 
 # -- derived variables ----------------------------------------------------------------------------
 threads = warp_size * warps_m * warps_n
@@ -83,31 +89,30 @@ smem_bytes = stages * (a_se * a_ld + b_se * b_ld) * elem_bytes
 a_copies = a_ce // vec * a_se         # cp.async copies of one stage of A (of all threads)
 b_copies = b_ce // vec * b_se
 
-# Registers per thread (32-bit): what the kernel keeps live across its k loop.  Exact: a warp's
-# accumulators (warp_m x warp_n doubles over 32 lanes) and one k-step's fragments (warp_m x mma_k
-# doubles of A, warp_n x mma_k of B, over 32 lanes); complex doubles the accumulators and keeps
-# (re, im) of both operands and -im of the one with fewer fragments.  Fitted: the compiler keeps
-# the address and bounds of each of a thread's cp.async copies live (REGS_PER_COPY each), plus
-# indices, pointers and counters (REG_OVERHEAD).  Fitted to nvcc 13 for sm_90 on 40 sampled
-# survivors (bench/README.md, "The tensor-core space"): the estimate is within 40 registers of
-# what ptxas used, and above 255 for all but one of those that spilled.
-REG_OVERHEAD = 32
-REGS_PER_COPY = 5
+# Registers per thread (32-bit): a lower bound, not an estimate.  Registers and spills are facts
+# that only ptxas knows (beast.tune.compiler_facts reads them; the tuner records them and cuts a
+# spilling kernel early), so the space prunes only what certainly cannot fit: across the k loop a
+# thread keeps its accumulators live (warp_m x warp_n doubles over 32 lanes; complex: re and im),
+# and at each MMA also that MMA's operands (mma_m x mma_k doubles of A, 8 x mma_k of B over 32
+# lanes; a second fragment buffer or a whole k-step's fragments only add to this), plus
+# REG_FLOOR for pointers, indices and counters.  REG_FLOOR lies well below the fewest ptxas used
+# beyond those on calibration samples of survivors (nvcc 13, sm_80 and sm_90, real and complex,
+# every transpose; the figures are in bench/gpu.md, "The tensor-core space"), so that the bound
+# stays at or below what ptxas allocates for any configuration that does not spill.
+REG_FLOOR = 16
 if arithmetic == "complex":
     acc_regs = 4 * warp_m * warp_n // warp_size
-    frag_regs = 2 * (2 * warp_m + 2 * warp_n + min(warp_m, warp_n)) * mma_k // warp_size
 else:
     acc_regs = 2 * warp_m * warp_n // warp_size
-    frag_regs = 2 * (warp_m + warp_n) * mma_k // warp_size
-copies_per_thread = (a_copies + b_copies) // threads
-regs_per_thread = acc_regs + frag_regs + REGS_PER_COPY * copies_per_thread + REG_OVERHEAD
-regs_allocated = (regs_per_thread + 7) // 8 * 8     # registers are allocated 8 per thread at a time
-regs_per_block = regs_allocated * threads
+mma_operand_regs = 2 * (mma_m * mma_k + 8 * mma_k) // warp_size
+min_regs_per_thread = acc_regs + mma_operand_regs + REG_FLOOR
+min_regs_allocated = (min_regs_per_thread + 7) // 8 * 8   # registers are allocated 8 per thread at a time
+min_regs_per_block = min_regs_allocated * threads
 
-# Resident blocks per SM; from compute capability 8.0 on the CUDA runtime reserves 1 KB of each
-# SM's shared memory per resident block.
+# Resident blocks per SM, at most (registers by their lower bound); from compute capability 8.0 on
+# the CUDA runtime reserves 1 KB of each SM's shared memory per resident block.
 SMEM_RESERVED_PER_BLOCK = 1024
-blocks_by_regs = max_registers_per_multi_processor // regs_per_block
+blocks_by_regs = max_registers_per_multi_processor // min_regs_per_block
 blocks_by_smem = max_shmem_per_multi_processor // (smem_bytes + SMEM_RESERVED_PER_BLOCK)
 blocks_by_threads = max_threads_per_multi_processor // threads
 blocks_per_sm = min(min(blocks_by_regs, blocks_by_smem), min(blocks_by_threads, max_blocks_per_multi_processor))
@@ -140,17 +145,22 @@ def over_max_shmem(smem_bytes):
 
 
 @condition(kind="hard")
-def over_max_regs_per_thread(regs_per_thread):
-    return regs_per_thread > max_registers_per_thread
+def over_max_regs_per_thread(min_regs_per_thread):
+    # even the lower bound exceeds what a thread may have: the accumulators would spill
+    return min_regs_per_thread > max_registers_per_thread
 
 
 @condition(kind="hard")
-def over_max_regs_per_block(regs_per_block):
-    return regs_per_block > max_regs_per_block
+def over_max_regs_per_block(min_regs_per_block):
+    # The kernel has __launch_bounds__(NT): ptxas keeps a block's registers within the SM's file
+    # (it spills instead), so every survivor launches.  What this rejects is a block that would
+    # certainly spill: the lower bound does not fit its threads' share of the file.
+    return min_regs_per_block > max_regs_per_block
 
 
 @condition(kind="hard")
 def no_resident_block(blocks_per_sm):
+    # blocks_per_sm is an upper bound: this rejects only a block that certainly fits no SM
     return blocks_per_sm < 1
 
 
@@ -189,6 +199,20 @@ def uneven_b_copies(b_copies, threads):
     return b_copies % threads != 0
 
 
+@condition(kind="correctness")
+def swizzle_with_padding(swizzle, pad_a, pad_b):
+    # the swizzle spreads a stage's rows over the banks itself, on rows exactly a_ce, b_ce apart
+    return swizzle == 1 and (pad_a != 0 or pad_b != 0)
+
+
+@condition(kind="correctness")
+def swizzle_row_extent(swizzle, a_ce, b_ce):
+    # the swizzle permutes 32-byte chunks within 128-byte bank rows: a stage's rows must fill
+    # whole bank rows (a multiple of 128 bytes) or divide one
+    line = 128 // elem_bytes
+    return swizzle == 1 and ((a_ce % line != 0 and line % a_ce != 0) or (b_ce % line != 0 and line % b_ce != 0))
+
+
 # -- soft conditions: what runs but cannot be fast ------------------------------------------------
 MIN_WARPS_PER_SM = 4
 
@@ -196,5 +220,6 @@ MIN_WARPS_PER_SM = 4
 @condition(kind="soft")
 def idle_sm_quadrants(blocks_per_sm, threads):
     # An SM has four processing blocks, each with its own tensor cores: fewer than four resident
-    # warps leave some of them without work.
+    # warps leave some of them without work.  With the upper bound of blocks_per_sm this rejects
+    # only what certainly leaves them idle; the compiler's registers can leave fewer blocks still.
     return blocks_per_sm * threads < MIN_WARPS_PER_SM * warp_size

@@ -26,7 +26,7 @@ MMA = str(ROOT / "spaces" / "gemm_mma.py")
 GEMM = str(ROOT / "spaces" / "gemm.py")
 TRANS = list(itertools.product((0, 1), (0, 1)))
 CFG = dict(mma_m=8, mma_k=4, warps_m=2, warps_n=2, warp_m=16, warp_n=16, blk_k=8, stages=3, vec=2,
-           pad_a=4, pad_b=4)
+           pad_a=4, pad_b=4, swizzle=0, frag_buf=1)
 DNN = dict(precision="double", arithmetic="real", trans_a=0, trans_b=0)
 
 

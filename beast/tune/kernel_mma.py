@@ -19,7 +19,26 @@ stage of A is ``a_se`` rows of ``a_ce`` elements (m along a row when ``trans_a =
 otherwise), rows ``a_ce + pad_a`` elements apart; B likewise (k along a row when ``trans_b ==
 0``).  ZGEMM keeps ``double2`` elements and runs each complex MMA as four real ones:
 ``re += ar*br + (-ai)*bi``, ``im += ar*bi + ai*br`` (the operand with fewer fragment
-registers is the one kept negated as well).
+registers is the one kept negated as well).  Each thread works out its copies' sources,
+destinations and bounds once, before the k loop: the sources advance a k-tile per issue, and only
+the last, partial k-tile works out the zero-fill in k.  ``frag_buf=2`` double-buffers the
+fragments (:func:`_main_loop`).
+
+Bank conflicts.  Shared memory has 32 banks of 4 bytes; a warp's 8-byte loads are served as two
+half-warps of 16 lanes, its 16-byte ones (ZGEMM's ``double2``) as four quarter-warps of 8 lanes,
+each group in as many wavefronts as the most distinct 4-byte words one bank is asked for.  So
+conflict-free is 2 wavefronts per 8-byte warp access and 4 per 16-byte one: for ``double2`` the 8
+lanes of each quarter-warp on 8 distinct 16-byte slots of the 128-byte bank row (the row of all
+32 banks).  A half-warp's fragment load (real) asks 4 rows of a stage (4 apart in the lane's
+``q`` or ``g`` from a multiple of 4) for the same aligned 32-byte chunk each; a quarter-warp's
+(complex) asks 4 rows for 32 bytes each or 2 rows for 64 bytes each.  ``swizzle=1`` stores the
+stages unpadded, element ``o = row * ce + col`` of a stage at ``o`` with its 32-byte chunk index
+within the 128-byte bank row XORed with a key: the row's index modulo 4 (for rows shorter than a
+bank row, the bank row's index), its two bits swapped for ``double2`` so that two adjacent rows
+also differ in which half of the bank row they use.  The four rows of a load then fall on four
+distinct chunks (:meth:`MmaLayout.stage_offset`); copies, at most 16 bytes, stay whole inside a
+chunk, and a warp's copies cover whole bank rows.  It needs padding 0 and rows of a whole number
+of bank rows or a divisor of one.
 
 The fragments are those of the PTX ISA ("Matrix Fragments for mma.m8n8k4 / m16n8k4 / m16n8k8 /
 m16n8k16", .f64), with ``g = laneid >> 2`` and ``q = laneid % 4``; the tables
@@ -43,7 +62,7 @@ from .kernel import CP_ASYNC, GemmKernel, GemmSettings, _indent, read_parameters
 from .kernel import translation_unit  # noqa: F401  (one source of several kernels of this family)
 
 #: bumped whenever the generated code changes meaning or speed; tuning logs record it.
-KERNEL_VERSION = 1
+KERNEL_VERSION = 2
 #: the ``extern "C"`` name of the generated kernel.
 KERNEL_NAME = "beast_gemm_mma"
 #: the name of this family in tuning logs (``kernel_family``).
@@ -86,6 +105,8 @@ class MmaLayout:
     vec: int
     pad_a: int
     pad_b: int
+    swizzle: int
+    frag_buf: int
 
     @classmethod
     def from_config(cls, config: Mapping, settings: GemmSettings | Mapping) -> "MmaLayout":
@@ -116,6 +137,19 @@ class MmaLayout:
                 raise BeastError(f"tensor-core GEMM parameter {name}={getattr(self, name)} must be at least 1")
         if self.pad_a < 0 or self.pad_b < 0:
             raise BeastError(f"padding pad_a={self.pad_a}, pad_b={self.pad_b} must not be negative")
+        if self.swizzle not in (0, 1):
+            raise BeastError(f"swizzle={self.swizzle} must be 0 (rows padded by pad_a, pad_b) or 1 (XOR swizzle)")
+        if self.frag_buf not in (1, 2):
+            raise BeastError(f"frag_buf={self.frag_buf} must be 1 (one k-step's fragments) or 2 (double-buffered)")
+        if self.swizzle:
+            if self.pad_a or self.pad_b:
+                raise BeastError(f"swizzle=1 needs pad_a=0 and pad_b=0, not {self.pad_a} and {self.pad_b}: the "
+                                 "swizzle itself spreads a stage's rows over the banks")
+            for x in ("a", "b"):
+                ce = getattr(self, f"{x}_ce")
+                if ce % self.line and self.line % ce:
+                    raise BeastError(f"swizzle=1 needs rows of {x.upper()} in shared memory that fill whole 128-byte "
+                                     f"bank rows or divide one: {ce} elements of {st.itemsize} bytes do neither")
         if self.stages < 2:
             raise BeastError(f"stages={self.stages}: the cp.async pipeline needs at least 2 stages")
         if self.warp_m % self.mma_m or self.warp_n % MMA_N:
@@ -173,6 +207,22 @@ class MmaLayout:
         return self.b_ce + self.pad_b
 
     @property
+    def line(self) -> int:
+        """Elements in one 128-byte row of the 32 shared-memory banks (the swizzle's unit)."""
+        return 128 // self.settings.itemsize
+
+    def stage_offset(self, x: str, row: int, col: int) -> int:
+        """Where element ``col`` of row ``row`` of a stage of operand x ('a' or 'b') lives, in
+        elements from the stage's start: ``row * ld + col``, XOR-swizzled with swizzle=1."""
+        o = row * getattr(self, f"{x}_ld") + col
+        if not self.swizzle:
+            return o
+        key = (o // max(getattr(self, f"{x}_ce"), self.line)) % 4
+        if self.settings.is_complex:
+            key = ((key & 1) << 1) | (key >> 1)
+        return o ^ (key * (self.line // 4))
+
+    @property
     def a_copies(self) -> int:
         """cp.async copies per thread per stage of A."""
         return (self.a_ce // self.vec) * self.a_se // self.threads
@@ -222,7 +272,7 @@ PRELUDE_HEAD = r"""// Generated by beast.tune.kernel_mma (template version %(ver
 PRELUDE_BODY = r"""#ifndef BEAST_MMA_PRELUDE
 #define BEAST_MMA_PRELUDE
 #ifndef BEAST_DYNAMIC_SMEM
-#define BEAST_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+#define BEAST_DYNAMIC_SMEM(name) extern __shared__ __align__(128) unsigned char name[]
 #endif
 __device__ __forceinline__ double2 beast_mma_c2d(double x, double y) { double2 r; r.x = x; r.y = y; return r; }
 #ifndef BEAST_LDS   // a shared-memory load of a fragment element; the host simulator counts them
@@ -269,43 +319,141 @@ __device__ __forceinline__ T add(T x, T y) { return beast_mma_c2d(x.x + y.x, x.y
 }
 
 
-def _copy_fn(L: MmaLayout, x: str) -> str:
-    """Device function issuing one thread's cp.async copies of a stage of A (x='a') or B."""
+def _copy_plan(L: MmaLayout, x: str) -> tuple[str, str, str]:
+    """One thread's cp.async copies of a stage of A (x='a') or B, worked out once before the k
+    loop: (set-up code, the copies of a whole k-tile, the copies of the last, partial one).
+
+    Copy i (v = i*NT + t) covers elements (c .. c+VEC-1, r) of a stage, c along a row, which hold
+    element (c_org + c, s_org + r) of the operand, at ``X[(s_org + r) * ld + c_org + c]`` in
+    device memory.  The source pointer advances by one k-tile per issue; what lies outside the
+    operand in its other dimension is fixed per thread (the byte counts ``x_nb<i>``), in k only the
+    last k-tile can be partial (the zero-fill past K is worked out there alone)."""
+    s = L.settings
     X = x.upper()
-    nbytes = L.vec * L.settings.itemsize
-    return f"""\
-// A stage of {X}: copy v = i*NT + t covers elements (c .. c+VEC-1, r) of the stage, c along a row
-// (contiguous in device memory: element (c_org + c, s_org + r) at {X}[(s_org + r) * ld + c_org + c]).
-// Elements past c_lim or s_lim are zero-filled (cp.async with fewer source bytes).
-__device__ __forceinline__ void copy_{x}(T* s{X}, const T* {X}, int ld, int c_org, int c_lim, int s_org, int s_lim,
-                                       int t) {{
-  #pragma unroll
-  for (int i = 0; i < {X}_COPIES; ++i) {{
-    const int v = i * NT + t;
-    const int c = (v % ({X}_CE / VEC)) * VEC, r = v / ({X}_CE / VEC);
-    const int gc = c_org + c, gs = s_org + r;
-    int n = gs < s_lim ? c_lim - gc : 0;
-    n = n < 0 ? 0 : (n > VEC ? VEC : n);
-    const T* src = n > 0 ? {X} + (long long)gs * ld + gc : {X};
-    beast_cp_async<{nbytes}>(s{X} + r * {X}_LD + c, src, n * (int)sizeof(T));
-  }}
-}}
-"""
+    ce, se, copies, vec = getattr(L, f"{x}_ce"), getattr(L, f"{x}_se"), getattr(L, f"{x}_copies"), L.vec
+    cpr = ce // vec                                    # copies per row of a stage
+    ld = f"ld{x}"
+    other, lim = ("row0", "M") if x == "a" else ("col0", "N")
+    k_along_c = bool(s.trans_a) if x == "a" else not s.trans_b
+    uniform = L.threads % cpr == 0                     # every copy of a thread in the same column
+    setup = []
+    if uniform:
+        rs = L.threads // cpr
+        setup.append(f"const int {x}_c = (t % {cpr}) * VEC, {x}_r = t / {cpr};")
+        cs = [f"{x}_c"] * copies
+        rows = [f"{x}_r" if i == 0 else f"({x}_r + {i * rs})" for i in range(copies)]
+    else:
+        cs = [f"{x}_c{i}" for i in range(copies)]
+        rows = [f"{x}_r{i}" for i in range(copies)]
+        for i in range(copies):
+            setup.append(f"const int {x}_c{i} = (({i} * NT + t) % {cpr}) * VEC, {x}_r{i} = ({i} * NT + t) / {cpr};")
+    start = f"(long long){other} * {ld}" if k_along_c else other
+    step = "BLK_K" if k_along_c else f"(long long)BLK_K * {ld}"
+    setup.append(f"const long long {x}_step = {step};   // one k-tile")
+    if uniform:
+        setup.append(f"const T* {x}_src = {X} + {start} + (long long){x}_r * {ld} + {x}_c;")
+        if copies > 1:
+            setup.append(f"const long long {x}_rs = {rs}LL * {ld};   // copy i + 1 is {rs} rows below copy i")
+        srcs = [f"{x}_src" if i == 0 else f"{x}_src + {i} * {x}_rs" for i in range(copies)]
+    else:
+        setup.append(f"const T* {x}_src = {X} + {start};")
+        for i in range(copies):
+            setup.append(f"const long long {x}_o{i} = (long long){rows[i]} * {ld} + {cs[i]};")
+        srcs = [f"{x}_src + {x}_o{i}" for i in range(copies)]
+    # byte counts of a whole k-tile (the other dimension's bound)
+    nbs = []
+    for i in range(copies):
+        if k_along_c:
+            expr = f"{other} + {rows[i]} < {lim} ? VEC * (int)sizeof(T) : 0"
+        else:
+            expr = f"({lim} - {other} - {cs[i]} > VEC ? (int)VEC : {lim} - {other} - {cs[i]} < 0 ? 0 : {lim} - {other} - {cs[i]}) * (int)sizeof(T)"
+        if not k_along_c and uniform and i > 0:
+            nbs.append(nbs[0])
+            continue
+        setup.append(f"const int {x}_nb{i} = {expr};")
+        nbs.append(f"{x}_nb{i}")
+    # destinations in a stage
+    if L.swizzle:
+        period = 4 * max(ce, L.line)
+        if (L.threads * vec) % period == 0:
+            setup.append(f"const int {x}_d = swz_{x}(t * VEC);")
+            dsts = [f"{x}_d" if i == 0 else f"{x}_d + {i * L.threads * vec}" for i in range(copies)]
+        else:
+            for i in range(copies):
+                setup.append(f"const int {x}_d{i} = swz_{x}(({i} * NT + t) * VEC);")
+            dsts = [f"{x}_d{i}" for i in range(copies)]
+    elif uniform:
+        setup.append(f"const int {x}_d = {x}_r * {X}_LD + {x}_c;")
+        dsts = [f"{x}_d" if i == 0 else f"{x}_d + {i * rs * getattr(L, f'{x}_ld')}" for i in range(copies)]
+    else:
+        for i in range(copies):
+            setup.append(f"const int {x}_d{i} = {rows[i]} * {X}_LD + {cs[i]};")
+        dsts = [f"{x}_d{i}" for i in range(copies)]
+    nbytes = vec * s.itemsize
+    full, edge = [], []
+    for i in range(copies):
+        full.append(f"beast_cp_async<{nbytes}>(s{x} + {dsts[i]}, {srcs[i]}, {nbs[i]});")
+        if k_along_c:
+            n = f"{cs[i]} >= kr ? 0 : kr - {cs[i]} >= VEC ? {nbs[i]} : {nbs[i]} ? (kr - {cs[i]}) * (int)sizeof(T) : 0"
+        else:
+            n = f"{rows[i]} < kr ? {nbs[i]} : 0"
+        edge.append(f"beast_cp_async<{nbytes}>(s{x} + {dsts[i]}, {srcs[i]}, {n});")
+    return "\n".join(setup), "\n".join(full), "\n".join(edge)
 
 
-def _a_offset(L: MmaLayout, i: int, ks: int, r: int) -> str:
-    """Offset in a stage of A of register r of MMA row-block i at k-step ks, from the lane's base."""
+def _swizzle_fn(L: MmaLayout, x: str) -> str:
+    """``swz_x(o)``: where element o (= row * X_CE + col) of a stage lives when swizzle=1."""
+    period = max(getattr(L, f"{x}_ce"), L.line)
+    chunk = L.line // 4
+    if L.settings.is_complex:
+        key = f"const int k = (o / {period}) & 3;\n  return o ^ ((((k & 1) << 1) | (k >> 1)) * {chunk});"
+    else:
+        key = f"return o ^ (((o / {period}) & 3) * {chunk});"
+    return f"__device__ __forceinline__ int swz_{x}(int o) {{\n  {key}\n}}\n"
+
+
+def _a_offset(L: MmaLayout, i: int, ks: int, r: int) -> int:
+    """Offset in a stage of A (rows A_LD apart, unswizzled) of register r of MMA row-block i at
+    k-step ks, from the lane's first element."""
     dm, dk = A_FRAGMENT[(L.mma_m, L.mma_k)][r]
     m = i * L.mma_m + dm
     k = ks * L.mma_k + dk
-    return str(m * L.a_ld + k) if L.settings.trans_a else str(k * L.a_ld + m)
+    return m * L.a_ld + k if L.settings.trans_a else k * L.a_ld + m
 
 
-def _b_offset(L: MmaLayout, j: int, ks: int, r: int) -> str:
+def _b_offset(L: MmaLayout, j: int, ks: int, r: int) -> int:
     dk = B_FRAGMENT[L.mma_k][r]
     n = j * MMA_N
     k = ks * L.mma_k + dk
-    return str(k * L.b_ld + n) if L.settings.trans_b else str(n * L.b_ld + k)
+    return k * L.b_ld + n if L.settings.trans_b else n * L.b_ld + k
+
+
+def _variant_mod(L: MmaLayout, x: str) -> int:
+    """With swizzle=1, ``swz(lane + d) == swz(lane + d % mod) + d - d % mod`` for every fragment
+    offset d of a lane: a lane keeps one swizzled base per residue ``d % mod`` (at most four), and
+    each fragment load is a base plus a constant.  Rows of a line or more: the XOR depends on the
+    row modulo 4, and a fragment's rows are 4 apart (``q + 4r``) or 8 (``g + 8i``) from the
+    lane's, so only the residue within the 128-byte line counts; shorter rows: the swizzle
+    repeats every four lines."""
+    if not L.swizzle:
+        return 1
+    return L.line if getattr(L, f"{x}_ce") >= L.line else 4 * L.line
+
+
+def _loads(L: MmaLayout, x: str) -> tuple[list[int], dict]:
+    """(residues, {(i, ks, r): (residue index, offset)}) of the fragment loads of operand x."""
+    fm = L.warp_m // L.mma_m if x == "a" else L.warp_n // MMA_N
+    nr = len(A_FRAGMENT[(L.mma_m, L.mma_k)]) if x == "a" else len(B_FRAGMENT[L.mma_k])
+    off = _a_offset if x == "a" else _b_offset
+    mod = _variant_mod(L, x)
+    loads = {}
+    for ks in range(L.blk_k // L.mma_k):
+        for i in range(fm):
+            for r in range(nr):
+                d = off(L, i, ks, r)
+                loads[i, ks, r] = d % mod, d
+    residues = sorted({v for v, _ in loads.values()})
+    return residues, {key: (residues.index(v), d) for key, (v, d) in loads.items()}
 
 
 def _negate_a(L: MmaLayout) -> bool:
@@ -314,41 +462,87 @@ def _negate_a(L: MmaLayout) -> bool:
     return L.warp_m <= L.warp_n
 
 
-def _fragments(L: MmaLayout, ks: int) -> str:
-    """Load one k-step's fragments of A and B from shared memory into registers."""
+def _fragment_loads(L: MmaLayout, ks: int, buf: int) -> dict:
+    """One k-step's fragment loads from shared memory into fragment buffer ``buf``: the lines
+    of A's row-block i under ``("a", i)``, of B's column-block j under ``("b", j)``."""
     cx = L.settings.is_complex
     fm, fn = L.warp_m // L.mma_m, L.warp_n // MMA_N
     na, nb = len(A_FRAGMENT[(L.mma_m, L.mma_k)]), len(B_FRAGMENT[L.mma_k])
-    lines = []
+    _, a_loads = _loads(L, "a")
+    _, b_loads = _loads(L, "b")
+    out = {}
     for i in range(fm):
+        lines = out.setdefault(("a", i), [])
         for r in range(na):
-            at = f"BEAST_LDS(a_lane[{_a_offset(L, i, ks, r)}])"
+            v, d = a_loads[i, ks, r]
+            at, reg = f"BEAST_LDS(a_p{v}[{d}])", f"[{buf}][{i}][{r}]"
             if cx and _negate_a(L):
-                lines.append(f"{{ const T v = {at}; ar[{i}][{r}] = v.x; ai[{i}][{r}] = v.y; an[{i}][{r}] = -v.y; }}")
+                lines.append(f"{{ const T v = {at}; ar{reg} = v.x; ai{reg} = v.y; an{reg} = -v.y; }}")
             elif cx:
-                lines.append(f"{{ const T v = {at}; ar[{i}][{r}] = v.x; ai[{i}][{r}] = v.y; }}")
+                lines.append(f"{{ const T v = {at}; ar{reg} = v.x; ai{reg} = v.y; }}")
             else:
-                lines.append(f"ar[{i}][{r}] = {at};")
+                lines.append(f"ar{reg} = {at};")
     for j in range(fn):
+        lines = out.setdefault(("b", j), [])
         for r in range(nb):
-            at = f"BEAST_LDS(b_lane[{_b_offset(L, j, ks, r)}])"
+            v, d = b_loads[j, ks, r]
+            at, reg = f"BEAST_LDS(b_p{v}[{d}])", f"[{buf}][{j}][{r}]"
             if cx and not _negate_a(L):
-                lines.append(f"{{ const T v = {at}; br[{j}][{r}] = v.x; bi[{j}][{r}] = v.y; bn[{j}][{r}] = -v.y; }}")
+                lines.append(f"{{ const T v = {at}; br{reg} = v.x; bi{reg} = v.y; bn{reg} = -v.y; }}")
             elif cx:
-                lines.append(f"{{ const T v = {at}; br[{j}][{r}] = v.x; bi[{j}][{r}] = v.y; }}")
+                lines.append(f"{{ const T v = {at}; br{reg} = v.x; bi{reg} = v.y; }}")
             else:
-                lines.append(f"br[{j}][{r}] = {at};")
-    return "\n".join(lines)
+                lines.append(f"br{reg} = {at};")
+    return out
 
 
-def _mmas(L: MmaLayout) -> str:
+def _fragments(L: MmaLayout, ks: int, buf: int) -> str:
+    """Load one k-step's fragments of A and B into fragment buffer ``buf``."""
+    return "\n".join(line for lines in _fragment_loads(L, ks, buf).values() for line in lines)
+
+
+def _mma(L: MmaLayout, buf: int, i: int, j: int) -> str:
+    """The MMA (or ZGEMM's four) of row-block i and column-block j from fragment buffer ``buf``."""
     fn = f"beast_mma_m{L.mma_m}n8k{L.mma_k}"
+    a, b, c = f"[{buf}][{i}]", f"[{buf}][{j}]", f"[{i}][{j}]"
+    if not L.settings.is_complex:
+        return f"{fn}(cr{c}, ar{a}, br{b});"
+    minus = f"an{a}, bi{b}" if _negate_a(L) else f"ai{a}, bn{b}"
+    return (f"{fn}(cr{c}, ar{a}, br{b}); {fn}(cr{c}, {minus}); "
+            f"{fn}(ci{c}, ar{a}, bi{b}); {fn}(ci{c}, ai{a}, br{b});")
+
+
+def _interleaved(L: MmaLayout, cur: int, loads: dict, barrier: str) -> str:
+    """This k-step's MMAs (row-block by row-block) with the next k-step's loads ``loads`` woven in,
+    each as soon as the register it fills is dead: A's row-block i after row i's MMAs, B's
+    column-block j after the last row's MMA j (so two buffers cost little more than one).
+    ``barrier`` goes before the first load (the next k-tile's stage)."""
+    fm, fn = L.warp_m // L.mma_m, L.warp_n // MMA_N
+    out, pending = [], [barrier] if barrier else []
+
+    def load(key):
+        out.extend(pending)
+        pending.clear()
+        out.extend(loads[key])
+
+    for i in range(fm):
+        for j in range(fn):
+            out.append(_mma(L, cur, i, j))
+            if i == fm - 1:
+                load(("b", j))
+        load(("a", i))
+    return "\n".join(out)
+
+
+def _mmas(L: MmaLayout, buf: int) -> str:
+    fn = f"beast_mma_m{L.mma_m}n8k{L.mma_k}"
+    a, b = f"[{buf}][i]", f"[{buf}][j]"
     if L.settings.is_complex:
-        minus = "an[i], bi[j]" if _negate_a(L) else "ai[i], bn[j]"
-        body = (f"{fn}(cr[i][j], ar[i], br[j]); {fn}(cr[i][j], {minus});\n"
-                f"{fn}(ci[i][j], ar[i], bi[j]); {fn}(ci[i][j], ai[i], br[j]);")
+        minus = f"an{a}, bi{b}" if _negate_a(L) else f"ai{a}, bn{b}"
+        body = (f"{fn}(cr[i][j], ar{a}, br{b}); {fn}(cr[i][j], {minus});\n"
+                f"{fn}(ci[i][j], ar{a}, bi{b}); {fn}(ci[i][j], ai{a}, br{b});")
     else:
-        body = f"{fn}(cr[i][j], ar[i], br[j]);"
+        body = f"{fn}(cr[i][j], ar{a}, br{b});"
     return f"""\
 #pragma unroll
 for (int i = 0; i < FM; ++i) {{
@@ -359,24 +553,102 @@ for (int i = 0; i < FM; ++i) {{
 }}"""
 
 
+def _pointers(L: MmaLayout, decl: str) -> str:
+    """The lane's fragment pointers into stage ``read`` (one per residue of its loads)."""
+    out = []
+    for x in ("a", "b"):
+        residues, _ = _loads(L, x)
+        out += [f"{decl}{x}_p{v} = s{x.upper()} + read * {x.upper()}_STAGE + {x}_w{v};" for v in range(len(residues))]
+    return "\n".join(out)
+
+
+def _main_loop(L: MmaLayout) -> str:
+    """The k loop.  frag_buf=1 loads each k-step's fragments just before its MMAs.  frag_buf=2
+    loads the next k-step's fragments (the next k-tile's first, from the next stage) while this
+    k-step's MMAs run, each into the other buffer as soon as its register is free: the wait and
+    the k-tile's one barrier come just before the first load from the next stage, inside the last
+    k-step's MMAs.  The copies into stage ``write`` are issued at the top of a k-tile, after the
+    barrier that every warp passes only once it has loaded all of that stage's fragments.  In the
+    last k-tile the barrier is skipped and those loads read stage ``read`` again, unused: no copy
+    into it is pending any more."""
+    ksteps = L.blk_k // L.mma_k
+    issue = "if (kt + STAGES - 1 < ktiles) issue(write, (kt + STAGES - 1) * BLK_K);\nbeast_cp_async_commit();"
+    advance = "read = read + 1 == STAGES ? 0 : read + 1;\nwrite = write + 1 == STAGES ? 0 : write + 1;"
+    if L.frag_buf == 1:
+        steps = "\n".join(f"// k-step {ks}\n{_fragments(L, ks, 0)}\n{_mmas(L, 0)}" for ks in range(ksteps))
+        return f"""\
+for (int kt = 0; kt < ktiles; ++kt) {{
+  beast_cp_async_wait<STAGES - 2>();   // slice kt has landed (this thread's copies) ...
+  __syncthreads();                     // ... everyone's, and stage `write` is no longer read
+{_indent(issue, 2)}
+{_indent(_pointers(L, "const T* "), 2)}
+{_indent(_regs(L), 2)}
+{_indent(steps, 2)}
+{_indent(advance, 2)}
+}}"""
+
+    def tile(parity: int) -> str:
+        out = [issue]
+        for ks in range(ksteps):
+            cur = (parity + ks) % 2
+            if ks + 1 < ksteps:
+                out.append(f"// k-step {ks}: its MMAs, and k-step {ks + 1}'s fragments as registers free up")
+                out.append(_interleaved(L, cur, _fragment_loads(L, ks + 1, 1 - cur), ""))
+            else:
+                out.append(f"// k-step {ks}: its MMAs, and the next k-tile's first fragments after its barrier")
+                barrier = f"""\
+if (kt + 1 < ktiles) {{
+  beast_cp_async_wait<STAGES - 2>();   // slice kt + 1 has landed (this thread's copies) ...
+  __syncthreads();                     // ... everyone's; every warp's reads of stage `read` are done
+{_indent(advance, 2)}
+{_indent(_pointers(L, ""), 2)}
+}}"""
+                out.append(_interleaved(L, cur, _fragment_loads(L, 0, 1 - cur), barrier))
+        return "\n".join(out)
+
+    if ksteps % 2 == 0:
+        body = f"{tile(0)}\n++kt;"
+    else:   # the next k-tile starts in the other buffer: two k-tiles per trip
+        body = f"{tile(0)}\nif (++kt == ktiles) break;\n{tile(1)}\n++kt;"
+    return f"""\
+beast_cp_async_wait<STAGES - 2>();     // slice 0 has landed (this thread's copies) ...
+__syncthreads();                       // ... everyone's
+{_pointers(L, "const T* ")}
+{_fragments(L, 0, 0)}
+for (int kt = 0; kt < ktiles;) {{
+{_indent(body, 2)}
+}}"""
+
+
+def _regs(L: MmaLayout) -> str:
+    """Fragment registers: FRAG_BUF buffers of one k-step's fragments."""
+    if not L.settings.is_complex:
+        names = ["ar", "br"]
+    elif _negate_a(L):
+        names = ["ar", "ai", "an", "br", "bi"]
+    else:
+        names = ["ar", "ai", "br", "bi", "bn"]
+    dims = {"a": "[FRAG_BUF][FM][A_REGS]", "b": "[FRAG_BUF][FN][B_REGS]"}
+    return "double " + ", ".join(f"{n}{dims[n[0]]}" for n in names) + ";"
+
+
 def kernel_body(L: MmaLayout, name: str = KERNEL_NAME) -> str:
     """The kernel for one configuration: a namespace with its constants and helpers and the
     ``extern "C" __global__`` function ``name``.  Needs :func:`prelude` before it."""
     s = L.settings
     cx = s.is_complex
     c_frag = C_FRAGMENT[L.mma_m]
-    a_args = "k0, K, row0, M" if s.trans_a else "row0, M, k0, K"
-    b_args = "col0, N, k0, K" if s.trans_b else "k0, K, col0, N"
     # the lane's first element in a stage: A (m, k) = (wm*WARP_M + g, q), B (k, n) = (q, wn*WARP_N + g)
     a_base = "(wm * WARP_M + g) * A_LD + q" if s.trans_a else "q * A_LD + wm * WARP_M + g"
     b_base = "q * B_LD + wn * WARP_N + g" if s.trans_b else "(wn * WARP_N + g) * B_LD + q"
-    ksteps = "\n".join(f"// k-step {ks}\n{_fragments(L, ks)}\n{_mmas(L)}" for ks in range(L.blk_k // L.mma_k))
-    if not cx:
-        regs = "double ar[FM][A_REGS], br[FN][B_REGS];"
-    elif _negate_a(L):
-        regs = "double ar[FM][A_REGS], ai[FM][A_REGS], an[FM][A_REGS], br[FN][B_REGS], bi[FN][B_REGS];"
-    else:
-        regs = "double ar[FM][A_REGS], ai[FM][A_REGS], br[FN][B_REGS], bi[FN][B_REGS], bn[FN][B_REGS];"
+    bases = []
+    for x in ("a", "b"):
+        residues, _ = _loads(L, x)
+        for v, res in enumerate(residues):
+            bases.append(f"const int {x}_w{v} = swz_{x}({x}_base + {res}) - {res};" if L.swizzle
+                         else f"const int {x}_w{v} = {x}_base;")
+    plans = {x: _copy_plan(L, x) for x in ("a", "b")}
+    swizzle_fns = (_swizzle_fn(L, "a") + _swizzle_fn(L, "b")) if L.swizzle else ""
     acc = "double cr[FM][FN][C_REGS];" if not cx else "double cr[FM][FN][C_REGS], ci[FM][FN][C_REGS];"
     zero = "cr[i][j][r] = 0.0;" if not cx else "cr[i][j][r] = 0.0; ci[i][j][r] = 0.0;"
     value = "cr[i][j][r]" if not cx else "beast_mma_c2d(cr[i][j][r], ci[i][j][r])"
@@ -394,7 +666,7 @@ enum : int {{
   MMA_M = {L.mma_m}, MMA_N = {MMA_N}, MMA_K = {L.mma_k},          // mma.sync.aligned.m{L.mma_m}n8k{L.mma_k}.row.col.f64
   WARPS_M = {L.warps_m}, WARPS_N = {L.warps_n}, WARP_M = {L.warp_m}, WARP_N = {L.warp_n},
   BLK_M = WARPS_M * WARP_M, BLK_N = WARPS_N * WARP_N, BLK_K = {L.blk_k},
-  STAGES = {L.stages}, VEC = {L.vec}, PAD_A = {L.pad_a}, PAD_B = {L.pad_b},
+  STAGES = {L.stages}, VEC = {L.vec}, PAD_A = {L.pad_a}, PAD_B = {L.pad_b}, FRAG_BUF = {L.frag_buf},
   TRANS_A = {s.trans_a}, TRANS_B = {s.trans_b},
   NT = 32 * WARPS_M * WARPS_N,
   FM = WARP_M / MMA_M, FN = WARP_N / MMA_N,                       // MMAs per warp per k-step
@@ -406,9 +678,7 @@ enum : int {{
 static_assert(FM * MMA_M == WARP_M && FN * MMA_N == WARP_N && BLK_K % MMA_K == 0, "MMA tiling");
 static_assert(A_COPIES * NT * VEC == A_CE * A_SE && B_COPIES * NT * VEC == B_CE * B_SE, "copies per thread");
 {_OPS[s.letter]}
-{_copy_fn(L, "a")}
-{_copy_fn(L, "b")}
-extern "C" __global__ void __launch_bounds__(NT)
+{swizzle_fns}extern "C" __global__ void __launch_bounds__(NT)
 {name}(int M, int N, int K, R alpha_re, R alpha_im, const T* __restrict__ A, int lda,
 {" " * len(name)} const T* __restrict__ B, int ldb, R beta_re, R beta_im, T* C, int ldc) {{
   BEAST_DYNAMIC_SMEM(beast_smem);
@@ -421,6 +691,8 @@ extern "C" __global__ void __launch_bounds__(NT)
   const int row0 = blockIdx.x * BLK_M, col0 = blockIdx.y * BLK_N;
   const int a_base = {a_base};
   const int b_base = {b_base};
+  // the lane's fragment bases in a stage (with swizzle=1, one per residue of its offsets)
+{_indent(chr(10).join(bases), 2)}
 
   {acc}
   #pragma unroll
@@ -432,34 +704,35 @@ extern "C" __global__ void __launch_bounds__(NT)
     }}
   }}
 
+  // this thread's cp.async copies, worked out once: A's, then B's
+{_indent(plans["a"][0], 2)}
+{_indent(plans["b"][0], 2)}
+  // issue the copies of the k-tile at k0 into stage `stage` (in k order: the sources advance a k-tile)
+  auto issue = [&](int stage, int k0) {{
+    T* const sa = sA + stage * A_STAGE;
+    T* const sb = sB + stage * B_STAGE;
+    const int kr = K - k0;             // k left from k0 on
+    if (kr >= BLK_K) {{
+{_indent(plans["a"][1], 6)}
+{_indent(plans["b"][1], 6)}
+    }} else {{                         // the last k-tile, partial: zero-fill past K
+{_indent(plans["a"][2], 6)}
+{_indent(plans["b"][2], 6)}
+    }}
+    a_src += a_step;
+    b_src += b_step;
+  }};
+
   const int ktiles = (K + BLK_K - 1) / BLK_K;
   // prologue: the first STAGES - 1 slices in flight, one commit group each (empty past K)
   #pragma unroll
   for (int st = 0; st < STAGES - 1; ++st) {{
-    if (st < ktiles) {{
-      const int k0 = st * BLK_K;
-      copy_a(sA + st * A_STAGE, A, lda, {a_args}, t);
-      copy_b(sB + st * B_STAGE, B, ldb, {b_args}, t);
-    }}
+    if (st < ktiles) issue(st, st * BLK_K);
     beast_cp_async_commit();
   }}
   int read = 0, write = STAGES - 1;
-  for (int kt = 0; kt < ktiles; ++kt) {{
-    beast_cp_async_wait<STAGES - 2>();   // slice kt has landed (this thread's copies) ...
-    __syncthreads();                     // ... everyone's, and stage `write` is no longer read
-    if (kt + STAGES - 1 < ktiles) {{
-      const int k0 = (kt + STAGES - 1) * BLK_K;
-      copy_a(sA + write * A_STAGE, A, lda, {a_args}, t);
-      copy_b(sB + write * B_STAGE, B, ldb, {b_args}, t);
-    }}
-    beast_cp_async_commit();
-    const T* a_lane = sA + read * A_STAGE + a_base;
-    const T* b_lane = sB + read * B_STAGE + b_base;
-    {regs}
-{_indent(ksteps, 4)}
-    read = read + 1 == STAGES ? 0 : read + 1;
-    write = write + 1 == STAGES ? 0 : write + 1;
-  }}
+{_indent(_regs(L), 2) if L.frag_buf == 2 else ""}
+{_indent(_main_loop(L), 2)}
 
   // lane's C element of register r of MMA (i, j): row g + C_ROW[r], column 2q + C_COL[r]
   const int c_row[C_REGS] = {{{c_rows}}};
