@@ -23,6 +23,12 @@ hardware allows; a misaligned copy, or one outside the block's shared memory, is
 
 The shim's standard headers are compiled once per compiler into a precompiled header in beast's
 cache (:func:`precompiled_shim`), which halves each kernel's host compile.
+
+Counting (:mod:`beast.tune.counters`): built with ``counting=True`` (``BEAST_HOST_COUNT``, a
+precompiled header of its own), every hook also records an event in its thread's trace:
+``BEAST_LDS`` fragment loads (the shim defines the macro as a function that records ``&x`` and
+returns ``x``), ``cp.async`` copies, warp MMAs and ``__syncthreads``; ``beast_host_count_*``
+read the traces back.  The ordinary build compiles none of it.
 """
 from __future__ import annotations
 
@@ -92,7 +98,12 @@ thread_local beast_host_bar* beast_host_barrier;
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#ifndef BEAST_HOST_COUNT
 #define __syncthreads() beast_host_barrier->arrive_and_wait()
+#else   // counting (beast.tune.counters): each barrier is an event of the thread's trace
+#define __syncthreads() \
+  (beast_host_note(beast_host_ev_bar, nullptr, 0, nullptr, 0), beast_host_barrier->arrive_and_wait())
+#endif
 #define BEAST_DYNAMIC_SMEM(name) unsigned char* name = beast_host_smem
 #define BEAST_LDG(p) (*(p))
 
@@ -109,6 +120,40 @@ extern "C" void beast_host_clear_error() { beast_host_error.clear(); }
 // ---- the hooks of cp.async (beast.tune.kernel.CP_ASYNC) and of the warp MMAs (beast.tune.kernel_mma)
 #define BEAST_HOST_SIM 1
 thread_local size_t beast_host_smem_bytes;
+#ifdef BEAST_HOST_COUNT
+// Counting (beast.tune.counters, a build with BEAST_HOST_COUNT): every thread keeps a trace of
+// the events of the hooks, in its program order: shared-memory fragment loads (BEAST_LDS: the
+// offset in shared memory and the width), cp.async copies (destination offset, width, source
+// address and source bytes), warp MMAs and barriers.  Python reads the traces after a launch.
+struct beast_host_event { unsigned long long addr, src; int kind, bytes, src_bytes, pad; };
+enum : int { beast_host_ev_lds = 1, beast_host_ev_cp = 2, beast_host_ev_mma = 3, beast_host_ev_bar = 4 };
+thread_local std::vector<std::vector<beast_host_event>> beast_host_traces;   // by linear thread index
+inline void beast_host_note(int kind, const void* addr, int bytes, const void* src, int src_bytes) {
+  const unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  if (beast_host_traces.size() <= t) beast_host_traces.resize(t + 1);
+  const unsigned long long off = addr ? static_cast<unsigned long long>(
+      static_cast<const unsigned char*>(addr) - beast_host_smem) : 0;
+  beast_host_traces[t].push_back({off, static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(src)),
+                                  kind, bytes, src_bytes, 0});
+}
+template <class T> inline const T& beast_host_lds(const T& x) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(&x);
+  if (p < beast_host_smem || p + sizeof(T) > beast_host_smem + beast_host_smem_bytes)
+    beast_host_fail("BEAST_LDS of an address outside the block's dynamic shared memory");
+  else
+    beast_host_note(beast_host_ev_lds, p, static_cast<int>(sizeof(T)), nullptr, 0);
+  return x;
+}
+#define BEAST_LDS(x) beast_host_lds(x)
+extern "C" void beast_host_count_clear() { beast_host_traces.clear(); }
+extern "C" unsigned long long beast_host_count_threads() { return beast_host_traces.size(); }
+extern "C" unsigned long long beast_host_count_size(unsigned t) {
+  return t < beast_host_traces.size() ? beast_host_traces[t].size() : 0;
+}
+extern "C" const beast_host_event* beast_host_count_events(unsigned t) {
+  return t < beast_host_traces.size() ? beast_host_traces[t].data() : nullptr;
+}
+#endif
 // cp.async: a copy may land any time before the wait_group that covers it; here it lands at that
 // wait (the latest moment), so a kernel that reads a stage before waiting for it reads stale data.
 template <int BYTES> inline void beast_cp_async(void* dst, const void* src, int src_bytes) {
@@ -121,6 +166,9 @@ template <int BYTES> inline void beast_cp_async(void* dst, const void* src, int 
   else if (d < beast_host_smem || d + BYTES > beast_host_smem + beast_host_smem_bytes)
     beast_host_fail("cp.async writes outside the block's dynamic shared memory");
   else
+#ifdef BEAST_HOST_COUNT
+    beast_host_note(beast_host_ev_cp, d, BYTES, src, src_bytes),
+#endif
     beast_host_me->open.push_back({d, static_cast<const unsigned char*>(src), BYTES, src_bytes});
 }
 inline void beast_cp_async_commit() {
@@ -170,6 +218,9 @@ inline void beast_host_frag_c(int M, unsigned lane, int i, int& row, int& col) {
 }
 template <int M, int K> inline void beast_host_mma(double* d, const double* a, const double* b) {
   constexpr int AR = M * K / 32, BR = 8 * K / 32, CR = M * 8 / 32;
+#ifdef BEAST_HOST_COUNT
+  beast_host_note(beast_host_ev_mma, nullptr, K, nullptr, M);
+#endif
   beast_host_warp& w = *beast_host_this_warp;
   const unsigned me = beast_host_lane;
   for (int i = 0; i < AR; ++i) w.a[me][i] = a[i];
@@ -320,23 +371,35 @@ def toolchain_key(cxx: str) -> str:
     return cache.key(HOST_SHIM, cxx, _compiler_identity(cxx), HOST_FLAGS)
 
 
-def precompiled_shim(cxx: str) -> str | None:
+def shim_text(counting: bool = False) -> str:
+    """:data:`HOST_SHIM`, or with ``counting`` the same text after ``#define BEAST_HOST_COUNT 1``:
+    every hook then records an event in its thread's trace (:mod:`beast.tune.counters`).  The
+    ordinary shim compiles none of that, so ordinary host runs pay nothing for it."""
+    return COUNT_DEFINE + HOST_SHIM if counting else HOST_SHIM
+
+
+#: what switches the shim's counting hooks on (before the shim's text)
+COUNT_DEFINE = "#define BEAST_HOST_COUNT 1\n"
+
+
+def precompiled_shim(cxx: str, counting: bool = False) -> str | None:
     """Path of :data:`HOST_SHIM` as a header with its precompiled form (``.gch``) beside it, in
     beast's cache (:func:`beast.runtime.cache.cache_dir`, keyed by the shim, the compiler and its
     flags), built on first use; None when it cannot be built (the shim is then compiled with
-    each kernel, as it is inside the header anyway).
+    each kernel, as it is inside the header anyway).  ``counting``: the shim with its counting
+    hooks switched on (:func:`shim_text`), a header of its own.
 
     Parsing the shim's standard headers is most of a kernel's host compile (1.1 s -> 0.5 s
     with the precompiled header); a compiler that finds the ``.gch`` unusable reads the
     header's text instead, so the result is the same either way."""
     from beast.runtime import cache
-    memo = (cxx, cache.cache_dir(create=False))         # $BEAST_CACHE_DIR may change
+    memo = (cxx, cache.cache_dir(create=False), counting)   # $BEAST_CACHE_DIR may change
     known = _shims.get(memo, "")
     if known is None or (known and os.path.exists(known + ".gch")):
         return known
     path = None
     try:
-        entry = cache.cache_dir("hostsim", toolchain_key(cxx)[:24])
+        entry = cache.cache_dir("hostsim", toolchain_key(cxx)[:24] + ("-count" if counting else ""))
         header = os.path.join(entry, "shim.h")
         if os.path.exists(header + ".gch"):
             path = header
@@ -344,7 +407,7 @@ def precompiled_shim(cxx: str) -> str | None:
             with cache.private_dir(entry) as tmp:
                 src = os.path.join(tmp, "shim.h")
                 with open(src, "w") as f:
-                    f.write(HOST_SHIM)
+                    f.write(shim_text(counting))
                 proc = subprocess.run([cxx, *HOST_FLAGS, "-x", "c++-header", src, "-o", src + ".gch"],
                                       capture_output=True, text=True)
                 if proc.returncode == 0:
@@ -358,21 +421,22 @@ def precompiled_shim(cxx: str) -> str | None:
 
 
 def build_host_library(source: str, names: Sequence[str], path: str,
-                       options: Sequence[str] = ()) -> tuple[bool, str]:
+                       options: Sequence[str] = (), counting: bool = False) -> tuple[bool, str]:
     """Compile generated kernel ``source`` (kernels ``names``) into the shared library ``path``.
 
     The host simulator's counterpart of an NVRTC compile: it needs no device, and the library's
     bytes can be shipped to another process and loaded there (:meth:`HostModule.from_library`).
     ``options`` go to the compiler (``-D...`` and the like).  The shim comes first, as a
-    precompiled header where it can (:func:`precompiled_shim`).  Returns ``(ok, compiler log)``."""
+    precompiled header where it can (:func:`precompiled_shim`); ``counting`` switches on its
+    counting hooks (:func:`shim_text`).  Returns ``(ok, compiler log)``."""
     cxx = host_compiler()
     if cxx is None:
         raise BeastError("no C++ host compiler (g++ or clang++) found to run kernels on the CPU")
-    shim = precompiled_shim(cxx)
+    shim = precompiled_shim(cxx, counting)
     body = source + "".join(_launcher(n) for n in names)
     src = os.path.splitext(path)[0] + ".cpp"
     with open(src, "w") as f:
-        f.write(body if shim else HOST_SHIM + body)
+        f.write(body if shim else shim_text(counting) + body)
     include = ["-include", shim] if shim else []
     cmd = [cxx, *HOST_FLAGS, "-shared", *include, *options, src, "-o", path]
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -625,9 +625,10 @@ __device__ __forceinline__ void copy_{x}(T* s{X}, const T* X, int ld, int c_org,
 """
 
 
-def _smem_read(L: GemmLayout, x: str, arr: str | None = None) -> str:
+def _smem_read(L: GemmLayout, x: str, arr: str | None = None, hook: bool = False) -> str:
     """Multiply phase: read this thread's THR_M (THR_N) elements of row k of sA (sB), or of the
-    stripe at ``arr``."""
+    stripe at ``arr``; ``hook`` wraps each read in ``BEAST_LDS`` (the host simulator's counters)."""
+    lds = (lambda e: f"BEAST_LDS({e})") if hook else (lambda e: e)
     if x == "a":
         arr, extent, dim, tid, thr, vw, reg = arr or "sA", _row(L, "a"), "DIM_M", "tx", "THR_M", L.vec_a, "a"
     else:
@@ -635,13 +636,13 @@ def _smem_read(L: GemmLayout, x: str, arr: str | None = None) -> str:
     if vw == 1:
         return f"""\
 #pragma unroll
-for (int i = 0; i < {thr}; ++i) {reg}[i] = {arr}[k * {extent} + i * {dim} + {tid}];"""
+for (int i = 0; i < {thr}; ++i) {reg}[i] = {lds(f"{arr}[k * {extent} + i * {dim} + {tid}]")};"""
     vt, comps = _vec_type(L.settings, vw)
     unpack = " ".join(f"{reg}[i * {vw} + {e}] = {comp};" for e, comp in enumerate(comps))
     return f"""\
 #pragma unroll
 for (int i = 0; i < {thr} / {vw}; ++i) {{
-  const {vt} v = *reinterpret_cast<const {vt}*>({arr} + k * {extent} + i * ({dim} * {vw}) + {tid} * {vw});
+  const {vt} v = {lds(f"*reinterpret_cast<const {vt}*>({arr} + k * {extent} + i * ({dim} * {vw}) + {tid} * {vw})")};
   {unpack}
 }}"""
 
@@ -753,9 +754,11 @@ template <int N> __device__ __forceinline__ void beast_cp_async_wait() {
 """
 
 
-def kernel_body(L: GemmLayout, name: str = KERNEL_NAME) -> str:
+def kernel_body(L: GemmLayout, name: str = KERNEL_NAME, lds_hook: bool = False) -> str:
     """The kernel for one configuration: a namespace with its constants, helpers and the
-    ``extern "C" __global__`` function ``name``.  Needs :data:`PRELUDE` before it."""
+    ``extern "C" __global__`` function ``name``.  Needs :data:`PRELUDE` before it.  ``lds_hook``
+    (for :mod:`beast.tune.counters` only, never the GPU text) wraps the multiply phase's
+    shared-memory reads in ``BEAST_LDS``, the identity unless defined before."""
     s = L.settings
     unroll_k = "#pragma unroll" if L.blk_k * max(1, L.thr_m * L.thr_n) <= 8192 else "#pragma unroll 8"
     qa = "const T* __restrict__" if L.tex_a else "const T*"
@@ -780,7 +783,8 @@ def kernel_body(L: GemmLayout, name: str = KERNEL_NAME) -> str:
     cp_async = ""
     main_loop = _PAPER_LOOP.format(a_args=a_args, b_args=b_args, an=a_args.replace("kk", "kn"),
                                    bn=b_args.replace("kk", "kn"), unroll_k=unroll_k,
-                                   read_a=_indent(_smem_read(L, "a"), 6), read_b=_indent(_smem_read(L, "b"), 6))
+                                   read_a=_indent(_smem_read(L, "a", hook=lds_hook), 6),
+                                   read_b=_indent(_smem_read(L, "b", hook=lds_hook), 6))
     if L.extended:
         smem_enum = f"""\
   PAD_A = {L.pad_a}, PAD_B = {L.pad_b}, LDA_S = BLK_M + PAD_A, LDB_S = BLK_N + PAD_B,   // shared-memory rows
@@ -788,7 +792,8 @@ def kernel_body(L: GemmLayout, name: str = KERNEL_NAME) -> str:
   SMEM_ELEMS = {L.smem_buffer},  // then sB[k * {_row(L, "b")} + n]: one buffer
   SMEM_BUFFERS = {L.smem_buffers}, ASYNC_COPY = {L.async_copy}"""
     if L.smem_buffers == 2:
-        reads = dict(read_a=_indent(_smem_read(L, "a", "cA"), 6), read_b=_indent(_smem_read(L, "b", "cB"), 6))
+        reads = dict(read_a=_indent(_smem_read(L, "a", "cA", lds_hook), 6),
+                     read_b=_indent(_smem_read(L, "b", "cB", lds_hook), 6))
         if L.async_copy:
             cp_async = CP_ASYNC
             staging = ""
@@ -798,8 +803,9 @@ def kernel_body(L: GemmLayout, name: str = KERNEL_NAME) -> str:
         else:
             main_loop = _DOUBLE_LOOP.format(a_args=a_args, b_args=b_args, an=a_args.replace("kk", "kn"),
                                             bn=b_args.replace("kk", "kn"), unroll_k=unroll_k, **reads)
+    hook = "#ifndef BEAST_LDS\n#define BEAST_LDS(x) (x)\n#endif\n" if lds_hook else ""
     return f"""\
-{cp_async}// {s.routine}: {params}
+{hook}{cp_async}// {s.routine}: {params}
 namespace {ns} {{
 typedef {s.elem_type} T;   // element type
 typedef {s.real_type} R;   // scalar type of alpha, beta parts

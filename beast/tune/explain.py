@@ -1,0 +1,137 @@
+"""``beast tune SPACE --explain CONFIG``: why one configuration would be fast or slow, without a GPU.
+
+:func:`explain` checks that ``CONFIG`` is a survivor of the space (under its device profile and
+settings), then prints the kernel's threads and shared memory, the compiler's registers and
+spills when a CUDA compiler is installed (:func:`beast.tune.compiler_facts.kernel_facts`, left
+out otherwise), and the host simulator's per-k-tile counters (:mod:`beast.tune.counters`).
+"""
+from __future__ import annotations
+
+import json
+from typing import Mapping
+
+from beast.errors import BeastError
+
+
+def parse_config(text: str, names) -> dict:
+    """``CONFIG`` of ``--explain``: ``name=value,name=value`` or a JSON object, every name one of
+    the space's iterators ``names`` and every iterator given an integer value."""
+    names = list(names)
+    text = (text or "").strip()
+    if text.startswith("{"):
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise BeastError(f"--explain: the configuration is not valid JSON ({err.msg} at character {err.pos})",
+                             hint='give name=value,name=value or a JSON object such as {"blk_k": 16, ...}') from None
+        if not isinstance(raw, dict):
+            raise BeastError("--explain: the JSON configuration is not an object",
+                             hint='give a JSON object such as {"blk_k": 16, ...}')
+        items = list(raw.items())
+    else:
+        items = []
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            name, sep, value = part.partition("=")
+            if not sep or not name.strip():
+                raise BeastError(f"--explain: {part!r} is not name=value",
+                                 hint="give the configuration as name=value,name=value or as a JSON object")
+            items.append((name.strip(), value.strip()))
+    return config_of(items, names)
+
+
+def config_of(items, names) -> dict:
+    """``(name, value)`` pairs as a configuration of the iterators ``names`` (in their order):
+    BeastError for a name that is not one of them, a value that is not an integer, a name left out."""
+    names = list(names)
+    config = {}
+    for name, value in items:
+        if name not in names:
+            raise BeastError(f"--explain: {name!r} is not an iterator of the space",
+                             hint="its iterators are " + ", ".join(names))
+        config[name] = _integer(name, value.item() if hasattr(value, "item") else value)
+    missing = [n for n in names if n not in config]
+    if missing:
+        raise BeastError(f"--explain: the configuration has no value for {', '.join(missing)}",
+                         hint="give every iterator a value: " + ", ".join(names))
+    return {n: config[n] for n in names}
+
+
+def _integer(name: str, value) -> int:
+    if isinstance(value, bool):
+        raise BeastError(f"--explain: {name}={json.dumps(value)} is not an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    raise BeastError(f"--explain: {name}={value!r} is not an integer")
+
+
+def _arch(space) -> str | None:
+    profile = getattr(space, "device", None)
+    try:
+        return f"sm_{int(profile.cudamajor)}{int(profile.cudaminor)}"
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def compiler_line(kernel, arch: str | None) -> str | None:
+    """``compiler (sm_XY): N registers, ... spills`` from :mod:`beast.tune.compiler_facts`, or
+    None when that module, a CUDA compiler or the architecture is not there."""
+    if arch is None:
+        return None
+    try:
+        from .compiler_facts import kernel_facts
+    except ImportError:
+        return None
+    try:
+        facts = kernel_facts(kernel, arch)
+    except BeastError:
+        return None
+    spills = (f"spills {facts.spill_stores} bytes stored, {facts.spill_loads} loaded"
+              if facts.spill_stores or facts.spill_loads else "no spills")
+    local = f", {facts.local_bytes} bytes of local memory" if facts.local_bytes else ""
+    return f"compiler ({facts.arch}): {facts.registers} registers per thread, {spills}{local}"
+
+
+def explain(space, config: Mapping | str) -> str:
+    """The text ``--explain`` prints for ``config`` (a mapping, or ``CONFIG``'s text) of ``space``."""
+    from .counters import format_counters, simulate_counters
+    from .runner import tune_family
+    family, settings = tune_family(space)
+    if isinstance(config, str):
+        config = parse_config(config, space.iterators)
+    else:
+        config = config_of(dict(config).items(), space.iterators)
+    if not space.contains(config):
+        profile = getattr(space.device, "name", None) or "the device profile"
+        given = ", ".join(f"{k}={v}" for k, v in space.settings.items())
+        raise BeastError(f"--explain: the configuration is not a survivor of {space.name} for {profile}"
+                         + (f" with {given}" if given else "")
+                         + ": a condition of the space rejects it",
+                         hint="`beast enumerate SPACE --device ... -D ... -o FILE` lists the survivors")
+    kernel = family.generate(config, settings)
+    layout = kernel.layout
+    threads = 1
+    for d in kernel.block:
+        threads *= d
+    warps = -(-threads // 32)
+    params = ", ".join(f"{k}={v}" for k, v in config.items())
+    lines = [f"{space.name} ({settings.routine}, {family.name} kernels) on {getattr(space.device, 'name', '?')}:",
+             f"  {params}",
+             f"kernel: {threads} threads ({warps} warp{'s' * (warps != 1)}) per block, "
+             f"{layout.smem_bytes:,} bytes of dynamic shared memory, "
+             f"tile {layout.blk_m} x {layout.blk_n} x {layout.blk_k}"]
+    line = compiler_line(kernel, _arch(space))
+    if line:
+        lines.append(line)
+    counters = simulate_counters(config, settings, family.name)
+    lines.append(format_counters(counters))
+    if family.name == "gemm":
+        lines.append("  (the paper's template: FMAs from its layout; its stores to shared memory through registers "
+                     "and its global loads into registers are not counted)")
+    return "\n".join(lines)
