@@ -1,0 +1,146 @@
+"""The speed model (beast.tune.speed_model, speed_features): its pieces on hand-checkable cases,
+the Spearman helper, and the lower-bound gate replayed on the real H200 logs."""
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from beast.devices import get_profile
+from beast.errors import BeastError
+from beast.tune import speed_model as sm
+from beast.tune.kernel import GemmLayout
+from beast.tune.kernel_mma import MmaLayout
+from beast.tune.speed_features import gemm_counters, global_sectors, mma_counters_analytic, smem_wavefronts
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import model_check  # noqa: E402
+
+H200 = get_profile("h200")
+DOUBLE = {"precision": "double", "arithmetic": "real", "trans_a": 0, "trans_b": 0}
+LANES = np.arange(32)
+
+#: a one-warp DGEMM tile: 16 x 2 threads, 2 x 8 elements each, k-tile 2
+SMALL = dict(dim_m=16, dim_n=2, blk_m=32, blk_n=16, blk_k=2, dim_vec=1, vec_mul=0, dim_m_a=32, dim_n_a=1,
+             dim_m_b=2, dim_n_b=16, tex_a=0, tex_b=0, shmem_l1=1, shmem_banks=0)
+
+
+def test_bank_passes():
+    assert smem_wavefronts(LANES * 4, 4) == 1                  # 32 words, one per bank
+    assert smem_wavefronts(LANES * 128, 4) == 32               # all in bank 0
+    assert smem_wavefronts(np.zeros(32, int), 4) == 1          # one word, broadcast
+    assert smem_wavefronts(np.zeros(32, int), 8) == 1          # one double, broadcast: passes merge
+    assert smem_wavefronts(np.zeros(32, int), 16) == 1
+    assert smem_wavefronts(LANES // 16 * 8, 8) == 2            # two doubles, one per half-warp
+    assert smem_wavefronts(LANES * 8, 8) == 2                  # 256 bytes
+    assert smem_wavefronts(LANES * 16, 16) == 4                # 512 bytes
+    assert smem_wavefronts((LANES % 16) * 8, 8) == 1           # 16 doubles, each read twice
+    assert smem_wavefronts(LANES * 16 * 8, 8) == 32            # 32 doubles in one bank pair
+    assert smem_wavefronts((LANES & 3) * 512 + (LANES >> 2) * 8, 8) == 8   # 4 rows 512 B apart, 2 passes
+
+
+def test_sectors():
+    assert global_sectors(LANES * 8, 8) == 8                   # 256 contiguous bytes
+    assert global_sectors(LANES * 4096 * 8, 8) == 32           # one column each
+    assert global_sectors(LANES * 16 + 8, 16) == 17            # misaligned by half a vector
+
+
+def test_gemm_counters_by_hand():
+    L = GemmLayout.from_config(SMALL, DOUBLE)
+    c = gemm_counters(L, (64, 64, 64))
+    assert c.warps == 1 and c.barriers == 2
+    assert c.fma == 2 * 8 * 2                                  # thr_m x thr_n x blk_k
+    # per k: 2 reads of A (16 distinct doubles, each half-warp the same 128 bytes: 1 wavefront) and
+    # 8 of B (ty = 0 for lanes 0..15, 1 for 16..31: two passes of one broadcast double each)
+    assert (c.lds, c.lds_wavefronts) == (2 * (2 + 8), 2 * (2 * 1 + 8 * 2))
+    # A: 32 x 2 stripe, lanes along m: 2 loads of 256 contiguous bytes (8 sectors); B: 2 x 16, lanes
+    # (t % 2, t // 2): one load, 16 columns of 16 bytes (one sector each)
+    assert (c.global_requests, c.global_sectors) == (3, 2 * 8 + 16)
+    # stores: A's 2 x 32 consecutive doubles (two passes of 128 bytes); B's sB[k * 16 + n] at
+    # k = t % 2, n = t // 2: lanes 0..15 write doubles 0..7 and 16..23, banks 0..15 twice (2 + 2)
+    assert (c.sts, c.sts_wavefronts) == (3, 2 * 2 + 4)
+
+
+def test_carveout_and_occupancy():
+    rates = sm.Rates.of(H200, "double")
+    most = H200.max_shmem_per_multi_processor
+    assert sm.shared_capacity(9 * 1024, 0, most) == 16 * 1024     # prefer L1: the smallest that fits
+    assert sm.shared_capacity(9 * 1024, 100, most) == most
+    cfg = dict(SMALL, dim_m=8, dim_n=16, blk_m=128, blk_n=64, blk_k=8, dim_vec=2, dim_m_a=64, dim_n_a=2,
+               dim_m_b=2, dim_n_b=64)
+    L = GemmLayout.from_config(cfg, DOUBLE)
+    assert sm.blocks_per_sm(L, 238, rates) == 2                   # 4 warps x 240 regs x 32 lanes
+    assert sm.blocks_per_sm(L, 64, rates, carveout=0) == 1        # 12 KB + 1 KB of shared memory: 16 KB
+    assert rates.fp_lanes == pytest.approx(64) and rates.tensor_flops == pytest.approx(256)
+
+
+def test_spearman_by_hand(monkeypatch):
+    x, y = [1, 2, 3, 4, 5], [5, 6, 7, 8, 7]
+    # ranks of y: 1, 2, 3.5, 5, 3.5 -> sum dx dy = 8, sum dx^2 = 10, sum dy^2 = 9.5
+    want = 8 / math.sqrt(95)
+    assert sm.spearman(x, y) == pytest.approx(want)
+    assert list(sm.rankdata(y)) == [1, 2, 3.5, 5, 3.5]
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)       # the numpy fallback
+    assert sm.spearman(x, y) == pytest.approx(want)
+    assert sm.spearman([3, 2, 1], [1, 2, 3]) == pytest.approx(-1)
+    with pytest.raises(BeastError):
+        sm.spearman([1, 2], [1])
+
+
+def test_prediction_and_gate():
+    gate = sm.ModelGate("gemm", DOUBLE, (4096, 4096, 4096), H200)
+    big = dict(SMALL, dim_m=8, dim_n=16, blk_m=128, blk_n=64, blk_k=8, dim_vec=2, dim_m_a=64, dim_n_a=2,
+               dim_m_b=2, dim_n_b=64)
+    p_small, p_big = gate.predict(SMALL), gate.predict(big)
+    assert p_big.ms < p_small.ms and p_big.limit in sm.LIMITS
+    assert p_big.lower_ms < p_big.ms and p_big.gflops < H200.peak_gflops("double")
+    assert gate.order([SMALL, big]) == [big, SMALL]
+    assert gate.can_beat(SMALL, None) and gate.can_beat(SMALL, 1e9)
+    assert not gate.can_beat(SMALL, p_small.lower_ms / 2)
+    spilled = gate.predict(big, facts={"regs": 255, "local_bytes": 2000})
+    assert spilled.ms > p_big.ms
+
+
+def test_tensor_core_counters_and_swizzle():
+    cfg = dict(mma_m=16, mma_k=4, warps_m=2, warps_n=2, warp_m=32, warp_n=32, blk_k=16, stages=3, vec=1,
+               pad_a=0, pad_b=0, swizzle=0, frag_buf=1)
+    L = MmaLayout.from_config(cfg, DOUBLE)
+    c = mma_counters_analytic(L, (4096, 4096, 4096), cfg)
+    assert c.mma == 4 * 2 * 4 * 4 and c.mma_flops == 2 * 16 * 8 * 4   # warps x FM x FN x k-steps
+    # B's fragment (n = g, k = q) with rows of 16 doubles (128 bytes): the 8 rows of a pass share banks
+    swizzled = mma_counters_analytic(MmaLayout.from_config(dict(cfg, swizzle=1), DOUBLE), (4096, 4096, 4096))
+    assert swizzled.lds == c.lds and swizzled.lds_wavefronts < c.lds_wavefronts
+    # what beast.tune.counters.simulate_counters counts for these two (host simulator, 4 warps)
+    assert (c.lds_wavefronts, swizzled.lds_wavefronts) == (1024, 256)
+    assert (c.sts_wavefronts, c.global_sectors) == (128, 512)
+    p = sm.predict_ms(cfg, DOUBLE, (4096, 4096, 4096), H200)
+    peak = 2 * H200.peak_gflops("double")
+    assert 0 < p.gflops < peak and p.lower_ms < p.ms
+
+
+@pytest.fixture(scope="module")
+def logs():
+    out = []
+    for path in model_check.log_paths():
+        log = model_check.load_log(path)
+        out.append((log, model_check.predictions(log, H200)))
+    return out
+
+
+def test_real_logs_rank_and_gate(logs):
+    for log, preds in logs:
+        row = model_check.check(log, H200, preds=preds)
+        if log["name"] in ("dgemm_random", "sgemm_random"):
+            assert row["spearman"] >= 0.8, row
+        rep = model_check.replay(log, H200, preds=preds)
+        # the gate never skips a measured top-10 configuration, with room to spare
+        assert rep["skipped_top10"] == 0 and rep["margin"] > 1.2, rep
+        if log["name"] == "dgemm_random":
+            assert rep["skipped"] > 20 and rep["saved_kernel_s"] > 0.3 * rep["total_kernel_s"]
+        # no measured time is below its lower bound
+        assert all(r["ms"] >= p.lower_ms for r, p in zip(log["records"], preds))
