@@ -299,7 +299,19 @@ _TUNE_NO_GPU_RAY = ("with --ray the kernels run on the cluster's GPUs: name thei
                     "(--device h100; see `beast devices`) when this machine has none")
 
 
+def _explain(args):
+    """``beast tune SPACE --explain CONFIG``: the counters of one survivor, no GPU, no tuning."""
+    from .tune.explain import explain
+    say(explain(_load(args), args.explain))
+    return 0
+
+
 def cmd_tune(args):
+    if getattr(args, "explain", None) is not None:
+        return _explain(args)
+    if args.size is None:
+        raise BeastError("beast tune needs --size M N K",
+                         hint="beast tune SPACE --size M N K (--explain CONFIG needs none)")
     from .tune import format_report, tune
     from .tune.runner import pace, parse_duration
     if args.budget is not None and args.all:
@@ -345,6 +357,8 @@ def cmd_tune(args):
             from .tune.ray_runner import format_ray_summary, tune_ray
             report = tune_ray(space, tuple(args.size), address=args.ray or None, time_limit=time_limit, **kwargs)
         else:
+            if args.isolate is not None:
+                kwargs["isolate"] = args.isolate
             report = tune(space, tuple(args.size), time_limit=time_limit, **kwargs)
     say(format_report(report, top=args.top))
     if getattr(args, "ray", None) is not None:
@@ -461,7 +475,13 @@ def build_parser():
 
     p = sub.add_parser("tune", help="compile, verify and time the GEMM kernel for each survivor on the GPU")
     _space_args(p, tune=True)
-    p.add_argument("--size", nargs=3, type=int, required=True, metavar=("M", "N", "K"), help="problem size")
+    p.add_argument("--size", nargs=3, type=int, default=None, metavar=("M", "N", "K"),
+                   help="problem size (required, except with --explain)")
+    p.add_argument("--explain", default=None, metavar="CONFIG",
+                   help="no tuning and no GPU: for one survivor (CONFIG: name=value,name=value or a JSON "
+                        "object, every iterator given) print the kernel's threads and shared memory, the "
+                        "compiler's registers and spills when nvcc is installed, and the host simulator's "
+                        "counters per k-tile (shared-memory wavefronts, global sectors, MMA, FMA, barriers)")
     p.add_argument("--budget", type=int, default=None,
                    help="configurations the log should hold (default: 100, or no limit with --time)")
     p.add_argument("--all", action="store_true", help="measure every survivor")
@@ -476,6 +496,13 @@ def build_parser():
     p.add_argument("--seed", type=_int_in(0), default=0, help="seed of the random, local, model, hybrid and portfolio strategies")
     p.add_argument("--log", default=None, help="JSONL log: written as it goes, resumed when it exists")
     p.add_argument("--top", type=_int_in(1), default=10, help="rows in the final table")
+    p.add_argument("--isolate", action=argparse.BooleanOptionalAction, default=None,
+                   help="measure each kernel in a worker process that is killed at a time limit (the "
+                        "default): a kernel that hangs, hits an illegal address or crashes the driver is "
+                        "logged as timeout, context_lost or crashed and the run goes on with a fresh "
+                        "worker; --no-isolate measures in this process, where such a kernel ends the run "
+                        "(a rerun skips it: its 'started' record is logged as crashed). Ray's GPU workers "
+                        "are processes of their own: --ray ignores this option")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="spread the work over every GPU of a Ray cluster: ADDRESS (host:port or 'auto') "
                         "joins a running one; without it a local one starts (needs beast-autotune[ray])")

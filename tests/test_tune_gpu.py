@@ -18,6 +18,7 @@ import beast
 from beast.devices import resolve_device
 from beast.errors import BeastError, DeviceError
 from beast.tune import format_report, tune
+from beast.tune import kernel_mma
 from beast.tune.emulate import emulate_gemm
 from beast.tune.hostsim import HostModule, build_host_library, host_compiler
 from beast.tune.measure import OK, WRONG, CompileFailure
@@ -274,7 +275,7 @@ def test_tune_runs_through_the_cupy_backend(fake_cupy, tmp_path):
     text = format_report(report)
     assert "dgemm_NT  M=40 N=24 K=33  on Host CPU threads" in text and "3 verified" in text
     lines = log.read_text().splitlines()
-    assert len(lines) == 1 + 1 + 3 + 1 and '"measured": 3,' in lines[-1]   # + the run's summary
+    assert len(lines) == 1 + 1 + 2 * 3 + 1 and '"measured": 3,' in lines[-1]   # started + result, the run's summary
 
 
 def test_tune_runs_the_tensor_core_family(fake_cupy, tmp_path, monkeypatch):
@@ -292,12 +293,13 @@ def test_tune_runs_the_tensor_core_family(fake_cupy, tmp_path, monkeypatch):
     monkeypatch.setattr(gpu, "CupyBackend", Brief)
     space = beast.load(MMA, device="h100", settings=dict(arithmetic="complex", trans_a=1))
     log = tmp_path / "mma.jsonl"
-    report = tune(space, (37, 45, 29), budget=2, strategy="exhaustive", log_path=log, compile_workers=2)
+    report = tune(space, (37, 45, 29), budget=2, strategy="exhaustive", log_path=log, compile_workers=2,
+                  isolate=False)                          # the stand-in cupy is this process's only
     assert report.counts[OK] == 2, [r.measurement.error for r in report.results]
     assert all(r.measurement.extra["err_ratio"] <= 1 for r in report.results)
     assert "bank_size_bytes" not in report.results[0].measurement.extra
     header = json.loads(log.read_text().splitlines()[0])
-    assert header["kernel_family"] == "gemm_mma" and header["kernel_version"] == 1
+    assert header["kernel_family"] == "gemm_mma" and header["kernel_version"] == kernel_mma.KERNEL_VERSION
     text = format_report(report)
     assert "zgemm_TN  M=37 N=45 K=29  on Host CPU threads (profile h100), kernel family gemm_mma" in text
     assert "(double, FP64 tensor cores)" in text
@@ -305,7 +307,7 @@ def test_tune_runs_the_tensor_core_family(fake_cupy, tmp_path, monkeypatch):
     paper = beast.load(GEMM, device=resolve_device("k40c").replace(**SMALL),
                        settings=dict(precision="double", arithmetic="complex", trans_a=1))
     with pytest.raises(BeastError, match="different GEMM kernel family .*log has \"gemm_mma\", this run has \"gemm\""):
-        tune(paper, (37, 45, 29), budget=3, log_path=log)
+        tune(paper, (37, 45, 29), budget=3, log_path=log, isolate=False)
 
 
 def test_no_cupy_means_no_gpu(monkeypatch):

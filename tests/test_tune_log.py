@@ -10,7 +10,7 @@ from beast.devices import resolve_device
 from beast.errors import BeastError, DeviceError
 from beast.tune import Measurement, format_report, gpu_available, progress_line, tune
 from beast.tune.log import TuneLog, make_header, read_log
-from beast.tune.measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, WRONG, CompileFailure,
+from beast.tune.measure import (COMPILE_ERROR, CONTEXT_LOST, LAUNCH_ERROR, OK, WRONG, CompileFailure,
                                 FatalBackendError, t_quantile_975, time_until_stable)
 from beast.tune.runner import candidates, random_keys
 
@@ -268,7 +268,7 @@ def test_fatal_backend_error_stops_after_recording(space, tmp_path):
     report = tune(space, (64, 64, 64), budget=30, log_path=log, backend=backend)
     assert report.stopped and "illegal address" in report.stopped and report.tried == 11
     _, records, _ = read_log(str(log))
-    assert records[-1]["run"]["ended"] == "stopped" and records[-2]["status"] == LAUNCH_ERROR
+    assert records[-1]["run"]["ended"] == "stopped" and records[-2]["status"] == CONTEXT_LOST
     report = tune(space, (64, 64, 64), budget=30, log_path=log, backend=FakeBackend())
     assert report.tried == 30 and report.resumed == 11
 

@@ -23,7 +23,7 @@ from beast.errors import BeastError  # noqa: E402
 from beast.tune import tune  # noqa: E402
 from beast.tune.hostsim import host_compiler  # noqa: E402
 from beast.tune.log import config_key, read_log  # noqa: E402
-from beast.tune.measure import COMPILE_ERROR, LAUNCH_ERROR, OK  # noqa: E402
+from beast.tune.measure import COMPILE_ERROR, CONTEXT_LOST, CRASHED, OK  # noqa: E402
 from beast.tune.ray_runner import format_ray_summary, tune_ray  # noqa: E402
 from beast.tune.runner import _search_strategy, candidates  # noqa: E402
 from beast.tune.strategies import strategy_stream  # noqa: E402
@@ -92,8 +92,8 @@ def test_a_killed_worker_loses_nothing_and_nothing_is_measured_twice(cluster, sp
     assert len(report.workers) == GPUS and len(report.lost_workers) == 1 and report.retried >= 1
     assert report.replaced_workers == 1
     assert report.complete and report.measured == 7
-    assert report.counts[OK] == 6 and report.counts[LAUNCH_ERROR] == 1
-    failed = next(r for r in report.results if r.status == LAUNCH_ERROR)
+    assert report.counts[OK] == 6 and report.counts[CONTEXT_LOST] == 1
+    failed = next(r for r in report.results if r.status == CONTEXT_LOST)
     assert "illegal address (simulated)" in failed.measurement.error
     header, records, keys = log_keys(log, names)
     assert header["device"]["gpu"] == "Host CPU threads"
@@ -173,7 +173,7 @@ def test_a_configuration_that_kills_its_workers_is_logged_as_lost(cluster, space
     _, records, keys = log_keys(log, space.iterators)
     assert len(keys) == 3 == len(set(keys))
     rec = next(r for r in records if r.get("config") == poison)
-    assert rec["status"] == LAUNCH_ERROR and "died 2 times" in rec["error"]
+    assert rec["status"] == CRASHED and "died 2 times" in rec["error"]
 
 
 def test_compile_tasks_that_die_are_retried_and_compile_errors_logged_once(cluster, space, tmp_path):

@@ -114,27 +114,40 @@ class KTileCounters:
 
 # ------------------------------------------------------------------ the model
 
-def smem_wavefronts(offsets: np.ndarray, width: int) -> tuple[int, int]:
+def smem_wavefronts(offsets: np.ndarray, width: int, bank_bytes: int = BANK_BYTES) -> tuple[int, int]:
     """(wavefronts, ideal wavefronts) of warp-wide shared-memory requests of ``width`` bytes per
-    lane: ``offsets`` is (lanes, requests) byte offsets in shared memory, one column a request."""
+    lane: ``offsets`` is (lanes, requests) byte offsets in shared memory, one column a request.
+
+    A pass that asks for exactly the words of an earlier pass of the same request is served with
+    it (a 64- or 128-bit read of one address by the whole warp takes one wavefront, not two or
+    four): without that, the broadcast reads of the H200 logs' fastest SGEMM would cap it below
+    its measured time (``beast.tune.speed_model``)."""
     offsets = np.asarray(offsets, dtype=np.int64)
     lanes, n = offsets.shape
     if n == 0 or lanes == 0:
         return 0, 0
-    per_pass = max(1, min(WARP, PASS_BYTES // width)) if width >= BANK_BYTES else WARP
-    words_per_lane = max(1, width // BANK_BYTES)
+    per_pass = max(1, min(WARP, BANKS * bank_bytes // width)) if width >= bank_bytes else WARP
+    words_per_lane = max(1, width // bank_bytes)
     column = np.arange(n, dtype=np.int64) * BANKS
     total = ideal = 0
+    earlier = []
     for first in range(0, lanes, per_pass):
-        part = offsets[first:first + per_pass] // BANK_BYTES
+        part = offsets[first:first + per_pass] // bank_bytes
         words = (part[:, None, :] + np.arange(words_per_lane)[None, :, None]).reshape(-1, n)
         words = np.sort(words, axis=0)
         fresh = np.ones(words.shape, dtype=bool)
         fresh[1:] = words[1:] != words[:-1]             # a word asked twice is one (a broadcast)
+        distinct = np.sort(np.where(fresh, words, np.iinfo(np.int64).max), axis=0)   # each column's set
+        repeat = np.zeros(n, dtype=bool)
+        for seen in earlier:
+            if seen.shape == distinct.shape:
+                repeat |= (seen == distinct).all(axis=0)
+        earlier.append(distinct)
+        fresh[:, repeat] = False
         slots = (words % BANKS + column)[fresh]
         per_bank = np.bincount(slots, minlength=n * BANKS).reshape(n, BANKS)
         total += int(per_bank.max(axis=1).sum())
-        ideal += n
+        ideal += int(n - repeat.sum())
     return total, ideal
 
 

@@ -39,7 +39,10 @@ there is no CuPy, driver or device.
   (``early_cut: true``): a clear loser costs three launches, not eight or more.
 * Failures (compile, launch, wrong result) become :class:`Measurement` records; a CUDA error
   that leaves the context unusable raises :class:`FatalBackendError` so the run can stop
-  cleanly and be resumed from its log in a fresh process.
+  cleanly and be resumed from its log in a fresh process.  ``beast tune`` runs the backend in
+  a worker process (:mod:`beast.tune.isolate`, made by the picklable :class:`CupyFactory`): the
+  tuner compiles with :meth:`CupyBackend.compiler`, the worker loads and measures, and a lost
+  context is logged as ``context_lost`` while a fresh worker goes on.
 """
 from __future__ import annotations
 
@@ -442,10 +445,17 @@ class CupyBackend:
         and the launch (grid, block, shared memory, carveout).  Configurations of one identity
         differ only in settings the harness does not apply (``shmem_banks``): the runner
         measures them once."""
-        k = compiled.kernel
-        p = self.size
-        return (k.source_hash, self.options, k.grid(p[0], p[1]), k.block, k.layout.smem_bytes,
-                k.layout.carveout)
+        return self.identifier()(compiled)
+
+    def identifier(self) -> "LaunchIdentity":
+        """:meth:`identity` as a picklable function, for a process that holds artefacts only
+        (:mod:`beast.tune.isolate`)."""
+        return LaunchIdentity(self.options, self.size)
+
+    @property
+    def timing_cap_s(self) -> float:
+        """The most seconds the timing loop of one measurement runs (``max_seconds``)."""
+        return float(self.timing_kw["max_seconds"])
 
     def measure(self, compiled: Compiled, best_ms: float | None = None) -> Measurement:
         """Verify one compiled configuration against cuBLAS, then time it.
@@ -530,5 +540,35 @@ class CupyBackend:
             self._workdir = None
 
 
+@dataclass(frozen=True)
+class LaunchIdentity:
+    """:meth:`CupyBackend.identity` of a :class:`Compiled` or an :class:`Artifact` (both hold the
+    kernel): source hash, compile ``options``, grid for ``size``, block, shared memory and
+    carveout.  Picklable."""
+
+    options: tuple
+    size: tuple
+
+    def __call__(self, compiled) -> tuple:
+        k = compiled.kernel
+        return (k.source_hash, tuple(self.options), k.grid(self.size[0], self.size[1]), k.block,
+                k.layout.smem_bytes, k.layout.carveout)
+
+
+@dataclass(frozen=True)
+class CupyFactory:
+    """A picklable maker of :class:`CupyBackend` (its arguments as plain data), for a process
+    that measures apart from the one that tunes (:mod:`beast.tune.isolate`)."""
+
+    settings: dict
+    size: tuple
+    seed: int = 0
+    family: str = DEFAULT_FAMILY
+    device_id: int = 0
+
+    def __call__(self) -> CupyBackend:
+        return CupyBackend(self.settings, self.size, device_id=self.device_id, seed=self.seed, family=self.family)
+
+
 __all__ = ["gpu_available", "require_gpu", "CupyBackend", "Compiled", "Artifact", "NvrtcCompiler",
-           "check_launch_rules", "ld_multiple"]
+           "check_launch_rules", "ld_multiple", "LaunchIdentity", "CupyFactory"]

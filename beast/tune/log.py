@@ -22,6 +22,18 @@ cut-off; ``cutoff_ms`` says which), one with ``"twin_of"`` copies the measuremen
 configuration that runs the same binary and launch; both count as measured.  The ``run``
 records (one per command) say how long each run took and how busy the GPU was.
 
+Before a configuration's measurement begins, a ``started`` record is written and flushed::
+
+    {"started": {"dim_m": 16, ...}}
+
+and its result record follows.  A ``started`` record without a result means the configuration
+ended the run that measured it (the process died: a driver crash, a kill): the next run logs it
+once as ``crashed`` (``"ended_run": true``), counted in the budget and not measured again
+(:meth:`TuneLog.settle_started`).  Ctrl-C during a measurement writes ``{"interrupted": {...}}``
+instead, so that configuration is measured again on resume.  :func:`read_log` leaves both
+kinds out of the records it returns (unless asked), so readers that look for ``"config"``
+records see the same log as before; logs without them resume as they always did.
+
 A record is appended and flushed as soon as the configuration is measured (and fsync'ed at
 most once a second), so an interruption loses at most the configuration in flight; a torn last line is dropped when
 the log is opened again.  Opening an existing log checks its header against the run's: a
@@ -38,7 +50,7 @@ from typing import Iterable, Mapping
 
 from beast.errors import BeastError
 
-from .measure import Measurement
+from .measure import CRASHED, Measurement
 
 LOG_FORMAT = 1
 #: header fields that must agree for a log to be resumed (in the order they are checked).
@@ -117,8 +129,15 @@ def compare_headers(found: Mapping, wanted: Mapping, path: str | None = None) ->
                 hint="pass a new --log file, or delete this one to start over")
 
 
-def read_log(path: str) -> tuple[dict | None, list[dict], bool]:
-    """Read a log: (header or None when empty, records, whether a torn last line was dropped)."""
+#: the record kinds that mark a measurement's start and its interruption (not results).
+MARKS = ("started", "interrupted")
+
+
+def read_log(path: str, marks: bool = False) -> tuple[dict | None, list[dict], bool]:
+    """Read a log: (header or None when empty, records, whether a torn last line was dropped).
+
+    ``marks``: keep the ``started`` and ``interrupted`` records (:data:`MARKS`), which are left
+    out by default: they are not results."""
     with open(path, "rb") as f:
         data = f.read()
     if not data.strip():
@@ -141,7 +160,12 @@ def read_log(path: str) -> tuple[dict | None, list[dict], bool]:
     if not entries or not isinstance(entries[0], dict) or "beast_tune_log" not in entries[0]:
         raise BeastError("this file is not a beast tune log (no header line)", filename=path,
                          hint="pass a new --log file; beast does not overwrite other files")
-    return entries[0], [e for e in entries[1:] if isinstance(e, dict)], dropped
+    records = [e for e in entries[1:] if isinstance(e, dict) and (marks or not _is_mark(e))]
+    return entries[0], records, dropped
+
+
+def _is_mark(rec: Mapping) -> bool:
+    return "config" not in rec and any(isinstance(rec.get(kind), Mapping) for kind in MARKS)
 
 
 def _cannot_write(path: str, exc: OSError) -> BeastError:
@@ -179,8 +203,9 @@ class TuneLog:
     """An open tuning log (or an in-memory one when ``path`` is None).
 
     ``done`` maps the key of every configuration already recorded (``config_key``) to its
-    record; ``reference`` is the last cuBLAS reference record.  :meth:`append` writes one
-    record and flushes it.
+    record; ``reference`` is the last cuBLAS reference record; ``unfinished`` maps the key of
+    every configuration with a ``started`` record and no result after it to its values.
+    :meth:`append` writes one record and flushes it.
     """
 
     def __init__(self, path: str | None, header: dict, records: list[dict], resumed: bool):
@@ -191,6 +216,7 @@ class TuneLog:
         self.done: dict[tuple, dict] = {}
         self.reference: dict | None = None
         self.runs: list[dict] = []
+        self.unfinished: dict[tuple, dict] = {}
         self.resumed = resumed
         self._file = None
         self._synced = 0.0
@@ -215,7 +241,7 @@ class TuneLog:
         records: list[dict] = []
         resumed = False
         if os.path.exists(path) and os.path.getsize(path) > 0:
-            found, records, dropped = read_log(path)
+            found, records, dropped = read_log(path, marks=True)
             compare_headers(found, header, path)
             header = found
             resumed = True
@@ -239,6 +265,17 @@ class TuneLog:
                 return
             self.done[key] = rec
             self.records.append(rec)
+            self.unfinished.pop(key, None)
+        elif _is_mark(rec):
+            kind = "started" if isinstance(rec.get("started"), Mapping) else "interrupted"
+            try:
+                key = config_key(rec[kind], self.iterators)
+            except (KeyError, TypeError, ValueError):
+                return
+            if kind == "started":
+                self.unfinished[key] = {name: int(rec[kind][name]) for name in self.iterators}
+            else:
+                self.unfinished.pop(key, None)
         elif "reference" in rec:
             self.reference = rec
         elif isinstance(rec.get("run"), dict):
@@ -268,6 +305,34 @@ class TuneLog:
         self._write(rec)
         self._remember(rec)
         return rec
+
+    def append_started(self, config: Mapping) -> dict:
+        """Record that ``config``'s measurement begins (flushed before it does): if the process
+        dies during it, the next run finds this record without a result."""
+        return self._mark("started", config)
+
+    def append_interrupted(self, config: Mapping) -> dict:
+        """Record that ``config``'s measurement was interrupted (Ctrl-C), not crashed: a
+        resumed run measures it again."""
+        return self._mark("interrupted", config)
+
+    def _mark(self, kind: str, config: Mapping) -> dict:
+        rec = _jsonable({kind: {name: int(config[name]) for name in self.iterators}})
+        self._write(rec)
+        self._remember(rec)
+        return rec
+
+    def settle_started(self) -> list[dict]:
+        """Log every configuration that a previous run started and never finished (a
+        ``started`` record without a result: it ended that run) as ``crashed``, once; returns
+        the records written.  They count as done, so they are not measured again."""
+        written = []
+        for config in list(self.unfinished.values()):
+            meas = Measurement(CRASHED, error="the previous run ended while measuring it "
+                                              "(its process died or was killed); not measured again",
+                               extra={"ended_run": True})
+            written.append(self.append(config, meas))
+        return written
 
     def append_reference(self, measurement: Measurement, name: str = "cublas") -> dict:
         """Record the reference (cuBLAS) measurement of this run."""

@@ -17,8 +17,19 @@ OK = "ok"
 COMPILE_ERROR = "compile_error"
 LAUNCH_ERROR = "launch_error"
 WRONG = "wrong"
+#: the measurement ran past its time limit (a hung kernel); the measuring process was killed
+#: (:mod:`beast.tune.isolate`).
+TIMEOUT = "timeout"
+#: the measuring process died (a driver crash, an abort), or a previous run ended while it
+#: measured the configuration (a ``started`` record without a result, :mod:`beast.tune.log`).
+CRASHED = "crashed"
+#: the kernel left the CUDA context unusable (an illegal address); the measuring process was
+#: replaced by a fresh one.
+CONTEXT_LOST = "context_lost"
 #: every status a configuration can end with.
-STATUSES = (OK, COMPILE_ERROR, LAUNCH_ERROR, WRONG)
+STATUSES = (OK, COMPILE_ERROR, LAUNCH_ERROR, WRONG, TIMEOUT, CRASHED, CONTEXT_LOST)
+#: the statuses of a measurement that did not come back from its process.
+LOST = (TIMEOUT, CRASHED, CONTEXT_LOST)
 
 
 @dataclass
@@ -65,7 +76,10 @@ class FatalBackendError(BeastError):
     """The measuring device cannot go on (e.g. a CUDA error that poisons the context).
 
     The runner records the configuration in flight and stops; the log lets a new process
-    resume after it."""
+    resume after it.  ``measured`` False: the configuration in flight was not tried (a fresh
+    measuring process could not be started), so the runner records nothing for it."""
+
+    measured = True
 
 
 #: a configuration whose warm-up launches are already slower than this many times the best

@@ -31,9 +31,9 @@ How the work is spread:
   measurement came back, and nothing in the log or in flight is dispatched again, so no
   configuration is logged twice, and none is measured again unless its worker died after
   measuring it but before the answer arrived.  A configuration in flight on ``max_attempts``
-  dead workers is logged as ``launch_error`` (it may be what kills them).  A worker whose
-  backend raises :class:`~beast.tune.measure.FatalBackendError` (a poisoned CUDA context)
-  takes no more work, hands back what it had queued (their artefacts go to the others), and
+  dead workers is logged as ``crashed`` (it may be what kills them).  A worker whose
+  backend raises :class:`~beast.tune.measure.FatalBackendError` (a poisoned CUDA context; the
+  configuration is logged as ``context_lost``) takes no more work, hands back what it had queued (their artefacts go to the others), and
   is replaced by a fresh actor.
 
 Ray is optional (``pip install 'beast-autotune[ray]'``) and imported only here.
@@ -54,8 +54,8 @@ from typing import Callable, Iterable, Iterator, Mapping
 from beast.errors import BeastError
 
 from .log import TuneLog, config_key, make_header
-from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, CompileFailure, FatalBackendError,
-                      Measurement)
+from .measure import (COMPILE_ERROR, CONTEXT_LOST, CRASHED, LAUNCH_ERROR, OK, STATUSES, CompileFailure,
+                      FatalBackendError, Measurement)
 from .runner import (STRATEGIES, ProgressFn, TuneReport, TuneResult, _device_identity, _takes,
                      _is_better, _message, _peak, _progress_caller, _resume, _search_strategy,
                      candidates, check_count, check_tune_arguments, run_summary, tune_family)
@@ -192,7 +192,7 @@ class GpuWorker:
                 else:
                     meas = self.backend.measure(compiled)
             except FatalBackendError as err:
-                meas = Measurement(LAUNCH_ERROR, error=err.message)
+                meas = Measurement(CONTEXT_LOST, error=err.message)
                 fatal = self.fatal = str(err)
             except Exception as err:  # noqa: BLE001 - recorded as launch_error
                 meas = Measurement(LAUNCH_ERROR, error=_message(err))
@@ -393,7 +393,7 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
     died or failed afterwards, so nothing is measured twice.  A configuration whose GPU worker
     died before answering is compiled again and goes to another worker, one whose compile task
     died is compiled again; after ``max_attempts`` such deaths it is reported as
-    ``launch_error`` (GPU) or ``compile_error`` (compile).  A worker that reported a fatal
+    ``crashed`` (GPU) or ``compile_error`` (compile).  A worker that reported a fatal
     backend error takes no new work, its queued artefacts come back unmeasured and go to the
     others, and once it is idle it is replaced by a fresh actor.  The run stops early when
     every GPU worker is lost, or when a compile task fails for a reason other than the kernel
@@ -537,7 +537,7 @@ def run_distributed(pool: WorkerPool, configs: Iterable[dict | None], iterators,
     def again(slot, cfg, key, why):
         """Compile and measure it again (its artefact may have died with a node), or after
         ``max_attempts`` such losses report it as lost."""
-        if retry_or_lose(gpu_deaths, cfg, key, LAUNCH_ERROR, why, slot.name):
+        if retry_or_lose(gpu_deaths, cfg, key, CRASHED, why, slot.name):
             stats.retried += 1
 
     def measured(ref):

@@ -17,9 +17,15 @@ The backend protocol (:class:`beast.tune.gpu.CupyBackend` is the real one; tests
   as ``compile_error``);
 * ``measure(compiled) -> Measurement`` -- called on the calling thread, one at a time;
   raising :class:`~beast.tune.measure.FatalBackendError` stops the run after recording the
-  configuration, any other exception is recorded as ``launch_error``;
+  configuration (``context_lost``), any other exception is recorded as ``launch_error``; a ``started`` record
+  is logged before each call, so that a configuration that kills the process is logged as
+  ``crashed`` by the next run rather than tried again;
 * ``reference() -> Measurement`` (optional) -- cuBLAS on the same problem;
 * ``close()`` (optional).
+
+On a GPU, :func:`tune` wraps the CuPy backend in :class:`beast.tune.isolate.IsolatedBackend`
+(``isolate``): measurements run in a worker process killed at a time limit, and a hang, an
+illegal address or a crash is logged as ``timeout``, ``context_lost`` or ``crashed``.
 """
 from __future__ import annotations
 
@@ -47,7 +53,8 @@ from .families import DEFAULT_FAMILY, FAMILIES, KernelFamily, family_of, get_fam
 from .kernel import GemmSettings
 from .log import TuneLog, make_header
 from .strategies import check_seed, make_strategy, strategy_stream
-from .measure import (COMPILE_ERROR, LAUNCH_ERROR, OK, STATUSES, WRONG, FatalBackendError, Measurement)
+from .measure import COMPILE_ERROR, CONTEXT_LOST, LAUNCH_ERROR, OK, STATUSES, FatalBackendError, Measurement
+from .reporting import format_report, pace, progress_line  # noqa: F401 - re-exported
 
 #: ``exhaustive`` and ``random`` stream the enumeration here (``random`` goes through
 #: :mod:`beast.tune.strategies` when the space can sample); the others are search strategies.
@@ -268,30 +275,6 @@ def _gpu_compute_capability(backend) -> tuple[int, int] | None:
         return None
 
 
-def _other_device(report: "TuneReport") -> list[str]:
-    """A line when the space was pruned for a device other than the GPU that measured it (the
-    default profile is the paper's K40c): its limits are not this GPU's."""
-    pruned, gpu = report.compute_capability, report.gpu_compute_capability
-    if pruned is None or gpu is None or tuple(pruned) == tuple(gpu):
-        return []
-    return [f"note: the space was pruned for the {report.device_profile} profile (compute capability "
-            f"{pruned[0]}.{pruned[1]}), not for the GPU that measured it ({gpu[0]}.{gpu[1]}): "
-            f"--device auto prunes for the GPU at hand"]
-
-
-def _untuned(report: "TuneReport") -> list[str]:
-    """Lines naming the template's settings that this device ignores and the space holds at
-    one value (so they were never tuned): the shared-memory bank size from Maxwell on."""
-    cc = report.compute_capability
-    if cc is None or cc[0] < 5 or "shmem_banks" not in report.iterators:
-        return []
-    values = {r.config.get("shmem_banks") for r in report.results}
-    if len(values) != 1:
-        return []
-    return [f"not tuned: shmem_banks (compute capability {cc[0]}.{cc[1]} has fixed 4-byte shared-memory "
-            f"banks; the space holds one value)"]
-
-
 def _peak(space, settings: GemmSettings, family: KernelFamily | None = None) -> float | None:
     """The device profile's peak GFLOP/s for the kernels of ``family`` (default: the paper's)."""
     family = family or get_family(DEFAULT_FAMILY)
@@ -446,10 +429,24 @@ def _twin(first_cfg: Mapping, first: Measurement) -> Measurement:
     return twin
 
 
+def _default_backend(space, settings: GemmSettings, size, seed: int, family: KernelFamily, isolate):
+    """The CuPy backend of :func:`tune`: in a worker process (:mod:`beast.tune.isolate`) unless
+    ``isolate`` is False; its time limits know the problem's FLOPs and the profile's peak."""
+    if isolate is None or isolate:
+        from .gpu import CupyFactory
+        from .isolate import IsolatedBackend, MeasureLimits
+        from .measure import gemm_flops
+        limits = MeasureLimits(flops=gemm_flops(*size, settings.is_complex),
+                               peak_gflops=_peak(space, settings, family))
+        return IsolatedBackend(CupyFactory(dict(space.settings), tuple(size), seed, family.name), limits)
+    from .gpu import CupyBackend
+    return CupyBackend(settings, size, seed=seed, family=family.name)
+
+
 def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive",
          log_path: str | os.PathLike | None = None, seed: int = 0, compile_workers: int | None = None,
          progress: ProgressFn | None = None, backend=None, lookahead: int | None = None,
-         chunk_size: int = 65536, time_limit: float | None = None) -> TuneReport:
+         chunk_size: int = 65536, time_limit: float | None = None, isolate: bool | None = None) -> TuneReport:
     """Tune the GEMM kernel over the survivors of ``space`` for an M x N x K problem.
 
     ``space``: a :class:`beast.space.Space` (its iterators name the GEMM parameters; its
@@ -470,12 +467,18 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
     raises DeviceError "no GPU found" without a GPU); a backend whose ``measure`` takes
     ``best_ms`` is told the best time so far (it may then cut a clear loser short), and one
     with ``identity(compiled)`` has configurations of equal identity (the same binary and
-    launch) measured once.  Ctrl-C stops the run and returns the report with ``interrupted``
-    set.  An argument that is not as said here is a BeastError naming it, before any compile
-    or GPU work (:func:`check_tune_arguments`).
+    launch) measured once.  ``isolate``: measure in a worker process that is killed at a time
+    limit (:mod:`beast.tune.isolate`), so that a hung, crashing or context-poisoning kernel is
+    logged and the run goes on; None (the default) isolates the CuPy backend made here and runs
+    a given ``backend`` in this process (True with a given backend needs an
+    :class:`~beast.tune.isolate.IsolatedBackend`).  Ctrl-C stops the run and returns the
+    report with ``interrupted`` set.  An argument that is not as said here is a BeastError
+    naming it, before any compile or GPU work (:func:`check_tune_arguments`).
     """
     if strategy not in STRATEGIES:
         raise BeastError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(STRATEGIES))
+    if isolate is not None and not isinstance(isolate, bool):
+        raise BeastError(f"isolate must be True, False or None (the default), not {isolate!r}")
     (m, n, k), budget, time_limit = check_tune_arguments(
         size, budget=budget, seed=seed, time_limit=time_limit, chunk_size=chunk_size, progress=progress,
         compile_workers=compile_workers, lookahead=lookahead)
@@ -484,8 +487,10 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
 
     own_backend = backend is None
     if backend is None:
-        from .gpu import CupyBackend
-        backend = CupyBackend(settings, (m, n, k), seed=seed, family=family.name)
+        backend = _default_backend(space, settings, (m, n, k), seed, family, isolate)
+    elif isolate and not getattr(backend, "isolated", False):
+        raise BeastError("isolate=True needs a backend that measures in a worker process",
+                         hint="pass backend=IsolatedBackend(factory) (beast.tune.isolate), or no backend")
     workers = default_compile_workers() if compile_workers is None else compile_workers
     lookahead = 2 * workers + 2 if lookahead is None else lookahead
     takes_best = _takes(backend.measure, "best_ms")
@@ -508,6 +513,7 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
     best = _resume(report, log)
 
     pool = None
+    in_flight = None                                 # the configuration being measured
     clock = time.monotonic
     started = clock()
     deadline = None if time_limit is None else started + time_limit
@@ -571,6 +577,7 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
             fill()                                   # keep compiling ahead while measuring
             fatal = None
             key = None
+            in_flight = None
             try:
                 compiled = future.result()
             except Exception as err:
@@ -581,6 +588,8 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
                     meas = _twin(*seen[key])
                     report.twins += 1
                 else:
+                    in_flight = cfg
+                    log.append_started(cfg)          # flushed: a crash now is found on resume
                     t0 = clock()
                     try:
                         if takes_best:
@@ -588,7 +597,11 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
                         else:
                             meas = backend.measure(compiled)
                     except FatalBackendError as err:
-                        meas = Measurement(LAUNCH_ERROR, error=err.message)
+                        if not err.measured:         # not tried: nothing to record
+                            log.append_interrupted(cfg)
+                            report.stopped = str(err)
+                            break
+                        meas = Measurement(CONTEXT_LOST, error=err.message)
                         fatal = err
                     except Exception as err:
                         meas = Measurement(LAUNCH_ERROR, error=_message(err))
@@ -604,6 +617,7 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
             if meas.extra.get("early_cut") and not meas.extra.get("twin_of"):
                 report.cut += 1
             log.append(cfg, meas)
+            in_flight = None
             if search is not None:
                 search.tell(cfg, meas.ms if meas.status == OK else None)
             r = TuneResult(dict(cfg), meas)
@@ -620,6 +634,8 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
                 break
     except KeyboardInterrupt as exc:
         report.interrupted, report.interruption = True, exc
+        if in_flight is not None:                    # measured again on resume, not "crashed"
+            log.append_interrupted(in_flight)
     finally:
         report.wall_s = clock() - started
         if pool is not None:
@@ -707,7 +723,10 @@ def run_summary(report: "TuneReport") -> dict:
 
 
 def _resume(report, log) -> TuneResult | None:
-    """Put the results the log already holds into ``report``; the best of them (None: none)."""
+    """Put the results the log already holds into ``report``; the best of them (None: none).
+    A configuration that ended the previous run (``started``, no result) is logged as
+    ``crashed`` first (:meth:`~beast.tune.log.TuneLog.settle_started`)."""
+    log.settle_started()
     best = None
     for rec in log.records:
         r = TuneResult(dict(rec["config"]), Measurement.from_dict(rec))
@@ -735,115 +754,3 @@ def _message(err: Exception) -> str:
     if isinstance(err, BeastError):
         return err.message
     return f"{type(err).__name__}: {err}"
-
-
-# --------------------------------------------------------------------------- report
-
-def progress_line(done: int, total: int | None, best: TuneResult | None,
-                  report: TuneReport | None = None) -> str:
-    """One line for a progress display: ``[  120/4208]  best 812.3 GFLOP/s  dim_m=16 dim_n=8 ...``;
-    with ``report``, the GPU's busy share and the rate first (``GPU 71 % busy, 3.2 configs/s``)."""
-    width = len(str(total)) if total is not None else 1
-    count = f"[{done:>{width}}/{total}]" if total is not None else f"[{done}]"
-    busy = f"  {pace(report)}" if report is not None and report.gpu_busy is not None else ""
-    if best is None or best.gflops is None:
-        return f"{count}{busy}  no verified configuration yet"
-    cfg = " ".join(f"{k}={v}" for k, v in best.config.items())
-    return f"{count}{busy}  best {best.gflops:.1f} GFLOP/s  {cfg}"
-
-
-def pace(report: TuneReport) -> str:
-    """``GPU 71 % busy, 3.2 configs/s``: how much of the wall time the GPU measured, and the rate."""
-    rate = f"{report.rate or 0.0:.2f} configs/s"
-    return rate if report.gpu_busy is None else f"GPU {100 * report.gpu_busy:.0f} % busy, {rate}"
-
-
-def _duration(seconds: float) -> str:
-    if seconds >= 3600:
-        return f"{seconds / 3600:.3g} h"
-    if seconds >= 60:
-        return f"{seconds / 60:.3g} min"
-    return f"{seconds:.3g} s"
-
-
-def _fmt(x: float | None, spec: str, missing: str = "n/a") -> str:
-    return missing if x is None else format(x, spec)
-
-
-def _ci_cell(meas: Measurement) -> str:
-    """The table's CI % of one measurement: its confidence interval, or how it was timed."""
-    if meas.extra.get("twin_of"):
-        return "twin"
-    if meas.extra.get("early_cut"):
-        return "cut"
-    return _fmt(None if meas.ci_rel is None else 100 * meas.ci_rel, ".1f")
-
-
-def format_report(report: TuneReport, top: int = 10) -> str:
-    """The summary of a tuning run: problem, device, counts, cuBLAS, and a table of the best
-    configurations with GFLOP/s, % of cuBLAS and % of the device's peak."""
-    st = report.settings
-    try:
-        routine = GemmSettings.from_mapping(st).routine
-    except BeastError:
-        routine = "gemm"
-    m, n, k = report.size
-    family = get_family(report.family) if report.family in FAMILIES else None
-    lines = [f"{routine}  M={m} N={n} K={k}  on {report.device_name or 'unknown GPU'}"
-             f" (profile {report.device_profile}), kernel family {report.family}"
-             + (f": {family.what}" if family is not None else "")]
-    peak = report.peak_gflops
-    precision = st.get("precision", "?")
-    units = family.peak_what if family is not None else "CUDA cores"
-    lines.append(f"device peak: {_fmt(peak, '.1f')} GFLOP/s ({precision}, {units})")
-    ref = report.reference
-    ref_gflops = ref.gflops if ref is not None and ref.status == OK else None
-    if ref_gflops is not None:
-        lines.append(f"cuBLAS:      {ref_gflops:.1f} GFLOP/s ({ref.ms:.4g} ms)")
-    else:
-        lines.append("cuBLAS:      not measured")
-    c = report.counts
-    failed = c[COMPILE_ERROR] + c[LAUNCH_ERROR] + c[WRONG]
-    lines.append(f"tried {report.tried} configuration(s): {c[OK]} verified and timed, {failed} failed "
-                 f"({c[COMPILE_ERROR]} compile errors, {c[LAUNCH_ERROR]} launch errors, "
-                 f"{c[WRONG]} wrong results)")
-    if report.resumed:
-        lines.append(f"({report.resumed} resumed from {report.log_path}, {report.measured} measured now)")
-    if report.measured and report.wall_s > 0:
-        workers = f", {report.compile_workers} compile threads" if report.compile_workers else ""
-        lines.append(f"measured {report.measured} in {_duration(report.wall_s)}: {pace(report)}{workers}")
-    if report.cut:
-        lines.append(f"{report.cut} clear loser(s) timed from their warm-up launches only, far slower than "
-                     f"the best so far (CI % 'cut')")
-    if report.twins:
-        lines.append(f"{report.twins} configuration(s) run a binary and launch measured before: "
-                     f"measured once, time copied (CI % 'twin')")
-    lines += _untuned(report) + _other_device(report)
-    if report.interrupted:
-        lines.append("interrupted: run the same command again to resume from the log")
-    if report.time_up:
-        lines.append(f"stopped at the time limit ({_duration(report.time_limit or 0.0)}): "
-                     f"run the same command again to go on from the log")
-    if report.stopped:
-        lines.append(f"stopped: {report.stopped}")
-    best = report.best(top)
-    if not best:
-        lines.append("no configuration verified")
-        return "\n".join(lines)
-    names = list(report.iterators)
-    head = ["rank", "GFLOP/s", "% cuBLAS", "% peak", "ms", "CI %"] + names
-    rows = []
-    for i, r in enumerate(best, 1):
-        g = r.gflops
-        rows.append([str(i), f"{g:.1f}",
-                     _fmt(100 * g / ref_gflops if ref_gflops else None, ".1f"),
-                     _fmt(100 * g / peak if peak else None, ".1f"),
-                     _fmt(r.ms, ".4g"),
-                     _ci_cell(r.measurement)]
-                    + [str(r.config.get(name, "")) for name in names])
-    widths = [max(len(h), *(len(row[j]) for row in rows)) for j, h in enumerate(head)]
-    lines.append("")
-    lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
-    for row in rows:
-        lines.append("  ".join(cell.rjust(w) for cell, w in zip(row, widths)))
-    return "\n".join(lines)

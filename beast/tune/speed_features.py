@@ -25,6 +25,8 @@ from typing import Mapping
 
 import numpy as np
 
+from . import counters
+
 WARP = 32
 BANKS = 32
 SECTOR = 32
@@ -62,38 +64,20 @@ class Counters:
 
 def smem_wavefronts(byte_addresses, width: int, bank_bytes: int = 4) -> int:
     """Wavefronts of one warp instruction: lane ``i`` accesses ``width`` bytes at
-    ``byte_addresses[i]``.  The lanes go in passes of at most 128 bytes (32 lanes of 4 bytes, 16 of
-    8, 8 of 16), and a pass takes as many wavefronts as the most distinct words one bank serves in
-    it (equal words broadcast) -- the rule :mod:`beast.tune.counters` states with its sources --
-    except that a pass asking for exactly the words of an earlier pass is served with it: a 64- or
-    128-bit read of one address by the whole warp takes one wavefront (without that, the
-    broadcast reads of B of the H200 logs' fastest SGEMM would cap it below its measured time)."""
+    ``byte_addresses[i]`` (the rule of :func:`beast.tune.counters.smem_wavefronts`)."""
     addr = np.asarray(byte_addresses, dtype=np.int64)
     if addr.size == 0:
         return 0
-    per_pass = max(1, (BANKS * bank_bytes) // max(width, bank_bytes))
-    span = np.arange(max(1, width // bank_bytes))
-    seen, total = set(), 0
-    for p0 in range(0, addr.size, per_pass):
-        words = np.unique((addr[p0:p0 + per_pass, None] // bank_bytes + span[None, :]).ravel())
-        key = words.tobytes()
-        if key in seen:
-            continue
-        seen.add(key)
-        total += int(np.bincount(words % BANKS, minlength=BANKS).max())
-    return total
+    return counters.smem_wavefronts(addr[:, None], width, bank_bytes)[0]
 
 
 def global_sectors(byte_addresses, width: int) -> int:
     """Distinct 32-byte sectors one warp instruction touches (lane ``i``: ``width`` bytes at
-    ``byte_addresses[i]``)."""
+    ``byte_addresses[i]``; the rule of :func:`beast.tune.counters.global_sectors`)."""
     addr = np.asarray(byte_addresses, dtype=np.int64)
     if addr.size == 0:
         return 0
-    first, last = addr // SECTOR, (addr + width - 1) // SECTOR
-    spans = [np.arange(a, b + 1) for a, b in zip(first.tolist(), last.tolist())] if width > SECTOR \
-        else [first, last]
-    return int(np.unique(np.concatenate(spans)).size)
+    return counters.global_sectors(addr[:, None], np.full((addr.size, 1), width))
 
 
 def _per_warp(threads: int, fn) -> list:
