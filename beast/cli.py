@@ -302,7 +302,7 @@ _TUNE_NO_GPU_RAY = ("with --ray the kernels run on the cluster's GPUs: name thei
 def _explain(args):
     """``beast tune SPACE --explain CONFIG``: the counters of one survivor, no GPU, no tuning."""
     from .tune.explain import explain
-    say(explain(_load(args), args.explain))
+    say(explain(_load(args), args.explain, args.size))
     return 0
 
 
@@ -359,6 +359,8 @@ def cmd_tune(args):
         else:
             if args.isolate is not None:
                 kwargs["isolate"] = args.isolate
+            if args.model is not None:
+                kwargs["model"] = args.model
             report = tune(space, tuple(args.size), time_limit=time_limit, **kwargs)
     say(format_report(report, top=args.top))
     if getattr(args, "ray", None) is not None:
@@ -503,6 +505,11 @@ def build_parser():
                         "worker; --no-isolate measures in this process, where such a kernel ends the run "
                         "(a rerun skips it: its 'started' record is logged as crashed). Ray's GPU workers "
                         "are processes of their own: --ray ignores this option")
+    p.add_argument("--model", action=argparse.BooleanOptionalAction, default=None,
+                   help="use the speed model (the default on a GPU): the first batch in order of predicted "
+                        "time, and a configuration whose optimistic lower bound cannot beat the best time so far "
+                        "is logged as 'pruned', neither compiled nor measured (it counts in --budget); "
+                        "--no-model measures every candidate in the strategy's order")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="spread the work over every GPU of a Ray cluster: ADDRESS (host:port or 'auto') "
                         "joins a running one; without it a local one starts (needs beast-autotune[ray])")

@@ -144,3 +144,68 @@ def test_real_logs_rank_and_gate(logs):
             assert rep["skipped"] > 20 and rep["saved_kernel_s"] > 0.3 * rep["total_kernel_s"]
         # no measured time is below its lower bound
         assert all(r["ms"] >= p.lower_ms for r, p in zip(log["records"], preds))
+
+
+# ------------------------------------------------------------------ the gate in beast tune's loop
+
+class _Instant:
+    """A stand-in backend: the first configuration it measures takes 1 ns, every later one 1 s
+    (so that, once the first is measured, the model's lower bound of any other exceeds it)."""
+
+    device_name = "Fake GPU"
+
+    def __init__(self):
+        self.compiled, self.measured = [], []
+
+    def compile(self, cfg):
+        self.compiled.append(dict(cfg))
+        return dict(cfg)
+
+    def measure(self, cfg):
+        from beast.tune.measure import OK, Measurement
+        self.measured.append(dict(cfg))
+        ms = 1e-6 if len(self.measured) == 1 else 1000.0
+        return Measurement(OK, ms=ms, gflops=1.0 / ms, ci_rel=0.01, reps=5)
+
+
+def test_the_tuner_orders_its_first_batch_and_prunes_by_the_lower_bound(tmp_path):
+    from test_tune_log import small_space
+    from beast.tune import tune
+    from beast.tune.log import read_log
+    from beast.tune.measure import OK, PRUNED
+    space = small_space()
+    size = (64, 64, 64)
+    backend, log = _Instant(), tmp_path / "gate.jsonl"
+    report = tune(space, size, budget=12, strategy="random", log_path=log, backend=backend, model=True,
+                  compile_workers=1, lookahead=4)
+    gate = sm.tuning_gate(space, size)
+    assert backend.measured[0] == backend.compiled[0] == gate.order(backend.compiled[:4])[0]
+    # after the 1 ns measurement every lower bound exceeds the best: the rest is pruned, unmeasured
+    assert report.counts[OK] == 1 and report.counts[PRUNED] == 11 and report.pruned == 11
+    assert len(backend.measured) == 1 and report.measured == 1
+    _, records, _ = read_log(str(log))
+    pruned = [r for r in records if r.get("status") == PRUNED]
+    assert len(pruned) == 11 and all(r["lower_ms"] > r["best_ms"] == 1e-6 for r in pruned)
+    assert "11 pruned by the speed model" in __import__("beast.tune", fromlist=["x"]).format_report(report)
+    # a rerun resumes: nothing is tried again, pruned ones included
+    again = tune(space, size, budget=12, strategy="random", log_path=log, backend=_Instant(), model=True)
+    assert again.measured == 0 and again.resumed == 12
+    # without the model, every candidate is measured in the strategy's order
+    plain = _Instant()
+    off = tune(space, size, budget=12, strategy="random", backend=plain, model=False, compile_workers=1,
+               lookahead=4)
+    assert off.pruned == 0 and len(plain.measured) == 12
+    # the same first batch: the model put it in order of predicted time
+    assert backend.compiled[:4] == gate.order(plain.compiled[:4]) != plain.compiled[:4]
+
+
+def test_the_gate_keeps_what_it_cannot_judge_and_never_prunes_before_a_best():
+    gate = sm.ModelGate("gemm", DOUBLE, (4096,) * 3, H200)
+    assert gate.keeps({"dim_m": 16}, 1e-9)                  # the layout refuses it: kept
+    assert gate.keeps(SMALL, None) and gate.can_beat(SMALL, None)
+    assert not gate.keeps(SMALL, 1e-9)                       # nothing beats a nanosecond at 4096^3
+    assert list(gate.order_first(iter([SMALL]), 4)) == [SMALL]
+    with pytest.raises(BeastError, match="model must be True, False or None"):
+        from test_tune_log import small_space
+        from beast.tune import tune
+        tune(small_space(), (64, 64, 64), budget=1, backend=_Instant(), model="yes")

@@ -79,9 +79,9 @@ def _arch(space) -> str | None:
         return None
 
 
-def compiler_line(kernel, arch: str | None) -> str | None:
-    """``compiler (sm_XY): N registers, ... spills`` from :mod:`beast.tune.compiler_facts`, or
-    None when that module, a CUDA compiler or the architecture is not there."""
+def compiler_facts_of(kernel, arch: str | None):
+    """The kernel's :class:`~beast.tune.compiler_facts.KernelFacts`, or None when that module, a
+    CUDA compiler or the architecture is not there."""
     if arch is None:
         return None
     try:
@@ -89,8 +89,14 @@ def compiler_line(kernel, arch: str | None) -> str | None:
     except ImportError:
         return None
     try:
-        facts = kernel_facts(kernel, arch)
+        return kernel_facts(kernel, arch)
     except BeastError:
+        return None
+
+
+def compiler_line(facts) -> str | None:
+    """``compiler (sm_XY): N registers, ... spills`` for ``facts`` (None: None)."""
+    if facts is None:
         return None
     spills = (f"spills {facts.spill_stores} bytes stored, {facts.spill_loads} loaded"
               if facts.spill_stores or facts.spill_loads else "no spills")
@@ -98,8 +104,23 @@ def compiler_line(kernel, arch: str | None) -> str | None:
     return f"compiler ({facts.arch}): {facts.registers} registers per thread, {spills}{local}"
 
 
-def explain(space, config: Mapping | str) -> str:
-    """The text ``--explain`` prints for ``config`` (a mapping, or ``CONFIG``'s text) of ``space``."""
+def model_line(config: Mapping, settings, size, profile, facts) -> str | None:
+    """The speed model's prediction for ``size`` (:mod:`beast.tune.speed_model`), or None where
+    the model cannot run for this profile."""
+    from .speed_model import predict_ms
+    try:
+        p = predict_ms(config, settings, size, profile, facts=facts)
+    except Exception:
+        return None
+    m, n, k = size
+    where = "compiler's registers" if facts is not None else "estimated registers"
+    return (f"speed model at {m} x {n} x {k} ({where}): {p.ms:.4g} ms, {p.gflops:,.0f} GFLOP/s, "
+            f"limited by {p.limit}; {p.blocks_per_sm} block(s) per SM; lower bound {p.lower_ms:.4g} ms")
+
+
+def explain(space, config: Mapping | str, size=None) -> str:
+    """The text ``--explain`` prints for ``config`` (a mapping, or ``CONFIG``'s text) of ``space``;
+    the speed model predicts its time for ``size`` (M, N, K; default 4096 each)."""
     from .counters import format_counters, simulate_counters
     from .runner import tune_family
     family, settings = tune_family(space)
@@ -126,9 +147,11 @@ def explain(space, config: Mapping | str) -> str:
              f"kernel: {threads} threads ({warps} warp{'s' * (warps != 1)}) per block, "
              f"{layout.smem_bytes:,} bytes of dynamic shared memory, "
              f"tile {layout.blk_m} x {layout.blk_n} x {layout.blk_k}"]
-    line = compiler_line(kernel, _arch(space))
-    if line:
-        lines.append(line)
+    facts = compiler_facts_of(kernel, _arch(space))
+    for line in (compiler_line(facts),
+                 model_line(config, settings, tuple(size) if size else (4096,) * 3, space.device, facts)):
+        if line:
+            lines.append(line)
     counters = simulate_counters(config, settings, family.name)
     lines.append(format_counters(counters))
     if family.name == "gemm":

@@ -26,8 +26,11 @@ CRASHED = "crashed"
 #: the kernel left the CUDA context unusable (an illegal address); the measuring process was
 #: replaced by a fresh one.
 CONTEXT_LOST = "context_lost"
+#: neither compiled nor measured: the speed model's optimistic lower bound on its time exceeded the
+#: best time measured so far (:class:`beast.tune.speed_model.ModelGate`).
+PRUNED = "pruned"
 #: every status a configuration can end with.
-STATUSES = (OK, COMPILE_ERROR, LAUNCH_ERROR, WRONG, TIMEOUT, CRASHED, CONTEXT_LOST)
+STATUSES = (OK, COMPILE_ERROR, LAUNCH_ERROR, WRONG, TIMEOUT, CRASHED, CONTEXT_LOST, PRUNED)
 #: the statuses of a measurement that did not come back from its process.
 LOST = (TIMEOUT, CRASHED, CONTEXT_LOST)
 

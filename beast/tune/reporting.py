@@ -8,7 +8,7 @@ from beast.errors import BeastError
 
 from .families import FAMILIES, get_family
 from .kernel import GemmSettings
-from .measure import COMPILE_ERROR, CONTEXT_LOST, CRASHED, LAUNCH_ERROR, OK, TIMEOUT, WRONG, Measurement
+from .measure import COMPILE_ERROR, CONTEXT_LOST, CRASHED, LAUNCH_ERROR, OK, PRUNED, TIMEOUT, WRONG, Measurement
 
 if TYPE_CHECKING:
     from .runner import TuneReport, TuneResult
@@ -102,12 +102,13 @@ def format_report(report: TuneReport, top: int = 10) -> str:
     else:
         lines.append("cuBLAS:      not measured")
     c = report.counts
-    failed = sum(v for s, v in c.items() if s != OK)
+    failed = sum(v for s, v in c.items() if s not in (OK, PRUNED))
     lost = "".join(f", {c[s]} {words}" for s, words in ((TIMEOUT, "timed out"), (CRASHED, "crashed"),
                                                          (CONTEXT_LOST, "lost the CUDA context")) if c.get(s))
     lines.append(f"tried {report.tried} configuration(s): {c[OK]} verified and timed, {failed} failed "
                  f"({c[COMPILE_ERROR]} compile errors, {c[LAUNCH_ERROR]} launch errors, "
-                 f"{c[WRONG]} wrong results{lost})")
+                 f"{c[WRONG]} wrong results{lost})"
+                 + (f", {c[PRUNED]} pruned by the speed model (could not beat the best)" if c.get(PRUNED) else ""))
     ended = sum(1 for r in report.results if r.measurement.extra.get("ended_run"))
     if ended:
         lines.append(f"{ended} configuration(s) ended a previous run while measured: logged as crashed, "

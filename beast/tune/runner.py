@@ -53,7 +53,7 @@ from .families import DEFAULT_FAMILY, FAMILIES, KernelFamily, family_of, get_fam
 from .kernel import GemmSettings
 from .log import TuneLog, make_header
 from .strategies import check_seed, make_strategy, strategy_stream
-from .measure import COMPILE_ERROR, CONTEXT_LOST, LAUNCH_ERROR, OK, STATUSES, FatalBackendError, Measurement
+from .measure import COMPILE_ERROR, CONTEXT_LOST, LAUNCH_ERROR, OK, PRUNED, STATUSES, FatalBackendError, Measurement
 from .reporting import format_report, pace, progress_line  # noqa: F401 - re-exported
 
 #: ``exhaustive`` and ``random`` stream the enumeration here (``random`` goes through
@@ -98,7 +98,8 @@ class TuneReport:
     backend error that ended it early; ``time_up`` whether ``time_limit`` (seconds) ended it.
     ``wall_s`` is this run's time in its measuring loop and ``gpu_s`` the part of it spent in
     the backend's ``measure`` (the GPU busy); ``cut`` how many configurations were cut short
-    as clear losers and ``twins`` how many ran a binary and launch measured before (copied).
+    as clear losers and ``twins`` how many ran a binary and launch measured before (copied);
+    ``pruned`` how many the speed model kept from being compiled and measured (status ``pruned``).
     """
 
     iterators: tuple[str, ...]
@@ -125,6 +126,7 @@ class TuneReport:
     gpu_s: float = 0.0
     cut: int = 0
     twins: int = 0
+    pruned: int = 0
     compute_capability: tuple | None = None
     gpu_compute_capability: tuple | None = None
     interruption: BaseException | None = None
@@ -446,7 +448,8 @@ def _default_backend(space, settings: GemmSettings, size, seed: int, family: Ker
 def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive",
          log_path: str | os.PathLike | None = None, seed: int = 0, compile_workers: int | None = None,
          progress: ProgressFn | None = None, backend=None, lookahead: int | None = None,
-         chunk_size: int = 65536, time_limit: float | None = None, isolate: bool | None = None) -> TuneReport:
+         chunk_size: int = 65536, time_limit: float | None = None, isolate: bool | None = None,
+         model: bool | None = None) -> TuneReport:
     """Tune the GEMM kernel over the survivors of ``space`` for an M x N x K problem.
 
     ``space``: a :class:`beast.space.Space` (its iterators name the GEMM parameters; its
@@ -471,7 +474,12 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
     limit (:mod:`beast.tune.isolate`), so that a hung, crashing or context-poisoning kernel is
     logged and the run goes on; None (the default) isolates the CuPy backend made here and runs
     a given ``backend`` in this process (True with a given backend needs an
-    :class:`~beast.tune.isolate.IsolatedBackend`).  Ctrl-C stops the run and returns the
+    :class:`~beast.tune.isolate.IsolatedBackend`).  ``model``: use the speed model
+    (:class:`beast.tune.speed_model.ModelGate`) to order the first ``lookahead`` candidates by
+    predicted time, and to log a candidate whose optimistic lower bound exceeds the best time so
+    far as ``pruned``, neither compiled nor measured (it counts in the budget, as a configuration
+    tried); None (the default) uses it with the GPU backend made here and not with a given
+    ``backend``; where the device profile lacks what the model needs it is off.  Ctrl-C stops the run and returns the
     report with ``interrupted`` set.  An argument that is not as said here is a BeastError
     naming it, before any compile or GPU work (:func:`check_tune_arguments`).
     """
@@ -479,6 +487,8 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
         raise BeastError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(STRATEGIES))
     if isolate is not None and not isinstance(isolate, bool):
         raise BeastError(f"isolate must be True, False or None (the default), not {isolate!r}")
+    if model is not None and not isinstance(model, bool):
+        raise BeastError(f"model must be True, False or None (the default), not {model!r}")
     (m, n, k), budget, time_limit = check_tune_arguments(
         size, budget=budget, seed=seed, time_limit=time_limit, chunk_size=chunk_size, progress=progress,
         compile_workers=compile_workers, lookahead=lookahead)
@@ -491,6 +501,10 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
     elif isolate and not getattr(backend, "isolated", False):
         raise BeastError("isolate=True needs a backend that measures in a worker process",
                          hint="pass backend=IsolatedBackend(factory) (beast.tune.isolate), or no backend")
+    gate = None
+    if model or (model is None and own_backend):
+        from .speed_model import tuning_gate
+        gate = tuning_gate(space, (m, n, k))
     workers = default_compile_workers() if compile_workers is None else compile_workers
     lookahead = 2 * workers + 2 if lookahead is None else lookahead
     takes_best = _takes(backend.measure, "best_ms")
@@ -547,16 +561,43 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
             stream = strategy_stream(search, need, batch=lookahead)
         else:
             stream = candidates(space, strategy, need, log.done, seed=seed, chunk_size=chunk_size)
+        if gate is not None:
+            stream = gate.order_first(stream, lookahead)
         pool = CompilePool(workers)
         pending: deque = deque()
         seen: dict = {}                              # identity -> (config, measurement)
+
+        def settle(cfg, meas: Measurement) -> None:
+            """Log one configuration's outcome and count it (best, strategy, progress)."""
+            nonlocal best, done_count
+            log.append(cfg, meas)
+            if search is not None:
+                search.tell(cfg, meas.ms if meas.status == OK else None)
+            r = TuneResult(dict(cfg), meas)
+            report.results.append(r)
+            if _is_better(r, best):
+                best = r
+            done_count += 1
+            report.wall_s = clock() - started
+            if progress is not None:
+                progress(done_count, total, best, report)
+
+        def pruned(cfg) -> bool:
+            """Settle ``cfg`` unmeasured when the model's lower bound cannot beat the best so far."""
+            if gate is None or best is None or best.ms is None or gate.keeps(cfg, best.ms):
+                return False
+            settle(cfg, Measurement(PRUNED, error="the speed model's lower bound exceeds the best time so far",
+                                    extra={"lower_ms": round(gate.lower_ms(cfg), 6), "best_ms": round(best.ms, 6)}))
+            report.pruned += 1
+            return True
 
         def fill():
             while len(pending) < lookahead:
                 cfg = next(stream, None)
                 if cfg is None:
                     return
-                pending.append((cfg, pool.submit(backend.compile, cfg)))
+                if not pruned(cfg):
+                    pending.append((cfg, pool.submit(backend.compile, cfg)))
 
         def time_left() -> float | None:
             return None if deadline is None else deadline - clock()
@@ -575,6 +616,9 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
             cfg, future = pending[index]
             del pending[index]
             fill()                                   # keep compiling ahead while measuring
+            if pruned(cfg):                          # the best improved since it was queued
+                future.cancel()
+                continue
             fatal = None
             key = None
             in_flight = None
@@ -616,19 +660,9 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
                 seen[key] = (dict(cfg), meas)
             if meas.extra.get("early_cut") and not meas.extra.get("twin_of"):
                 report.cut += 1
-            log.append(cfg, meas)
-            in_flight = None
-            if search is not None:
-                search.tell(cfg, meas.ms if meas.status == OK else None)
-            r = TuneResult(dict(cfg), meas)
-            report.results.append(r)
             report.measured += 1
-            if _is_better(r, best):
-                best = r
-            done_count += 1
-            report.wall_s = clock() - started
-            if progress is not None:
-                progress(done_count, total, best, report)
+            settle(cfg, meas)
+            in_flight = None
             if fatal is not None:
                 report.stopped = str(fatal)
                 break
@@ -716,7 +750,7 @@ def run_summary(report: "TuneReport") -> dict:
     out = {"strategy": report.strategy, "budget": report.budget,
            "measured": report.measured, "wall_s": round(report.wall_s, 3), "gpu_s": round(report.gpu_s, 3),
            "configs_per_s": report.rate, "gpu_busy": report.gpu_busy, "compile_workers": report.compile_workers,
-           "early_cut": report.cut, "twins": report.twins, "ended": ended}
+           "early_cut": report.cut, "twins": report.twins, "pruned": report.pruned, "ended": ended}
     if report.time_limit is not None:
         out["time_limit_s"] = report.time_limit
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}

@@ -481,6 +481,41 @@ class ModelGate:
         return self.lower_ms(config, facts) <= best_ms
 
 
+    def keeps(self, config: Mapping, best_ms: float | None) -> bool:
+        """:meth:`can_beat` for a tuning loop: a configuration the model cannot judge (its layout
+        refuses it, the profile lacks a fact) is kept, so that the model never stops a run."""
+        try:
+            return self.can_beat(config, best_ms)
+        except Exception:
+            return True
+
+    def order_first(self, stream: Iterable[Mapping], n: int):
+        """``stream`` with its first ``n`` configurations in :meth:`order` (fastest predicted
+        first), the rest as they come; on any error of the model, the stream's own order."""
+        stream = iter(stream)
+        head = []
+        for cfg in stream:
+            head.append(cfg)
+            if len(head) >= n:
+                break
+        try:
+            head = self.order(head)
+        except Exception:
+            pass
+        yield from head
+        yield from stream
+
+
+def tuning_gate(space, size) -> "ModelGate | None":
+    """The :class:`ModelGate` of ``beast tune`` for ``space`` (its family, settings and device
+    profile) and the problem ``size``, or None where the model cannot run for them (a profile
+    without the peaks and SM count it needs, an unknown family)."""
+    try:
+        return ModelGate(space, size=size)
+    except Exception:
+        return None
+
+
 def with_params(params: Params = DEFAULT_PARAMS, **changes) -> Params:
     """``params`` with some constants changed (for fitting)."""
     return replace(params, **changes)
