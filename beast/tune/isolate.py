@@ -178,13 +178,18 @@ class IsolatedBackend:
             meas.error = f"cuBLAS reference: {meas.error}"
         return meas
 
-    def close(self) -> None:
-        """Stop the worker (it closes its backend)."""
+    def _forget(self):
+        """The current worker's (process, connection), no longer this backend's (None, None: none)."""
         proc, conn = self._proc, self._conn
         self._proc = self._conn = None
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None
+        return proc, conn
+
+    def close(self) -> None:
+        """Stop the worker (it closes its backend)."""
+        proc, conn = self._forget()
         if proc is None:
             return
         try:
@@ -242,11 +247,7 @@ class IsolatedBackend:
 
     def _lost(self) -> None:
         """Forget the current worker, stopping it if it still runs."""
-        proc, conn = self._proc, self._conn
-        self._proc = self._conn = None
-        if self._finalizer is not None:
-            self._finalizer.detach()
-            self._finalizer = None
+        proc, conn = self._forget()
         if proc is not None:
             _stop(proc, conn, self.limits.grace_s)
 
