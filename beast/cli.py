@@ -508,8 +508,9 @@ def build_parser():
     p.add_argument("--model", action=argparse.BooleanOptionalAction, default=None,
                    help="use the speed model (the default on a GPU): the first batch in order of predicted "
                         "time, and a configuration whose optimistic lower bound cannot beat the best time so far "
-                        "is logged as 'pruned', neither compiled nor measured (it counts in --budget); "
-                        "--no-model measures every candidate in the strategy's order")
+                        "is logged as 'pruned', neither compiled nor measured (it counts in --budget); off where "
+                        "--device is another compute capability than the GPU's (the default k40c on a newer "
+                        "GPU) and with --ray; --no-model measures every candidate in the strategy's order")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="spread the work over every GPU of a Ray cluster: ADDRESS (host:port or 'auto') "
                         "joins a running one; without it a local one starts (needs beast-autotune[ray])")

@@ -4,7 +4,8 @@
 
 One row per log: the problem (with the kernel family when it is not the paper's), the strategy and budget of its (last) run, the configurations
 measured, the best GFLOP/s, cuBLAS and the best as a share of it, configurations per second,
-the share of wall time the GPU was busy, early cuts, and the wall time.  The rate, the busy
+the share of wall time the GPU was busy, early cuts, the configurations the speed model pruned
+(not counted as measured), and the wall time.  The rate, the busy
 share and the cuts come from the log's ``run`` records (beast from this version on).
 """
 import argparse
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from beast.tune.log import read_log  # noqa: E402
-from beast.tune.measure import OK  # noqa: E402
+from beast.tune.measure import OK, PRUNED  # noqa: E402
 
 
 def problem(header) -> str:
@@ -33,7 +34,8 @@ def problem(header) -> str:
 
 def row(path: Path) -> list[str]:
     header, records, _ = read_log(str(path))
-    configs = [r for r in records if "config" in r]
+    configs = [r for r in records if "config" in r and r.get("status") != PRUNED]
+    pruned = sum(1 for r in records if "config" in r and r.get("status") == PRUNED)
     timed = [r for r in configs if r.get("status") == OK and isinstance(r.get("gflops"), (int, float))]
     refs = [r for r in records if "reference" in r and r.get("status") == OK]
     runs = [r["run"] for r in records if isinstance(r.get("run"), dict)]
@@ -50,12 +52,12 @@ def row(path: Path) -> list[str]:
     return [path.stem, problem(header or {}), str(last.get("strategy", "?")), str(len(configs)),
             f(best, ",.0f"), f(ref, ",.0f"), f(100 * best / ref if best and ref else None, ".1f"),
             f(measured / wall if wall else None, ".2f"), f(100 * gpu / wall if wall else None, ".0f"),
-            str(sum(r.get("early_cut", 0) for r in runs)), f(wall if runs else None, ".0f"),
+            str(sum(r.get("early_cut", 0) for r in runs)), str(pruned), f(wall if runs else None, ".0f"),
             (header or {}).get("device", {}).get("gpu") or "?"]
 
 
 HEAD = ["run", "problem", "strategy", "configs", "best GFLOP/s", "cuBLAS GFLOP/s", "% cuBLAS",
-        "configs/s", "GPU busy %", "early cuts", "wall s", "GPU"]
+        "configs/s", "GPU busy %", "early cuts", "pruned", "wall s", "GPU"]
 
 
 def table(paths) -> str:

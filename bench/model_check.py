@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 
 from beast.devices import get_profile  # noqa: E402
 from beast.tune import speed_model as sm  # noqa: E402
+from beast.tune.log import read_log  # noqa: E402
 
 RUNS = os.path.join(HERE, "gpu_runs", "h200_2026-11-27")
 #: launches a measurement takes (the warm-up and timed batches; bench/gpu_runs README)
@@ -39,11 +40,10 @@ LAUNCHES = 8
 
 
 def load_log(path: str) -> dict:
-    """Header, settings, size and the verified records of one tuning log."""
-    with open(path) as f:
-        lines = [json.loads(line) for line in f if line.strip()]
-    header = lines[0]
-    records = [r for r in lines[1:] if "config" in r and r.get("status") == "ok" and r.get("ms")]
+    """Header, settings, size and the verified records of one tuning log (read as ``beast tune``
+    reads it: a torn last line dropped, the ``started``/``interrupted`` marks left out)."""
+    header, lines, _ = read_log(path)
+    records = [r for r in lines if "config" in r and r.get("status") == "ok" and r.get("ms")]
     settings = {k: v for k, v in header["settings"].items() if k in ("precision", "arithmetic", "trans_a", "trans_b")}
     return {"name": os.path.basename(path).rsplit(".", 1)[0], "header": header, "settings": settings,
             "size": tuple(header["size"]), "records": records,
@@ -51,6 +51,7 @@ def load_log(path: str) -> dict:
 
 
 def log_paths(names=None) -> list[str]:
+    """The H200 logs (of ``names`` only, when given: file names with or without .jsonl)."""
     paths = sorted(glob.glob(os.path.join(RUNS, "*.jsonl")))
     if names:
         wanted = {n.removesuffix(".jsonl") for n in names}
@@ -86,11 +87,20 @@ def check(log: dict, profile, params=sm.DEFAULT_PARAMS, facts: bool = True, pred
             "measured_over_predicted_min": float(ratio.min())}
 
 
+def gate_lowers(log: dict, profile, params=sm.DEFAULT_PARAMS) -> list[float]:
+    """The lower bound ``beast tune``'s gate applies to each record of ``log`` before compiling:
+    :meth:`~beast.tune.speed_model.ModelGate.lower_ms`, on the fewest registers and no spill."""
+    gate = sm.ModelGate(log["family"], log["settings"], log["size"], profile, params=params)
+    return [gate.lower_ms(r["config"]) for r in log["records"]]
+
+
 def replay(log: dict, profile, params=sm.DEFAULT_PARAMS, facts: bool = True, near: float = 0.05,
            first: int = 20, preds=None) -> dict:
     """The lower-bound gate and the model's order, replayed on one log (see the module docstring):
-    the first ``first`` configurations form the first batch."""
+    the first ``first`` configurations form the first batch.  Without ``facts``, the bound is the
+    tuner's before compiling (:func:`gate_lowers`) and the order the estimate's."""
     preds = preds or predictions(log, profile, params, facts)
+    lower = np.array([p.lower_ms for p in preds] if facts else gate_lowers(log, profile, params))
     recs = log["records"]
     ms = np.array([r["ms"] for r in recs])
     cost = ms * 1e-3 * LAUNCHES + np.array([r.get("compile_s", 0.0) for r in recs])
@@ -98,12 +108,11 @@ def replay(log: dict, profile, params=sm.DEFAULT_PARAMS, facts: bool = True, nea
     top = set(np.argsort(ms)[:10].tolist())
     best = None
     skipped = []
-    for i, p in enumerate(preds):
-        if best is not None and p.lower_ms > best:
+    for i in range(len(recs)):
+        if best is not None and lower[i] > best:
             skipped.append(i)
             continue
         best = ms[i] if best is None else min(best, ms[i])
-    lower = np.array([p.lower_ms for p in preds])
     margin = float(min(ms[i] / lower[i] for i in top))
     target = ms.min() * (1 + near)
 
@@ -160,6 +169,7 @@ def fit(logs, profile, names=("warp_slack", "lat_global", "lat_barrier", "effici
 
 
 def markdown_checks(rows) -> str:
+    """The correlation table of :func:`check` rows, in Markdown."""
     out = ["| log | configs | Spearman | measured top 10 in model's top 10 % | best: measured / predicted GFLOP/s | "
            "best's limit | measured / predicted ms (median) |",
            "|---|---:|---:|---:|---:|---|---:|"]
@@ -172,6 +182,7 @@ def markdown_checks(rows) -> str:
 
 
 def markdown_replay(rows) -> str:
+    """The lower bound's replay table of :func:`replay` rows, in Markdown."""
     out = ["| log | configs | skipped | time saved (s) | kernel time saved (s) | top 10 skipped | margin | "
            "best found after: log order / model's first batch / model order | within 5 %: same |",
            "|---|---:|---:|---:|---:|---:|---:|---|---|"]
@@ -216,6 +227,7 @@ def predict_mma(profile, settings, size, sample: int, seed: int = 0, top: int = 
 
 
 def main(argv=None) -> int:
+    """The command line (``--help``)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--logs", nargs="*", help="log names (default: every log of bench/gpu_runs/h200_2026-11-27)")
     ap.add_argument("--json", help="write the results to this JSON file")

@@ -194,7 +194,7 @@ def test_explain_prints_the_kernel_and_its_counters(capsys, monkeypatch):
     ("mma_m=8,bogus=1", "'bogus' is not an iterator of the space"),
     ("mma_m=eight", "mma_m='eight' is not an integer"),
     ("mma_m", "'mma_m' is not name=value"),
-    ("[1, 2]", "'[1' is not name=value"),
+    ("[1, 2]", "the JSON configuration is not an object"),
     ('{"mma_m": true}', "mma_m=true is not an integer"),
     ("{oops", "is not valid JSON"),
 ])
@@ -210,3 +210,5 @@ def test_explain_refuses_a_configuration_that_is_not_a_survivor(capsys):
     assert "is not a survivor of gemm_mma for a100 with precision=double" in err
     assert main(["tune", MMA, "--device", "a100"]) == 2         # without --explain, --size is needed
     assert "beast tune needs --size M N K" in capsys.readouterr().err
+    assert main(explain_args(mma_config()) + ["--size", "0", "64", "64"]) == 2   # the model's size is checked
+    assert "the size M N K must be positive, got 0 64 64" in capsys.readouterr().err

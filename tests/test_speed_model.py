@@ -199,6 +199,21 @@ def test_the_tuner_orders_its_first_batch_and_prunes_by_the_lower_bound(tmp_path
     assert backend.compiled[:4] == gate.order(plain.compiled[:4]) != plain.compiled[:4]
 
 
+def test_the_gate_is_off_when_the_space_was_pruned_for_another_gpu():
+    # the space's profile is the K40c (3.5); a 9.0 GPU measures: the K40c's bound would prune its winners
+    from test_tune_log import small_space
+    from beast.tune import format_report, tune
+
+    class _OnH200(_Instant):
+        compute_capability = (9, 0)
+
+    backend = _OnH200()
+    report = tune(small_space(), (64, 64, 64), budget=6, strategy="random", backend=backend, model=True,
+                  compile_workers=1, lookahead=2)
+    assert report.pruned == 0 and len(backend.measured) == 6
+    assert "lets the speed model bound its times" in format_report(report)
+
+
 def test_the_gate_keeps_what_it_cannot_judge_and_never_prunes_before_a_best():
     gate = sm.ModelGate("gemm", DOUBLE, (4096,) * 3, H200)
     assert gate.keeps({"dim_m": 16}, 1e-9)                  # the layout refuses it: kept
@@ -209,3 +224,25 @@ def test_the_gate_keeps_what_it_cannot_judge_and_never_prunes_before_a_best():
         from test_tune_log import small_space
         from beast.tune import tune
         tune(small_space(), (64, 64, 64), budget=1, backend=_Instant(), model="yes")
+
+
+def test_the_gate_bounds_a_tensor_core_kernel_on_its_fewest_registers():
+    # the estimate says 128x128x32 spills (ptxas: 218 registers, no spill); the
+    # bound must not: no time near cuBLAS's on the H200 (2.35 ms at 4096^3) may prune the sm_90 designs
+    gate = sm.ModelGate("gemm_mma", DOUBLE, (4096,) * 3, H200)
+    base = dict(mma_m=16, mma_k=16, warps_m=4, warps_n=2, warp_m=32, warp_n=64, blk_k=16, stages=3, vec=2,
+                pad_a=2, pad_b=2, swizzle=0, frag_buf=1)
+    designs = [base, dict(base, warps_m=2, warps_n=2, warp_m=64, warp_n=32),
+               dict(base, blk_k=32)]
+    # on the ranking's estimate (a spill) the bound would exceed such a time
+    assert min(sm.LOWER_BOUND_FACTOR * gate.predict(dict(c, frag_buf=2)).ms for c in designs) > 2.35
+    for cfg in designs + [dict(c, frag_buf=2) for c in designs]:
+        assert gate.keeps(cfg, 2.35)
+        assert gate.lower_ms(cfg) <= gate.predict(cfg, facts={"regs": 218, "local_bytes": 0}).ms
+    lay = MmaLayout.from_config(designs[2], DOUBLE)
+    assert sm.optimistic_facts(lay) == {"regs": 2 * 32 * 64 // 32 + 2 * (16 * 16 + 8 * 16) // 32 + 16,
+                                        "local_bytes": 0, "estimated": True}
+    # --explain without a compiler prints that bound, not the estimate's
+    from beast.tune.explain import model_line
+    line = model_line(designs[2], DOUBLE, (4096,) * 3, H200, None, lay)
+    assert "(estimated registers)" in line and f"lower bound {gate.lower_ms(designs[2]):.4g} ms" in line

@@ -18,7 +18,7 @@ def parse_config(text: str, names) -> dict:
     the space's iterators ``names`` and every iterator given an integer value."""
     names = list(names)
     text = (text or "").strip()
-    if text.startswith("{"):
+    if text.startswith(("{", "[")):
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as err:
@@ -104,25 +104,30 @@ def compiler_line(facts) -> str | None:
     return f"compiler ({facts.arch}): {facts.registers} registers per thread, {spills}{local}"
 
 
-def model_line(config: Mapping, settings, size, profile, facts) -> str | None:
+def model_line(config: Mapping, settings, size, profile, facts, layout=None) -> str | None:
     """The speed model's prediction for ``size`` (:mod:`beast.tune.speed_model`), or None where
-    the model cannot run for this profile."""
-    from .speed_model import predict_ms
+    the model cannot run for this profile.  Without ``facts``, the lower bound is the one the
+    tuner applies before compiling (on the ``layout``'s fewest registers)."""
+    from .speed_model import optimistic_facts, predict_ms
     try:
         p = predict_ms(config, settings, size, profile, facts=facts)
+        lower = p.lower_ms
+        if facts is None and layout is not None:
+            lower = predict_ms(config, settings, size, profile, facts=optimistic_facts(layout)).lower_ms
     except Exception:
         return None
     m, n, k = size
     where = "compiler's registers" if facts is not None else "estimated registers"
     return (f"speed model at {m} x {n} x {k} ({where}): {p.ms:.4g} ms, {p.gflops:,.0f} GFLOP/s, "
-            f"limited by {p.limit}; {p.blocks_per_sm} block(s) per SM; lower bound {p.lower_ms:.4g} ms")
+            f"limited by {p.limit}; {p.blocks_per_sm} block(s) per SM; lower bound {lower:.4g} ms")
 
 
 def explain(space, config: Mapping | str, size=None) -> str:
     """The text ``--explain`` prints for ``config`` (a mapping, or ``CONFIG``'s text) of ``space``;
     the speed model predicts its time for ``size`` (M, N, K; default 4096 each)."""
     from .counters import format_counters, simulate_counters
-    from .runner import tune_family
+    from .runner import check_tune_arguments, tune_family
+    size = check_tune_arguments(size)[0] if size is not None else (4096,) * 3
     family, settings = tune_family(space)
     if isinstance(config, str):
         config = parse_config(config, space.iterators)
@@ -149,7 +154,7 @@ def explain(space, config: Mapping | str, size=None) -> str:
              f"tile {layout.blk_m} x {layout.blk_n} x {layout.blk_k}"]
     facts = compiler_facts_of(kernel, _arch(space))
     for line in (compiler_line(facts),
-                 model_line(config, settings, tuple(size) if size else (4096,) * 3, space.device, facts)):
+                 model_line(config, settings, size, space.device, facts, layout)):
         if line:
             lines.append(line)
     counters = simulate_counters(config, settings, family.name)

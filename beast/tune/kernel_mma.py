@@ -58,7 +58,7 @@ from typing import Mapping
 
 from beast.errors import BeastError
 
-from .kernel import CP_ASYNC, GemmKernel, GemmSettings, _indent, read_parameters
+from .kernel import CP_ASYNC, GemmKernel, GemmSettings, indent, read_parameters
 from .kernel import translation_unit  # noqa: F401  (one source of several kernels of this family)
 
 #: bumped whenever the generated code changes meaning or speed; tuning logs record it.
@@ -548,7 +548,7 @@ def _mmas(L: MmaLayout, buf: int) -> str:
 for (int i = 0; i < FM; ++i) {{
   #pragma unroll
   for (int j = 0; j < FN; ++j) {{
-{_indent(body, 4)}
+{indent(body, 4)}
   }}
 }}"""
 
@@ -580,11 +580,11 @@ def _main_loop(L: MmaLayout) -> str:
 for (int kt = 0; kt < ktiles; ++kt) {{
   beast_cp_async_wait<STAGES - 2>();   // slice kt has landed (this thread's copies) ...
   __syncthreads();                     // ... everyone's, and stage `write` is no longer read
-{_indent(issue, 2)}
-{_indent(_pointers(L, "const T* "), 2)}
-{_indent(_regs(L), 2)}
-{_indent(steps, 2)}
-{_indent(advance, 2)}
+{indent(issue, 2)}
+{indent(_pointers(L, "const T* "), 2)}
+{indent(_regs(L), 2)}
+{indent(steps, 2)}
+{indent(advance, 2)}
 }}"""
 
     def tile(parity: int) -> str:
@@ -600,8 +600,8 @@ for (int kt = 0; kt < ktiles; ++kt) {{
 if (kt + 1 < ktiles) {{
   beast_cp_async_wait<STAGES - 2>();   // slice kt + 1 has landed (this thread's copies) ...
   __syncthreads();                     // ... everyone's; every warp's reads of stage `read` are done
-{_indent(advance, 2)}
-{_indent(_pointers(L, ""), 2)}
+{indent(advance, 2)}
+{indent(_pointers(L, ""), 2)}
 }}"""
                 out.append(_interleaved(L, cur, _fragment_loads(L, 0, 1 - cur), barrier))
         return "\n".join(out)
@@ -616,7 +616,7 @@ __syncthreads();                       // ... everyone's
 {_pointers(L, "const T* ")}
 {_fragments(L, 0, 0)}
 for (int kt = 0; kt < ktiles;) {{
-{_indent(body, 2)}
+{indent(body, 2)}
 }}"""
 
 
@@ -692,7 +692,7 @@ static_assert(A_COPIES * NT * VEC == A_CE * A_SE && B_COPIES * NT * VEC == B_CE 
   const int a_base = {a_base};
   const int b_base = {b_base};
   // the lane's fragment bases in a stage (with swizzle=1, one per residue of its offsets)
-{_indent(chr(10).join(bases), 2)}
+{indent(chr(10).join(bases), 2)}
 
   {acc}
   #pragma unroll
@@ -705,19 +705,19 @@ static_assert(A_COPIES * NT * VEC == A_CE * A_SE && B_COPIES * NT * VEC == B_CE 
   }}
 
   // this thread's cp.async copies, worked out once: A's, then B's
-{_indent(plans["a"][0], 2)}
-{_indent(plans["b"][0], 2)}
+{indent(plans["a"][0], 2)}
+{indent(plans["b"][0], 2)}
   // issue the copies of the k-tile at k0 into stage `stage` (in k order: the sources advance a k-tile)
   auto issue = [&](int stage, int k0) {{
     T* const sa = sA + stage * A_STAGE;
     T* const sb = sB + stage * B_STAGE;
     const int kr = K - k0;             // k left from k0 on
     if (kr >= BLK_K) {{
-{_indent(plans["a"][1], 6)}
-{_indent(plans["b"][1], 6)}
+{indent(plans["a"][1], 6)}
+{indent(plans["b"][1], 6)}
     }} else {{                         // the last k-tile, partial: zero-fill past K
-{_indent(plans["a"][2], 6)}
-{_indent(plans["b"][2], 6)}
+{indent(plans["a"][2], 6)}
+{indent(plans["b"][2], 6)}
     }}
     a_src += a_step;
     b_src += b_step;
@@ -731,8 +731,8 @@ static_assert(A_COPIES * NT * VEC == A_CE * A_SE && B_COPIES * NT * VEC == B_CE 
     beast_cp_async_commit();
   }}
   int read = 0, write = STAGES - 1;
-{_indent(_regs(L), 2) if L.frag_buf == 2 else ""}
-{_indent(_main_loop(L), 2)}
+{indent(_regs(L), 2) if L.frag_buf == 2 else ""}
+{indent(_main_loop(L), 2)}
 
   // lane's C element of register r of MMA (i, j): row g + C_ROW[r], column 2q + C_COL[r]
   const int c_row[C_REGS] = {{{c_rows}}};

@@ -22,7 +22,7 @@ def _other_device(report: "TuneReport") -> list[str]:
         return []
     return [f"note: the space was pruned for the {report.device_profile} profile (compute capability "
             f"{pruned[0]}.{pruned[1]}), not for the GPU that measured it ({gpu[0]}.{gpu[1]}): "
-            f"--device auto prunes for the GPU at hand"]
+            f"--device auto prunes for the GPU at hand (and lets the speed model bound its times)"]
 
 
 def _untuned(report: "TuneReport") -> list[str]:

@@ -479,8 +479,9 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
     predicted time, and to log a candidate whose optimistic lower bound exceeds the best time so
     far as ``pruned``, neither compiled nor measured (it counts in the budget, as a configuration
     tried); None (the default) uses it with the GPU backend made here and not with a given
-    ``backend``; where the device profile lacks what the model needs it is off.  Ctrl-C stops the run and returns the
-    report with ``interrupted`` set.  An argument that is not as said here is a BeastError
+    ``backend``; it is off where the device profile lacks what the model needs or is another
+    compute capability than the measuring GPU's.  Ctrl-C stops the run and returns the report
+    with ``interrupted`` set.  An argument that is not as said here is a BeastError
     naming it, before any compile or GPU work (:func:`check_tune_arguments`).
     """
     if strategy not in STRATEGIES:
@@ -502,7 +503,10 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
         raise BeastError("isolate=True needs a backend that measures in a worker process",
                          hint="pass backend=IsolatedBackend(factory) (beast.tune.isolate), or no backend")
     gate = None
-    if model or (model is None and own_backend):
+    gpu_cc = _gpu_compute_capability(backend)
+    if (model or (model is None and own_backend)) and gpu_cc in (None, _compute_capability(space)):
+        # off when the space's profile is not the measuring GPU's (the default is the K40c): a
+        # bound from that profile's peaks would exceed this GPU's times and prune its winners
         from .speed_model import tuning_gate
         gate = tuning_gate(space, (m, n, k))
     workers = default_compile_workers() if compile_workers is None else compile_workers
@@ -523,7 +527,7 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
                         log_path=os.fspath(log_path) if log_path is not None else None,
                         time_limit=time_limit, compile_workers=workers,
                         compute_capability=_compute_capability(space),
-                        gpu_compute_capability=_gpu_compute_capability(backend))
+                        gpu_compute_capability=gpu_cc)
     best = _resume(report, log)
 
     pool = None

@@ -59,6 +59,7 @@ class Counters:
     source: str = "analytic"
 
     def as_dict(self) -> dict:
+        """The counters by field name."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
@@ -166,16 +167,6 @@ def gemm_counters(layout, size, bank_bytes: int = 4) -> Counters:
 _A_FRAG = {(8, 4): [(0, 0)], (16, 4): [(0, 0), (8, 0)], (16, 8): [(0, 0), (8, 0), (0, 4), (8, 4)],
            (16, 16): [(8 * (r % 2), 4 * (r // 2)) for r in range(8)]}
 _B_FRAG = {4: [0], 8: [0, 4], 16: [0, 4, 8, 12]}
-
-
-def _mma_param(layout, config: Mapping | None, name: str, default: int = 0) -> int:
-    """A parameter of the tensor-core template by name, from the layout or the configuration
-    (templates before and after a parameter was added read alike)."""
-    if hasattr(layout, name):
-        return int(getattr(layout, name))
-    if config is not None and name in config:
-        return int(config[name])
-    return default
 
 
 def mma_counters(layout, size, config: Mapping | None = None, bank_bytes: int = 4,

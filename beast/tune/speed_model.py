@@ -48,7 +48,7 @@ import numpy as np
 
 from beast.errors import BeastError
 
-from .speed_features import WARP, Counters, _mma_param, gemm_counters, mma_counters
+from .speed_features import WARP, Counters, gemm_counters, mma_counters
 
 #: the lower bound's share of the prediction: the least ratio of measured to predicted time of any
 #: configuration of the H200 logs over 1.5 (``bench/model_check.py --replay`` reports the margin
@@ -75,12 +75,13 @@ class Params:
     warp_slack: float = 0.25          # a sub-partition's warps issue at ws / (ws + slack) of its rate
     launch_us: float = 5.0            # a kernel launch's fixed cost (not fitted)
     overlap: float = 1.5              # a round's terms combine as their p-norm, p = overlap (inf: the max)
-    # Not fitted (no tensor-core kernel has been timed yet): the rate of the m8n8k4 FP64 MMA on
+    # Not fitted (no log holds a tensor-core kernel's time): the rate of the m8n8k4 FP64 MMA on
     # compute capability 9.0 as a share of the tensor cores' peak.  Assumed to be the A100's per-SM
     # rate, half of Hopper's; the m16n8k* shapes, new in sm_90, are assumed to reach the peak.
     mma_m8_rate_sm90: float = 0.5
 
     def as_dict(self) -> dict:
+        """The constants by name (for a fit's report)."""
         return dict(self.__dict__)
 
 
@@ -121,6 +122,8 @@ class Rates:
 
     @classmethod
     def of(cls, profile, precision: str) -> "Rates":
+        """The rates of a :class:`beast.devices.DeviceProfile` for ``precision``; BeastError when
+        the profile lacks the SM count, clock or peak."""
         sms, clock = getattr(profile, "multi_processor_count", None), getattr(profile, "clock_rate_khz", None)
         peak = profile.peak_gflops(precision) if hasattr(profile, "peak_gflops") else None
         if not sms or not clock or not peak:
@@ -163,14 +166,16 @@ def _fact(facts, name: str):
 def estimate_facts(layout) -> dict:
     """Registers and local memory a kernel of ``layout`` is likely to get, without compiling: what
     stays live across the k loop (accumulators, one k's operands, the prefetch staging registers;
-    the tensor-core space's own estimate), against the cap ``__launch_bounds__`` sets; a large
-    excess with a large accumulator tile demotes whole arrays to local memory."""
+    for the tensor-core template a whole k-step's fragments and 5 per ``cp.async`` copy, which runs
+    above ptxas's count on large tiles), against the cap ``__launch_bounds__`` sets; a large
+    excess with a large accumulator tile demotes whole arrays to local memory.  For ranking only:
+    the lower bound assumes :func:`optimistic_facts`."""
     s = layout.settings
     if hasattr(layout, "mma_m"):
         words = 2 if not s.is_complex else 4
         acc = words * layout.warp_m * layout.warp_n // WARP
         frag = 2 * (layout.warp_m + layout.warp_n) * layout.mma_k * (2 if s.is_complex else 1) // WARP
-        frag *= _mma_param(layout, None, "frag_buf", 1)
+        frag *= layout.frag_buf
         need = acc + frag + 5 * (layout.a_copies + layout.b_copies) + 32
     else:
         w = s.itemsize // 4
@@ -184,6 +189,27 @@ def estimate_facts(layout) -> dict:
     if need > 1.15 * cap and acc > 0.6 * cap and layout.threads >= 128:
         return {"regs": 32, "local_bytes": int(4 * need * 8), "estimated": True}
     return {"regs": cap, "local_bytes": int(4 * (need - cap)), "estimated": True}
+
+
+#: registers a tensor-core kernel needs beyond its accumulators and one MMA's operands, at least
+#: (the ``REG_FLOOR`` of ``spaces/gemm_mma.py``, below every count ptxas gave)
+MMA_REG_FLOOR = 16
+
+
+def optimistic_facts(layout) -> dict:
+    """Registers no kernel of ``layout`` can do with fewer of, and no spill: what the optimistic
+    lower bound assumes before the compiler has spoken.  The tensor-core template's accumulators,
+    one MMA's operands and :data:`MMA_REG_FLOOR` (the space's own lower bound); the paper's
+    accumulators and one k's operands.  :func:`estimate_facts` can be far above ptxas's count, and
+    a bound from it would keep the kernels the compiler fits from being compiled at all."""
+    s = layout.settings
+    if hasattr(layout, "mma_m"):
+        acc = (4 if s.is_complex else 2) * layout.warp_m * layout.warp_n // WARP
+        regs = acc + 2 * (layout.mma_m * layout.mma_k + 8 * layout.mma_k) // WARP + MMA_REG_FLOOR
+    else:
+        w = s.itemsize // 4
+        regs = layout.thr_m * layout.thr_n * w + (layout.thr_m + layout.thr_n) * w
+    return {"regs": int(min(regs, 255)), "local_bytes": 0, "estimated": True}
 
 
 #: the shared-memory capacities (KB per SM) an SM can be configured with, by the largest (sm_90,
@@ -306,7 +332,7 @@ def predict_layout(layout, size, profile, *, facts=None, params: Params = DEFAUL
             steps = blk_k // layout.mma_k
             issue = per_warp * c.mma_flops / (tensor / 4)
             chain = max(issue, steps * P.lat_mma * (2 if s.is_complex else 1))
-            if _mma_param(layout, config, "frag_buf", 1) < 2:      # each k-step waits for its fragments
+            if layout.frag_buf < 2:                # each k-step waits for its fragments
                 chain += steps * P.lat_lds
             wait = P.lat_global / max(1, stages - 1)
         else:
@@ -403,6 +429,10 @@ def spearman(x, y) -> float:
 
 # --------------------------------------------------------------------------- the tuner's gate
 
+#: predictions a :class:`ModelGate` keeps (it forgets them all when full)
+CACHE_SIZE = 65536
+
+
 class ModelGate:
     """The model as a tuning loop uses it (after Telamon: a candidate whose optimistic lower bound
     exceeds the best time measured so far cannot win and need not be compiled or measured).
@@ -460,6 +490,8 @@ class ModelGate:
                 facts = self._facts(layout, config)
             hit = predict_layout(layout, self.size, self.profile, facts=facts, params=self.params,
                                  config=config, rates=self.rates)
+            if len(self._cache) >= CACHE_SIZE:      # a long run asks about each candidate a few times, close together
+                self._cache.clear()
             self._cache[key] = hit
         return hit
 
@@ -470,7 +502,11 @@ class ModelGate:
         return [configs[i] for i in sorted(range(len(configs)), key=lambda i: times[i])]
 
     def lower_ms(self, config: Mapping, facts=None) -> float:
-        """The optimistic lower bound on the configuration's time, over ``margin``."""
+        """The optimistic lower bound on the configuration's time, over ``margin``; without
+        ``facts`` in the ``estimate`` mode, on :func:`optimistic_facts` (the fewest registers,
+        no spill), not on the estimate the ranking uses."""
+        if facts is None and self.facts_mode == "estimate":
+            facts = optimistic_facts(self.family.layout.from_config(config, self.settings))
         return self.predict(config, facts).lower_ms / self.margin
 
     def can_beat(self, config: Mapping, best_ms: float | None, facts=None) -> bool:
