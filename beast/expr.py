@@ -208,14 +208,27 @@ def _not_beasts(message, hint, **focus):
 
 
 def _written(node):
-    """Record the user's file and line of a division built at module level."""
+    """Record where the user wrote an operation built at module level: (file, line, col, end_col),
+    the columns those of the operation the user's frame is running (its errors get a caret there;
+    None where Python does not say, or the operation spans lines)."""
     import os
     import sys
     here = os.path.dirname(os.path.abspath(__file__)) + os.sep
     f = sys._getframe(2)
     while f is not None and os.path.abspath(f.f_code.co_filename).startswith(here):
         f = f.f_back
-    node.pos = (f.f_code.co_filename, f.f_lineno, None, None) if f is not None else None
+    if f is None:
+        node.pos = None
+        return node
+    col = end = None
+    try:
+        from itertools import islice
+        line, end_line, c, e = next(islice(f.f_code.co_positions(), f.f_lasti // 2, None))
+        if line == end_line == f.f_lineno and c is not None:
+            col, end = c, e
+    except (AttributeError, StopIteration, ValueError):     # Python 3.10: no co_positions
+        pass
+    node.pos = (f.f_code.co_filename, f.f_lineno, col, end)
     return node
 
 
@@ -377,6 +390,136 @@ def evaluate(expr: Expr, env: dict, funcs: dict | None = None):
     if isinstance(expr, FuncCall):
         return funcs[expr.func](*(evaluate(a, env, funcs) for a in expr.args))
     raise TypeError(f"cannot evaluate {expr!r}")
+
+
+class _Found(Exception):
+    def __init__(self, node):
+        self.node = node
+
+
+def failing_operation(expr: Expr, env: dict, limit: int = 1 << 63, error=None):
+    """The first operation of ``expr``, in Python's order of evaluation in ``env`` (``select`` and
+    ``&``/``|`` of truth values evaluate one side only where Python does), whose integer result
+    leaves [-limit, limit) while its operands are inside: the one a checked backend reports as an
+    integer overflow; or, with ``error`` (an exception class), the first that raises it. None when
+    there is none, or when the expression cannot be evaluated here."""
+    def op(e, args):
+        if isinstance(e, BinOp):
+            a, b = args
+            if e.op in ("**", "<<") and type(a) in (int, bool) and type(b) in (int, bool) \
+                    and b > 128 and (abs(a) > 1 or e.op == "<<" and a):
+                raise _Found(e)     # past 64 bits, and too large to compute
+            return (BINOPS.get(e.op) or BITWISE[e.op])(a, b)
+        if isinstance(e, UnOp):
+            return -args[0]
+        if isinstance(e, Compare):
+            return COMPARES[e.op](*args)
+        if isinstance(e, Not):
+            return not args[0]
+        return getattr(builtins, e.func)(*args)
+
+    def ev(e):
+        if isinstance(e, Const):
+            return e.value
+        if isinstance(e, Var):
+            return env[e.name]
+        if isinstance(e, BoolOp):
+            left = bool(ev(e.left))
+            return (left and bool(ev(e.right))) if e.op == "and" else (left or bool(ev(e.right)))
+        if isinstance(e, Select):
+            return ev(e.then) if ev(e.cond) else ev(e.orelse)
+        if isinstance(e, (BinOp, UnOp, Compare, Not, Call)):
+            args = [ev(k) for k in e.children()]
+            try:
+                out = op(e, args)
+            except _Found:
+                raise
+            except Exception as exc:  # noqa: BLE001 - Python's error of this operation
+                if error is not None and isinstance(exc, error):
+                    raise _Found(e) from None
+                raise
+            if type(out) is int and not -limit <= out < limit and error is None:
+                raise _Found(e)
+            return out
+        raise LookupError(f"cannot evaluate {e!r}")
+
+    try:
+        ev(expr)
+    except _Found as found:
+        return found.node
+    except Exception:  # noqa: BLE001 - an operand this environment does not hold, or Python's error
+        return None
+    return None
+
+
+_SAMPLES = {"int": (1,), "bool": (True,), "float": (1.5,), "num": (1, 1.5), "str": ("x",)}
+_TYPE_NAMES = {bool: "bool", int: "int", float: "float", str: "str"}
+
+
+def python_types(expr: Expr, types: dict):
+    """``(type, error)``: the static type of ``expr`` with strings kept (int, bool, float, num, str;
+    None where unknown or mixed), and ``(operation, Python's message)`` for its first operation (in
+    Python's order of evaluation) that raises TypeError for every value of its operands' static
+    types (``a + "x"``, ``s < a`` with a string ``s``), else None. ``types``: the same type of each
+    Var (a name it lacks may hold anything)."""
+    found = []
+
+    def kind(e):
+        """The static type of ``e`` with strings kept (None: unknown or mixed)."""
+        if isinstance(e, Const):
+            return _TYPE_NAMES.get(type(e.value))
+        if isinstance(e, Var):
+            return types.get(e.name)
+        if isinstance(e, (Compare, BoolOp, Not)):
+            for k in e.children():
+                kind(k)
+            if isinstance(e, Compare):
+                _try(e, COMPARES[e.op], e.left, e.right)
+            return "bool"
+        if isinstance(e, Select):
+            kinds = [kind(k) for k in e.children()][1:]
+            if kinds[0] == kinds[1]:
+                return kinds[0]
+            return "num" if all(k in NUMERIC_TYPES for k in kinds) else None
+        if isinstance(e, BinOp):
+            if e.op == "%" and kind(e.left) == "str":
+                kind(e.right)
+                return "str"            # string formatting: whether it fails depends on the text
+            return _try(e, BINOPS.get(e.op) or BITWISE[e.op], e.left, e.right)
+        if isinstance(e, UnOp):
+            return _try(e, lambda x: -x, e.operand)
+        if isinstance(e, Call):
+            return _try(e, getattr(builtins, e.func), *e.args)
+        return None
+
+    def _try(e, fn, *operands):
+        """The result type of ``fn`` over samples of the operands' types; an error recorded
+        where every sample raises TypeError."""
+        kinds = [kind(o) for o in operands]
+        if found or any(k not in _SAMPLES for k in kinds):
+            return None
+        samples = [o.value if isinstance(o, Const) else _SAMPLES[k][0] for o, k in zip(operands, kinds)]
+        numeric = all(k in NUMERIC_TYPES for k in kinds)
+        try:
+            out = fn(*samples)
+        except TypeError as exc:
+            if not numeric:
+                found.append((e, str(exc)))
+            return None
+        except Exception:  # noqa: BLE001 - a value error of this sample only (a division by zero)
+            return None
+        if not numeric:
+            return _TYPE_NAMES.get(type(out))
+        if isinstance(e, BinOp):
+            exponent = e.right.value if isinstance(e.right, Const) else None
+            return binop_type(e.op, *kinds, exponent) or "num"
+        if isinstance(e, UnOp):
+            return "int" if kinds[0] == "bool" else kinds[0]
+        return "int" if all(k in ("int", "bool") for k in kinds) else \
+            "float" if all(k == "float" for k in kinds) else "num"
+
+    out = kind(expr)
+    return out, (found[0] if found else None)
 
 
 NUMERIC_TYPES = ("int", "bool", "float", "num")

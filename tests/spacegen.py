@@ -21,7 +21,15 @@ module-level ``if`` on a setting that rebinds a
 derived variable or picks an iterator's definition, expression conditions with ``& | ~`` and
 comparisons (a number as an operand of ``& | ~`` is compared with 0: beast refuses it as it is;
 named, unnamed, with a kind), ``@condition`` functions with and/or/not and chained
-comparisons, and divisions whose divisor can be zero.
+comparisons, and divisions whose divisor can be zero. Also (issue 38): a bool constant ``FLAG``
+and a bool setting ``flag`` read as truth values in every kind of body and at module level,
+``& | ~`` of truth values used as numbers (0/1) at module level, and comprehensions in
+``@condition`` bodies whose variable rebinds a node or a constant that the body reads again.
+
+Most spaces keep rows: literals are drawn simplest first, ranges are mostly non-empty, set
+operations mostly union or draw from few values, and while the oracle says a space keeps nothing,
+the condition that rejects the most is dropped (:meth:`Builder.prune_conditions`); a space whose
+model raises stays as it is, so errors remain a minority that is still checked.
 
 Semantics modelled (docs/language.md): module-level code is Python, so a module-level expression reads
 the binding current at its line, while a function reads the final binding of a name; True rejects.
@@ -33,7 +41,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
-from oracle import SETOPS, Model, ONode, values_of
+from oracle import SETOPS, Model, ONode, OracleError, TooLarge, brute_force, values_of
 
 INT_LITS = [2, 3, 1, 4, 0, 5, -1, 6, 7, -2, 8]   # the simplest (first) values make non-empty ranges
 DIV_LITS = [2, 3, 1, -1, 4, -2, 5, -3]
@@ -41,6 +49,10 @@ FLOAT_LITS = [0.5, 1.5, -2.0, 2.25, 3.0]
 STEPS = [1, 2, -1, 3, -2, -3]
 CMP_OPS = ["<", "<=", ">", ">=", "==", "!="]
 KINDS = [None, None, "hard", "soft", "correctness"]
+COMPREHENSIONS = ["len([{v} for {v} in range(3)])", "len({{{v} for {v} in range({v} + 1)}})",
+                  "sum({v} for {v} in range(2))", "len({{{v}: 1 for {v} in range(2)}})",
+                  "len([[{v} for {v} in range(2)] for {v} in range({v})])"]
+PRUNE_LIMIT = 20000     # the largest product of supersets the generator walks to prune conditions
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,7 +300,7 @@ def is_intlike(t):
 class Stmt:
     lines: list
     movable: bool = False          # a decorated function: may move up in the file
-    defines: str | None = None     # the name a function defines
+    defines: str | None = None     # the name a function or a condition defines
     reads: set = field(default_factory=set)   # names module-level code reads when it runs
     binds: list = field(default_factory=list)  # iterator names this statement binds (when run)
 
@@ -323,7 +335,10 @@ class Builder:
         self.n_iterators = n_iterators
         self.mode = draw(st.sampled_from(["x", "y"]))
         self.lim = draw(st.integers(1, 6))
-        self.globals = {"__builtins__": builtins, "mode": self.mode, "lim": self.lim, "K": 3}
+        self.flag = draw(st.booleans())             # setting("flag", False), overridden or not
+        self.FLAG = draw(st.booleans())
+        self.globals = {"__builtins__": builtins, "mode": self.mode, "lim": self.lim, "K": 3,
+                        "flag": self.flag, "FLAG": self.FLAG}
         self.nodes = {}             # file name -> NodeInfo (current binding)
         self.onodes = []            # oracle nodes, topological order
         self.stmts = []
@@ -365,6 +380,9 @@ class Builder:
             r = self.d(st.sampled_from(refs))
             return Ref(r.name, r.key, r.type)
         if want == "bool":
+            if self.chance(0.4):
+                # a bool constant or setting: read as a truth value and, in arithmetic, as 0/1
+                return Const(self.d(st.sampled_from(["FLAG", "flag"])), "bool")
             return Const(f"(mode == {self.d(st.sampled_from(['x', 'y']))!r})", "bool")
         if want == "num" and self.chance(0.25):
             return Lit(self.d(st.sampled_from(FLOAT_LITS)))
@@ -373,12 +391,12 @@ class Builder:
         return Lit(self.d(st.sampled_from(INT_LITS)))
 
     def divisor(self, want, depth, pool, func):
-        """A nonzero constant, an expression that cannot be zero, or (a quarter of the time) one
+        """A nonzero constant, an expression that cannot be zero, or (a third of the time) one
         that can: a division by zero is an error whose line and configuration are checked."""
-        if self.chance(0.5):
+        if self.chance(0.45):
             return Lit(self.d(st.sampled_from(DIV_LITS))), False
         e = self.expr(want, depth - 1, True, pool, func)
-        if e is not None and self.chance(0.5):
+        if e is not None and self.chance(0.4):
             return Bin("+", Call("abs", [e]), Lit(self.d(st.integers(1, 2)))), True
         return e, True
 
@@ -392,7 +410,7 @@ class Builder:
             return self.leaf(want, need_ref, pool)
         need = need_ref or not func
         kind = self.d(st.sampled_from(["+", "-", "*", "//", "%", "/", "**", "neg", "min", "max",
-                                       "abs", "sel", "cmp"] + ["+", "-", "*"] + ["&", "|"]))
+                                       "abs", "sel", "cmp", "logic"] + ["+", "-", "*"] + ["&", "|"]))
         if kind == "/" and want == "int":
             kind = "//"
         if kind in ("&", "|"):
@@ -450,6 +468,12 @@ class Builder:
             if a is None or b is None:
                 return self.leaf(want, need_ref, pool)
             return Sel(c, a, b, taken)
+        if kind == "logic":
+            # & | ~ of truth values used as a number (0/1): module-level code spells them & | ~
+            if want != "int":
+                return self.leaf(want, need_ref, pool)
+            e = self.bool_expr(max(depth - 1, 1), need, pool, func)
+            return e if (e.refs() or func) else self.leaf(want, need_ref, pool)
         # a comparison used as a number (bool counts as 0/1)
         return self.compare(depth - 1, need, pool, func) or self.leaf(want, need_ref, pool)
 
@@ -537,7 +561,7 @@ class Builder:
             e = self.nonbare(self.expr("int", 2, self.chance(0.8), ipool))
             return (f"iterator({e.beast()})", self.compile_eval(e.py(names, "bool")), e.refs(),
                     self.keys(e), [])
-        op = self.d(st.sampled_from(sorted(SETOPS)))
+        op = self.d(st.sampled_from(["union", "intersection", "difference", "union"]))
         parts = [self.setop_operand(ipool, names) for _ in range(2)]
         fa, fb = parts[0][1], parts[1][1]
         fn = (lambda env, fa=fa, fb=fb, op=op: SETOPS[op](values_of(fa(env)), values_of(fb(env))))
@@ -559,7 +583,7 @@ class Builder:
                 c = self.bool_expr(1, False, ipool, func)
                 taken = None if (func or c.refs()) else bool(eval(c.py({}, "bool"), self.globals))  # noqa: S307
                 args.append(Sel(c, Lit(self.d(st.sampled_from(STEPS))), Lit(self.d(st.sampled_from(STEPS))), taken))
-        if self.chance(0.85):
+        if self.chance(0.93):
             # mostly non-empty: stop = start +- a few (else anything: often empty)
             k = Lit(self.d(st.integers(1, 4)))
             if nargs == 1:
@@ -589,7 +613,8 @@ class Builder:
         if kind == "scalar" and ipool:
             e = self.nonbare(self.expr("int", 1, True, ipool))
             return e.beast(), self.compile_eval(e.py(names, "bool")), e.refs(), self.keys(e), None
-        vals = self.d(st.lists(st.sampled_from(INT_LITS[:8]), min_size=0, max_size=4))
+        # small values, so that an intersection or a difference is mostly not empty
+        vals = self.d(st.lists(st.sampled_from(INT_LITS[:5]), min_size=int(self.chance(0.8)), max_size=4))
         text = "[" + ", ".join(repr(v) for v in vals) + "]"
         return text, self.compile_eval(text), set(), [], None
 
@@ -668,7 +693,7 @@ class Builder:
             # Fig. 5: a local variable and a negative-step range
             x0 = self.int_text(pool)
             low = self.d(st.integers(-2, 1))
-            ret = self.d(st.sampled_from([f"return range(x, {low}, -1)",
+            ret = self.d(st.sampled_from([f"return range(x, {low - 3}, -1)",
                                           f"return range({low}, x + {self.d(st.integers(1, 3))})",
                                           f"return range(x, x + {self.d(st.integers(1, 6))}, "
                                           f"{self.d(st.integers(1, 3))})"]))
@@ -741,6 +766,12 @@ class Builder:
             body = [f"if {self.bool_text(pool)}:", f"    return {test()}", f"return {test()}"]
         else:
             body = [f"return {test()}"]
+        if self.chance(0.25):
+            # a comprehension whose variable rebinds a node or a constant (its own scope: the
+            # name keeps its meaning after it); w >= 0 always, so the truth is the test's
+            v = self.d(st.sampled_from([n.name for n in pool if is_intlike(n.type)] + ["K"]))
+            comp = self.d(st.sampled_from(COMPREHENSIONS)).format(v=v)
+            body = [f"w = {comp}"] + body[:-1] + [f"return w >= 0 and {body[-1][len('return '):]}"]
         kind = self.d(st.sampled_from(KINDS))
         deco = "@condition" if kind is None else f"@condition(kind={kind!r})"
         lines = self.func_header(deco, name, params, False) + ["    " + b for b in body]
@@ -827,13 +858,37 @@ class Builder:
         name = self.new_name("c")
         lines = [f"{name} = {call}" if form == "named" else call]
         self.add_onode(name, "condition", self.keys(e), self.compile_eval(e.py(names, "bool")), e.beast())
-        self.stmts.append(Stmt(lines, reads=e.refs()))
+        self.stmts.append(Stmt(lines, defines=name, reads=e.refs()))
+
+    def prune_conditions(self):
+        """Most random spaces would keep no row (a few conditions that each reject about half):
+        while the oracle says none survives, drop the condition that rejects the most, so that
+        rows are checked as often as errors. A space that raises, or is too large to walk, stays."""
+        columns = tuple(o.name for o in self.onodes if o.kind == "iterator")
+        dropped = set()
+        while True:
+            conds = [o for o in self.onodes if o.kind == "condition" and o.name not in dropped]
+            if not conds:
+                break
+            stats = {}
+            try:
+                kept = brute_force(Model([o for o in self.onodes if o.name not in dropped], columns),
+                                   limit=PRUNE_LIMIT, stats=stats)
+            except (TooLarge, OracleError):
+                break
+            if kept:
+                break
+            dropped.add(max(conds, key=lambda c: stats.get(c.name, 0)).name)
+        self.onodes = [o for o in self.onodes if o.name not in dropped]
+        self.stmts = [s for s in self.stmts if s.defines not in dropped]
 
     # -- the whole space
     def build(self):
         header = ["from beast import *", "",
                   'mode = setting("mode", "x", choices=["x", "y"])',
                   'lim = setting("lim", 3)',
+                  'flag = setting("flag", False)',
+                  f"FLAG = {self.FLAG!r}",
                   "K = 3", ""]
         for i in range(self.n_iterators):
             if i > 0:
@@ -868,6 +923,8 @@ class Builder:
         # a node must follow every node it reads: functions were appended when made, but may
         # read the rebinding of a derived variable inserted earlier, so sort topologically
         self.onodes = _toposort(self.onodes)
+        if self.chance(0.9):
+            self.prune_conditions()
 
         # functions move up: anywhere before the first module-level statement that reads them
         stmts = [s for s in self.stmts if not s.movable]
@@ -887,6 +944,8 @@ class Builder:
             settings["mode"] = self.mode
         if self.lim != 3 or self.chance(0.5):
             settings["lim"] = str(self.lim) if self.chance(0.5) else self.lim
+        if self.flag or self.chance(0.3):
+            settings["flag"] = str(self.flag).lower() if self.chance(0.5) else self.flag
         model = Model(self.onodes, tuple(columns))
         return Generated("\n".join(lines) + "\n", settings, model, tuple(columns))
 

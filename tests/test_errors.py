@@ -443,9 +443,12 @@ def test_integer_literal_too_wide_for_c_points_at_the_literal(text, line, col, v
     space = beast.load(path)
     with pytest.raises(SpaceError) as info:
         space.count(backend="c")
-    message = f"the integer {value} does not fit in 64 bits: the C backend's integers run from -2**63 to 2**63-1"
+    message = f"the integer {value} does not fit in 64 bits: beast's integers run from -2**63 to 2**63-1"
     check_report(info.value, path, line, col, message, caret, hint=None)
-    assert "--backend python" in info.value.hint
+    assert "2.0**63" in info.value.hint
+    with pytest.raises(SpaceError) as same:        # the Python backend refuses it alike
+        space.count(backend="python")
+    check_report(same.value, path, line, col, message, caret, hint=None)
     check_cli(path, "--backend", "c", expect_in_stderr=f"{path}:{line}:{col}: error: {message}\n")
 
 

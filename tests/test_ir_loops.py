@@ -222,11 +222,12 @@ def test_a_refusal_is_raised_before_printing_with_the_printers_words(tmp_path):
         assert err.value.message == said
     assert "local s = ((a > 2) and \"ab\" or \"cd\")" in print_lua(program).text     # Lua compares strings
     program, _ = loops(tmp_path / "t.py", "a = range(1, 5)\ns = select(a > 2, 'ab', 'cd')\n"
-                                          "t = condition(s < a)\n")
+                                          "t = condition(s + 'x' == 'abx')\n")
     for refuse in (lambda: _plan(program, "lua"), lambda: print_lua(program)):
         with pytest.raises(Refused) as err:
             refuse()
-        assert err.value.message == "the Lua backend cannot translate '<' between str and int values"
+        assert err.value.message == "the Lua backend cannot translate '+' on str and str values"
+        assert (err.value.lineno, err.value.col) == (4, 14)       # under the '+' it cannot translate
 
 
 def test_a_split_part_too_big_for_a_lua_function_is_refused_before_printing(tmp_path):

@@ -233,16 +233,77 @@ class LuaPrinter:
         return member if guard == "true" else f"({guard}) and {member} or nil"
 
     # -- statements
-    def pure_count(self, count):
-        """Lua counting a loop nest that only emits (a product of lengths, beast.ir.loops.Count)."""
-        text = None
-        for f in count.factors:
-            if isinstance(f, int):
-                part = str(f)
+    def pure_count(self, count, depth, nloops):
+        """Count a nest of loops that only emit (beast.ir.loops.Count) as its loops would run: the
+        lengths from the outside in, each sequence evaluated at the first value of the loops around
+        it (on which it does not depend), none after an empty one, each on a line of its own loop so
+        that an error names that loop with those values bound; a constant past 2**53 in an Array
+        fails when its loop reaches it, after the loops inside it; the sum is checked last."""
+        parts = count.parts
+        fails = [self.count_factor_fails(form) for _, form in parts]
+        # a loop variable is bound (to its first value) only where an error's configuration needs it
+        needed = [any(fails[j + 1:]) for j in range(len(parts))]
+        inner = depth + 1
+        self.emit(depth, "do")
+        self.emit(inner, "local _b_p, _b_q, _b_m = 0, 1, 0")    # the count, the product so far, a length
+        pending = []                # what closes each level, innermost last: ("end",) or a failing line
+        k, have = 1, False          # the constant factor so far; whether _b_q holds the factors before it
+        for j, (loop, form) in enumerate(parts):
+            at, var = (loop.node, nloops + j), self.lname(loop.var)
+            d = inner + sum(1 for p in pending if p[0] == "end")
+            if isinstance(form, Bind):
+                v = OpSpeller.num(self.ex.v(form.value))
+                if needed[j] or not v.const:
+                    self.emit(d, f"local {var} = {v.code}", *at)
+                continue
+            if isinstance(form, Array):
+                values = form.values
+                if not values:
+                    break
+                wide = None if form.wide is None else f"_b_chk({int(form.wide)}, {self.site('overflow')})"
+                if values[0] == form.wide:      # the first value fails: nothing inside runs
+                    self.emit(d, wide, *at)
+                    break
+                k *= len(values)
+                if needed[j]:
+                    self.emit(d, f"local {var} = {int(values[0])}", *at)
+                if wide is not None:            # reached after the loops inside ran for the values before it
+                    pending.append(("fail", d, wide, at))
+                continue
+            a, b, c = self.range_parts(form)
+            if form.length is not None and all(x.const for x in (a, b, c)):
+                if form.length == 0:
+                    break
+                k *= form.length
             else:           # a length of 2**53 or more is an overflow (the range's own error: its step)
-                part = f"_b_rlen({self.range_args(f)}, {self.site('rstep')}, {self.site('overflow')})"
-            text = part if text is None else f"_b_chk({part} * {text}, {self.site('count')})"
-        return text
+                self.emit(d, f"_b_m = _b_rlen({codes(a, b, c)}, {self.site('rstep')}, {self.site('overflow')})", *at)
+                self.emit(d, "if _b_m > 0 then")
+                pending.append(("end", d))
+                d += 1
+                self.emit(d, f"_b_q = {'_b_q * ' if have else ''}{f'{min(k, 2 ** 53)} * ' if k != 1 else ''}_b_m")
+                have, k = True, 1
+            if needed[j]:
+                self.emit(d, f"local {var} = {a.code}", *at)
+        else:               # every factor non-zero: the product (doubles; 2**53 or more fails below)
+            d = inner + sum(1 for p in pending if p[0] == "end")
+            factors = (["_b_q"] if have else []) + ([str(min(k, 2 ** 53))] if k != 1 or not have else [])
+            self.emit(d, "_b_p = " + " * ".join(factors))
+        for p in reversed(pending):
+            if p[0] == "end":
+                self.emit(p[1], "end")
+            else:
+                self.emit(p[1], p[2], *p[3])
+        self.emit(inner, f"_b_n = _b_chk(_b_n + _b_p, {self.site('count')})")
+        self.emit(depth, "end")
+
+    def count_factor_fails(self, form) -> bool:
+        """Whether evaluating a counting nest's factor of ``form`` can raise (a range's length at run
+        time, a value that is not a constant, a constant the doubles do not hold)."""
+        if isinstance(form, Bind):
+            return not OpSpeller.num(self.ex.v(form.value)).const
+        if isinstance(form, Array):
+            return form.wide is not None
+        return form.length is None or not all(x.const for x in self.range_parts(form))
 
     def block(self, stmts, depth, mode, loop, nloops):
         for s in stmts:
@@ -257,8 +318,7 @@ class LuaPrinter:
                 if self.plan.truth(s) is not False:
                     self.emit(depth, f"if {cond} then {exit_} end", s.node, nloops)
             elif isinstance(s, Loop) and mode == "count" and (count := self.lower.count(s)) is not None:
-                product = self.pure_count(count)
-                self.emit(depth, f"_b_n = _b_chk(_b_n + {product}, {self.site('count')})", s.node, nloops)
+                self.pure_count(count, depth, nloops)
             elif isinstance(s, Loop) and (part := self.split.get(id(s))) is not None:
                 self.part(part, depth, mode, nloops)        # beast.ir.split: a function of its own
             elif isinstance(s, Loop) and (fused := self.lower.fused(s)) is not None:

@@ -168,7 +168,8 @@ class OpSpeller:
         if v.ty == "bool":
             if v.const:
                 return V(str(int(v.k)), ATOM, "int", k=int(v.k))
-            return V(f"({v.code} and 1 or 0)", ATOM, "int")
+            # `x and 1 or 0` is `(x and 1) or 0`: an `or` inside x must keep its parentheses
+            return V(f"({wrap(v, AND)} and 1 or 0)", ATOM, "int")
         return v
 
     @staticmethod

@@ -19,7 +19,7 @@ from ..ir.targets import PY_CHECKS, PY_LOOPS
 from ..expr import static_type
 from .exprs import ATOM, ExprPrinter
 
-HELPERS = ("_b_range", "_b_len", "_b_clen", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_vals",
+HELPERS = ("_b_range", "_b_len", "_b_clen", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_wide", "_b_vals",
            "_b_setop", "_b_overflow", "_b_divisors", "_b_pow", "_b_ck")
 
 
@@ -183,6 +183,11 @@ class PythonPrinter:
                 if isinstance(form, Scratch) or isinstance(form, Bind) and form.check == "class":
                     self.emit(depth + 1, f"if {s.var}.__class__ is not int:", s.node, nloops + 1)
                     self.emit(depth + 2, f"{s.var} = _b_int({s.var}, {s.var!r})", s.node, nloops + 1)
+                    # a user function's value past 64 bits fails where the loop binds it, as in C,
+                    # in count and rows alike (its configuration: the loops around it)
+                    self.emit(depth + 1, f"if not -0x8000000000000000 <= {s.var} <= 0x7fffffffffffffff:",
+                              s.node, nloops)
+                    self.emit(depth + 2, f"_b_wide({s.var!r})", s.node, nloops)
                 self.block(s.body, depth + 1, mode, True, nloops + 1)
             elif isinstance(s, Tally):
                 self.emit(depth, f"_b_T[{s.slot}] += 1")    # a global list (beast stats)
@@ -254,24 +259,42 @@ _CHECKED = (ast.Add, ast.Sub, ast.Mult, ast.LShift, ast.FloorDiv)    # integer r
 _CHECKED_CALLS = ("abs", "sum", "int", "round")
 
 
-def _folded(node, operands):
-    """A constant operation folded as the 64-bit targets fold it (``-2**63`` is a constant, not
-    an overflow of ``2**63``): its value (past 64 bits, :class:`_HugeConstants` checks it where
-    it is reached); None where it is not folded (an operand that is not a number, a power
-    too large to compute now, an operation that raises: left to fail where it runs)."""
-    values = [o.value for o in operands if isinstance(o, ast.Constant)]
-    if len(values) != len(operands) or any(v.__class__ not in (int, float) for v in values):
-        return None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Pow, ast.LShift)) \
-            and values[1].__class__ is int and abs(values[1]) > 256:
-        return None
-    try:
-        value = eval(compile(ast.Expression(node), "<fold>", "eval"), {"__builtins__": {}})  # noqa: S307
-    except Exception:  # noqa: BLE001 - raised again where the operation runs
-        return None
-    if value.__class__ not in (int, float):
+def _folded(node):
+    """A constant operation folded as the 64-bit targets fold it: the whole constant subtree's value
+    when it is a float or fits in 64 bits (``-2**63`` and ``(2**64 - 5) // 2`` are constants, not
+    overflows of ``2**63``, ``2**64``); None where it is not folded (an operand that is not a
+    number, a power too large to compute now, an operation that raises, an integer past 64 bits:
+    left to run, so the operation whose own value leaves 64 bits fails, at its caret, as in C)."""
+    value = _constant_value(node)
+    if value is None or (value.__class__ is int and not -0x8000000000000000 <= value <= 0x7fffffffffffffff):
         return None
     return ast.copy_location(ast.Constant(value), node)
+
+
+def _constant_value(node):
+    """The value of an expression of number literals and operators (Python's integers), or None."""
+    if isinstance(node, ast.Constant):
+        return node.value if node.value.__class__ in (int, float) else None
+    if isinstance(node, ast.BinOp):
+        left = _constant_value(node.left)
+        right = _constant_value(node.right) if left is not None else None
+        if right is None or isinstance(node.op, (ast.Pow, ast.LShift)) and right.__class__ is int \
+                and abs(right) > 256:
+            return None
+        expr = ast.BinOp(ast.Constant(left), node.op, ast.Constant(right))
+    elif isinstance(node, ast.UnaryOp):
+        operand = _constant_value(node.operand)
+        if operand is None:
+            return None
+        expr = ast.UnaryOp(node.op, ast.Constant(operand))
+    else:
+        return None
+    try:
+        value = eval(compile(ast.fix_missing_locations(ast.Expression(expr)), "<fold>", "eval"),  # noqa: S307
+                     {"__builtins__": {}})
+    except Exception:  # noqa: BLE001 - raised again where the operation runs
+        return None
+    return value if value.__class__ in (int, float) else None
 
 
 class _HugeConstants(ast.NodeTransformer):
@@ -296,19 +319,19 @@ class _CheckedArithmetic(ast.NodeTransformer):
     error's caret does too."""
 
     def visit_BinOp(self, node):
-        self.generic_visit(node)
-        folded = _folded(node, (node.left, node.right))
+        folded = _folded(node)
         if folded is not None:
             return folded
+        self.generic_visit(node)
         if isinstance(node.op, ast.Pow):
             return _call("_b_pow", [node.left, node.right], node)
         return _call("_b_ck", [node], node) if isinstance(node.op, _CHECKED) else node
 
     def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        folded = _folded(node, (node.operand,))
+        folded = _folded(node)
         if folded is not None:
             return folded
+        self.generic_visit(node)
         return _call("_b_ck", [node], node) if isinstance(node.op, ast.USub) else node
 
     def visit_Call(self, node):

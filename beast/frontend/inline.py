@@ -54,6 +54,11 @@ class _Translator:
             return Const(node.id == "True")
         raise CannotInline(node.id)
 
+    def where(self, node):
+        """(file, line, col, end col) of an operation of the body, for its errors' caret."""
+        end = node.end_col_offset if node.end_lineno == node.lineno else None
+        return (self.filename, node.lineno, node.col_offset, end)
+
     def expr(self, node, truth=False):
         """Translate; ``truth`` marks positions where only the truth value matters (and/or allowed)."""
         if isinstance(node, ast.Constant) and isinstance(node.value, _SCALARS):
@@ -70,12 +75,13 @@ class _Translator:
             raise CannotInline(node.attr)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
             out = BinOp(_BINOPS[type(node.op)], self.expr(node.left), self.expr(node.right))
-            if out.op in ("/", "//", "%", "**"):        # the operations whose errors carry a caret
-                out.pos = (self.filename, node.lineno, node.col_offset, node.end_col_offset)
+            out.pos = self.where(node)      # a division by zero, a complex power, an overflow
             return _fold(out)
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.USub):
-                return _fold(UnOp("-", self.expr(node.operand)))
+                out = UnOp("-", self.expr(node.operand))
+                out.pos = self.where(node)
+                return _fold(out)
             if isinstance(node.op, ast.UAdd):
                 return self.expr(node.operand)
             if isinstance(node.op, ast.Not):

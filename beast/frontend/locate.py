@@ -53,6 +53,10 @@ def node_location(node):
     """(file, line, col, end_col) that names a node: a function's name, or the call on its line."""
     if node.func is not None:
         fdef = node.func.fdef
+        lam = getattr(fdef, "lambda_node", None)
+        if lam is not None:         # condition(lambda a: ...): the lambda
+            end = lam.end_col_offset if lam.end_lineno == lam.lineno else None
+            return node.filename, lam.lineno, lam.col_offset, end
         line = linecache.getline(node.filename, fdef.lineno)
         col = line.find("def " + fdef.name)
         if col >= 0:

@@ -164,12 +164,12 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
         it.name = name
         if isinstance(it.source, FunctionSource):
             info = analyze_function(it.source.func, "iterator", _ident("it", name, taken),
-                                    module.tree, filename, node_names, ns)
+                                    module.tree, filename, node_names, ns, name)
             funcs_by_iter[id(it)] = info
     for name, cond in conditions:
         if cond.func is not None:
             cond.info = analyze_function(cond.func, "condition", _ident("cond", name, taken),
-                                         module.tree, filename, node_names, ns)
+                                         module.tree, filename, node_names, ns, name)
 
     def resolve(deps):
         return tuple(dict.fromkeys(model.aliases.get(d, d) for d in deps))
@@ -211,6 +211,7 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
                         expr=expr, kind=cond.kind)
         add(node)
     _infer_types(model)
+    _refuse_type_errors(model)
     types = {n.name: ("int" if n.role == "iterator" else n.type) for n in model.nodes.values()}
     _check_inlined_truth(model, inlined, types)
     for node in model.by_role("iterator"):
@@ -228,6 +229,47 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
             model.funcs[info.ident] = info
             model.constants.update(info.constants)
     return model
+
+
+def _refuse_type_errors(model):
+    """A module-level operation that Python refuses with TypeError whatever the values of its
+    operands' types (``b = a + "x"``: an iterator's values are integers) is refused as the space
+    loads, in Python's words and with a caret under it: Python raises it at every configuration
+    that evaluates it, and every backend says the same at the same place."""
+    from ..expr import python_types
+    kinds = {n: "int" for n in model.iterators}
+    found = []
+
+    def check(expr, node):
+        kind, error = python_types(expr, kinds)
+        if error is not None:
+            op, message = error
+            pos = op.pos if op.pos is not None and op.pos[0] == node.filename else \
+                (node.filename, node.lineno, None, None)
+            found.append((pos[1] or 0, pos[2] or 0, pos, message))
+        return kind
+
+    pending = model.by_role("derived")
+    for _ in range(len(pending) + 1):
+        rest = []
+        for node in pending:
+            if all(d in kinds for d in node.deps):
+                kinds[node.name] = check(node.expr, node)
+            else:
+                rest.append(node)
+        pending = rest
+    for node in model.by_role("condition"):
+        if node.func is None:
+            check(node.expr, node)
+    for node in model.by_role("iterator"):
+        if node.func is None:
+            for e in node.seq.exprs():
+                check(e, node)
+    if found:
+        _, _, (filename, lineno, col, end), message = min(found, key=lambda f: f[:2])
+        raise SpaceError(f"TypeError: {message}", filename, lineno, col, end,
+                         hint="Python raises this at every configuration, whatever the iterators' values "
+                              "(integers), so the space is refused when it loads")
 
 
 def _check_inlined_truth(model, inlined, types):

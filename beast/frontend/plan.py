@@ -56,15 +56,16 @@ def check_cycles(model: SpaceModel):
 
 def _cycle_error(model, cycle):
     """Report a cycle at the place where its first node reads the next one."""
-    import ast
     message = "dependency cycle: " + " -> ".join(cycle)
     hint = "an iterator cannot depend, directly or through others, on itself"
     # say where the last node of the cycle reads the first
     node, nxt = model.nodes[cycle[-2]], cycle[-1]
     if node.func is not None:
-        for sub in ast.walk(node.func.fdef):
-            if isinstance(sub, ast.arg) and sub.arg == nxt or isinstance(sub, ast.Name) and sub.id == nxt:
-                return SpaceError.at(sub, node.filename, message, hint=hint)
+        from .functions import free_names
+        fdef = node.func.fdef
+        uses = [a for a in fdef.args.args if a.arg == nxt] + [n for name, n in free_names(fdef) if name == nxt]
+        if uses:            # (a comprehension's own variable of that name is not the read)
+            return SpaceError.at(uses[0], node.filename, message, hint=hint)
     return SpaceError(message, node.filename, node.lineno, hint=hint)
 
 

@@ -27,7 +27,8 @@ def _seq_roots(seq):
 
 def check_integer_width(program, bits: int, target: str):
     """Raise a :class:`~beast.errors.SpaceError` at the first integer constant of the loop nest that
-    does not fit in ``bits``-bit two's complement (``target`` names the backend in the message)."""
+    does not fit in ``bits``-bit two's complement, before anything runs (``target``: the backend
+    asking; the message is the same in every backend, which refuses such a literal alike)."""
     lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     for stmt in walk_statements(program.body):
         for root in _roots(stmt):
@@ -37,13 +38,18 @@ def check_integer_width(program, bits: int, target: str):
 
 
 def _too_wide(node, value, bits, target):
-    message = (f"the integer {value} does not fit in {bits} bits: the {target} backend's integers "
-               f"run from -2**{bits - 1} to 2**{bits - 1}-1")
-    hint = ("use a smaller number, a float (for example 2.0**63), or --backend python, whose "
-            "integers are unbounded")
+    message = (f"the integer {value} does not fit in {bits} bits: beast's integers run from "
+               f"-2**{bits - 1} to 2**{bits - 1}-1")
+    hint = "use a smaller number, or a float (for example 2.0**63)"
     filename = getattr(node, "filename", None)
     lineno = getattr(node, "lineno", None)
     where = locate_constant(filename, lineno, value) if filename and lineno else None
+    # a module-level constant read by name (VALS = [1, 2**64]): the nearest earlier statement
+    # that holds the literal (an error path only, so a scan of the lines above is cheap enough)
+    for earlier in range(lineno - 1, 0, -1) if where is None and filename and lineno else ():
+        where = locate_constant(filename, earlier, value)
+        if where is not None:
+            break
     if where is not None:
         return SpaceError.at(where, filename, message, hint=hint)
     return SpaceError(message, filename, lineno, hint=hint)

@@ -89,10 +89,10 @@ class NestPlan:
     def loop(self, s, mode):
         form = self.lower.form(s)
         count = self.lower.count(s) if mode != "rows" else None
-        if count is not None and mode == "count":      # one product of lengths
-            for f in count.factors:
-                if isinstance(f, Counted):
-                    self.exprs(b.expr for b in f.bounds)
+        if count is not None and mode == "count":      # each length (or bound value), outside in
+            for _, f in count.parts:
+                if isinstance(f, (Bind, Counted)):
+                    self.form(f)
             return
         if count is not None:                           # each length, then the loop itself
             for _, f in count.parts:
@@ -145,17 +145,21 @@ class NestPlan:
         try:
             op = lowering(e)
         except Untranslatable as why:
-            raise self.refused(self.says["expr"].format(why.reason)) from None
+            raise self.refused(self.says["expr"].format(why.reason), why.node) from None
         if lowering.calls != calls:
             self.op_calls(op)
         self.ops[id(e)] = op
         return op
 
-    def refused(self, message) -> Refused:
-        """A refusal at the user's statement being decided (its name, or the call on its line)."""
+    def refused(self, message, expr=None) -> Refused:
+        """A refusal at the user's statement being decided: under the operation ``expr`` where the
+        front end recorded its columns, else at the statement's name, or the call on its line."""
         node = self.at
         if node is None or getattr(node, "filename", None) is None:
             return Refused(message)
+        pos = getattr(expr, "pos", None)
+        if isinstance(pos, tuple) and pos[0] == node.filename and pos[2] is not None:
+            return Refused(message, *pos)
         return Refused(message, *node_location(node))
 
     def op_calls(self, op):

@@ -109,7 +109,7 @@ class Domains:
         if isinstance(seq, CallSeq):
             result = self.pyfuncs[seq.func](*(evaluate(a, env) for a in seq.args))
             if seq.closure:
-                return list(itertools.islice(result, MAX_VALUES))
+                return _yielded(result)
             kind, vals = classify_return(result)
             return vals if kind in ("values", "range") else []
         if isinstance(seq, DivisorSeq):
@@ -121,6 +121,18 @@ class Domains:
             return set_operation(seq.op, list(self.seq_values(seq.left, env)),
                                  list(self.seq_values(seq.right, env)))
         return []
+
+
+def _yielded(gen) -> list:
+    """The values a closure yields (at most MAX_VALUES), those before an error included: the nest's
+    loop sees them before the error is raised, so a function of them may be called with them."""
+    out = []
+    try:
+        for v in itertools.islice(gen, MAX_VALUES):
+            out.append(v)
+    except Exception:  # noqa: BLE001 - the error is the nest's to raise, after these values
+        pass
+    return out
 
 
 def _storable(v) -> bool:

@@ -46,7 +46,7 @@ from ..ir.literals import check_integer_width
 from ..ir.tabulate import MAX_VALUES
 from . import MAX_CHUNK_ROWS, cache, check_chunk_size, check_threads
 from .errors import (COMPLEX_POW, ComplexPowerError, COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, ROLE_NAMES, caret_in_statement, explain,
-                     failed_operation, node_error, node_location)
+                     failed_operation, node_error, node_location, overflow_position)
 from .python_backend import compile_functions
 
 NAME = "c"
@@ -624,8 +624,9 @@ class CEnumerator:
             if isinstance(exc, BeastError):
                 return EvaluationError(exc.message, site.filename, site.lineno, site.col, site.end,
                                        hint=exc.hint, config=config)
-            return EvaluationError(explain(exc), site.filename, site.lineno, site.col, site.end,
-                                   config=config)
+            message = explain(exc)          # with the hint the Python backend gives it
+            return EvaluationError(message, site.filename, site.lineno, site.col, site.end,
+                                   hint=OVERFLOW_HINT if message == "integer overflow" else None, config=config)
         if kind == "count_overflow":     # the space's, not one configuration's
             return EvaluationError(COUNT_OVERFLOW, hint=COUNT_HINT)
         if kind == "too_many_values" and isinstance(site, UserSite):        # at the yield or return
@@ -685,7 +686,8 @@ class CEnumerator:
         if kind == "overflow":
             if node is None:
                 return EvaluationError("integer overflow", hint=OVERFLOW_HINT, config=config)
-            return EvaluationError(f"integer overflow in {role} '{node.name}'", *node_location(node),
+            return EvaluationError(f"integer overflow in {role} '{node.name}'",
+                                   *overflow_position(node, self._env(site, config)),
                                    hint=OVERFLOW_HINT, config=config)
         exc = ComplexPowerError() if kind == "complex_pow" else _sample(kind)
         failed = failed_operation(node, self._env(site, config), exc) if node is not None else None

@@ -104,8 +104,14 @@ def caret_in_statement(filename, lineno, exc):
 
 def failed_operation(node, env, exc):
     """The operation of a node's expression that raised ``exc`` in ``env`` (the frame's locals): a
-    division whose divisor is zero, or a power whose result would be complex; None if none shows."""
+    division whose divisor is zero, a power whose result would be complex, an integer past 64 bits
+    (:func:`overflowed_operation`) or Python's TypeError; None if none shows."""
     from ..expr import BinOp, evaluate, walk
+    if isinstance(exc, IntegerOverflowError):
+        return overflowed_operation(node, env)
+    if isinstance(exc, TypeError) and node is not None and node.expr is not None:
+        from ..expr import failing_operation
+        return failing_operation(node.expr, env, error=TypeError)
     if node is None or not isinstance(exc, (ZeroDivisionError, ComplexPowerError)):
         return None
     ops = ("/", "//", "%") if isinstance(exc, ZeroDivisionError) else ("**",)
@@ -122,6 +128,26 @@ def failed_operation(node, env, exc):
             except Exception:  # noqa: BLE001 - an operand that cannot be evaluated here
                 continue
     return None
+
+
+def overflowed_operation(node, env):
+    """The operation of a derived variable's or a condition's expression whose integer result leaves
+    64 bits in ``env`` (else 2**53, Lua's exact integers), in Python's order of evaluation; None if
+    none shows (an iterator's sequence is reported at the iterator)."""
+    from ..expr import failing_operation
+    if node is None or node.expr is None:
+        return None
+    found = failing_operation(node.expr, env)
+    return found if found is not None else failing_operation(node.expr, env, 1 << 53)
+
+
+def overflow_position(node, env):
+    """(file, line, col, end col) of an integer overflow of ``node`` in ``env``: under the operation
+    that overflowed where the front end recorded its columns, else at the node (its name or call)."""
+    failed = overflowed_operation(node, env)
+    if failed is not None and failed.pos is not None and failed.pos[2] is not None:
+        return failed.pos
+    return node_location(node) if node is not None else (None, None, None, None)
 
 
 def node_error(message, node, exc, config, hint=None):
@@ -164,14 +190,14 @@ def map_exception(exc, gen_filename, line_nodes, loop_order):
         err.config = err.config or config
         return err
     division = failed_operation(node, f_locals, exc) if user_tb is None else None
-    message = explain(exc, division.op if division is not None else None)
+    message = explain(exc, getattr(division, "op", None))
     hint = OVERFLOW_HINT if message == "integer overflow" else None
     if user_tb is None and division is not None and division.pos is not None:
         filename, lineno, col, end = division.pos
         if col is None:
             col, end = caret_in_statement(filename, lineno, exc)
         return EvaluationError(f"{message} in {ROLE_NAMES[node.role]} '{node.name}'", filename, lineno, col, end,
-                               config=config)
+                               hint=hint, config=config)
     if user_tb is not None:
         return EvaluationError(message, *frame_position(user_tb), hint=hint, config=config)
     if node is not None:

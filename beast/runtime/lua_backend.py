@@ -22,8 +22,10 @@ import numpy as np
 
 from ..codegen.lua import print_lua
 from ..errors import BeastError, EvaluationError
+from ..ir.literals import check_integer_width
 from . import MAX_CHUNK_ROWS, check_chunk_size
-from .errors import COMPLEX_POW, ComplexPowerError, OVERFLOW_HINT as OVERFLOW_HINT_64, ROLE_NAMES, explain, map_exception
+from .errors import COMPLEX_POW, ComplexPowerError, OVERFLOW_HINT as OVERFLOW_HINT_64, ROLE_NAMES, explain, map_exception, \
+    overflow_position
 from .prefix_walks import PrefixWalks
 from .python_backend import _b_vals, compile_functions
 
@@ -130,6 +132,9 @@ class LuaEnumerator(PrefixWalks):
 
     def __init__(self, program, source=None, force_python=()):
         self.program = program
+        # a constant past 64 bits is refused at its literal before anything runs, with the words and
+        # the caret of the C and Python backends (past 2**53 alone it is Lua's overflow when reached)
+        check_integer_width(program, 64, "Lua")
         self.source = source or print_lua(program, force_python)
         self.dtype = np.dtype([(c, np.int64) for c in program.columns])
         self.ncols = len(program.columns)
@@ -286,7 +291,7 @@ class LuaEnumerator(PrefixWalks):
                 return self._user_error("integer overflow", site, bound, env, hint)
             what = ROLE_NAMES.get(node.role, node.role) if node is not None else None
             message = f"integer overflow in {what} '{node.name}'" if node is not None else "integer overflow"
-            return self._map(EvaluationError(message, hint=hint), node, bound, env)
+            return self._map(EvaluationError(message, *overflow_position(node, env), hint=hint), node, bound, env)
         if extra == "complex":
             if site.where is not None:
                 return self._user_error(COMPLEX_POW, site, bound, env)

@@ -12,6 +12,7 @@ import numpy as np
 from ..codegen.python import function_ast, print_python
 from ..errors import EvaluationError
 from ..expr import range_length
+from ..ir.literals import check_integer_width
 from ..lang import set_operation
 from .errors import COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, checked_int, checked_pow, map_exception
 from .prefix_walks import PrefixWalks
@@ -24,6 +25,10 @@ def _b_int(value, name):
         return int(value)
     raise EvaluationError(f"iterator '{name}' yields a non-integer value {value!r}",
                           hint="iterator values are integers; use // for integer division")
+
+
+def _b_wide(name):
+    raise EvaluationError(f"integer overflow in iterator '{name}'", hint=OVERFLOW_HINT)
 
 
 def _b_overflow(name):
@@ -123,10 +128,14 @@ class PythonEnumerator(PrefixWalks):
 
     def __init__(self, program, source=None):
         self.program = program
+        # a constant past 64 bits is refused at its literal before anything runs, as in C (a loop
+        # over range(0, 2**64) would otherwise run for ever before its first value fails)
+        check_integer_width(program, 64, "Python")
         self.source = source or print_python(program)
         self.filename = f"<beast generated: {program.name}>"
         env = {"__builtins__": builtins, "_b_range": range, "_b_len": len, "_b_clen": _b_clen,
-               "_b_min": min, "_b_max": max, "_b_abs": abs, "_b_bool": bool, "_b_int": _b_int, "_b_vals": _b_vals,
+               "_b_min": min, "_b_max": max, "_b_abs": abs, "_b_bool": bool, "_b_int": _b_int, "_b_wide": _b_wide,
+               "_b_vals": _b_vals,
                "_b_setop": _b_setop, "_b_overflow": _b_overflow,
                "_b_divisors": _b_divisors, "_b_pow": checked_pow, "_b_ck": checked_int, "_b_pre": ()}
         env.update(compile_functions(program))
