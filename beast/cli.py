@@ -7,8 +7,8 @@ import os
 import sys
 import time
 
-from .errors import BeastError, DeviceError, Terminated
-from .output import cannot_write, check_output, write_output
+from .errors import BeastError, DeviceError, Terminated, show_beast_warnings
+from .output import cannot_write, check_output, is_stream, write_output
 
 OUTPUT_FORMATS = ("csv", "npy", "jsonl")
 
@@ -19,8 +19,24 @@ def _settings(pairs):
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
             raise BeastError(f"-D expects NAME=VALUE, got {pair!r}")
-        out[name.strip()] = value.strip()
+        out[name.strip()] = _long_decimal(value.strip())
     return out
+
+
+def _long_decimal(text: str):
+    """``text`` as an int where it is a decimal integer longer than Python's int-to-str digit limit
+    (which would refuse a valid integer as not one), else ``text`` unchanged: the setting's
+    type check then runs on the int, and the literal check refuses it with a short message."""
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    digits = text.lstrip("+-").replace("_", "")
+    if not limit or len(digits) <= limit or not (digits.isascii() and digits.isdigit()) \
+            or text[:1] in "+-" and text[1:2] in "+-" or "__" in text or text.endswith("_"):
+        return text
+    value = 0
+    for i in range(0, len(digits), limit):          # chunks under the limit, exactly
+        chunk = digits[i:i + limit]
+        value = value * 10 ** len(chunk) + int(chunk)
+    return -value if text.startswith("-") else value
 
 
 def _load(args):
@@ -43,10 +59,12 @@ def _space_args(p, tune=False):
                    help="override a setting declared by the space (repeatable)")
 
 
-def _backend_args(p, default=None):
+def _backend_args(p, default=None, threads=True):
     from .runtime import CHOICES, DEFAULT_BACKEND
     p.add_argument("--backend", choices=list(CHOICES), default=default or DEFAULT_BACKEND,
                    help=f"enumerator backend (default: {default or DEFAULT_BACKEND})")
+    if not threads:                   # compile only writes source: nothing runs on threads
+        return
     p.add_argument("--threads", type=_threads, default=None, help="threads for the C backend (default: all cores)")
 
 
@@ -120,7 +138,9 @@ class _Stream:
 
 def cmd_enumerate(args):
     import numpy as np
-    fmt = args.format or ("csv" if args.output == "-" else os.path.splitext(args.output)[1].lstrip(".").lower())
+    fmt = args.format or os.path.splitext(args.output)[1].lstrip(".").lower()
+    if fmt not in OUTPUT_FORMATS and not args.format and is_stream(args.output):
+        fmt = "csv"                       # -, /dev/stdout, /dev/null, a FIFO: no name to go by
     if fmt not in OUTPUT_FORMATS:
         raise BeastError(f"cannot tell the output format of {args.output!r}",
                          hint=f"use a .csv, .npy or .jsonl file name, or --format {'|'.join(OUTPUT_FORMATS)}")
@@ -177,9 +197,20 @@ def _not_the_space(output: str, args) -> None:
 DAG_FORMATS = {".txt": "text", ".dot": "dot", ".gv": "dot", ".json": "json", ".png": "png", ".svg": "svg"}
 
 
+def _text_extension(ext: str) -> bool:
+    """Whether a file name ending ``ext`` may hold dag's text: an unknown ending (``.out``) or
+    a text type, not a picture or document (``.pdf``, ``.jpg``) that only a renderer writes."""
+    import mimetypes
+    kind = mimetypes.guess_type("dag" + ext, strict=False)[0]
+    return kind is None or kind.startswith("text/")
+
+
 def cmd_dag(args):
     if args.format is None:             # from the output's extension, as enumerate does; else text
         ext = os.path.splitext(args.output or "")[1].lower()
+        if ext and ext not in DAG_FORMATS and not _text_extension(ext) and not is_stream(args.output):
+            raise BeastError(f"cannot write a {ext} file: dag writes {', '.join(DAG_FORMATS)}",
+                             hint="name the file with one of these extensions, or give --format")
         args.format = DAG_FORMATS.get(ext, "text")
     picture = args.format in ("png", "svg")
     if picture and not args.output:
@@ -268,7 +299,10 @@ def cmd_stats(args):
 
 
 def cmd_devices(args):
-    from .devices import describe_devices, describe_fields
+    from .devices import describe_devices, describe_fields, profile_json
+    if args.dump:
+        say(profile_json(args.dump), end="")
+        return 0
     say(describe_fields() if args.fields else describe_devices())
     return 0
 
@@ -466,13 +500,16 @@ def build_parser():
     p = sub.add_parser("compile", help="write the generated enumerator source for a person to read "
                                        "(--backend auto: the one auto runs for this space once C is cached)")
     _space_args(p)
-    _backend_args(p)
+    _backend_args(p, threads=False)
     p.add_argument("-o", "--output", required=True, help="output directory")
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("devices", help="list the built-in device profiles and the local GPU")
     p.add_argument("--fields", action="store_true",
                    help="list instead every device attribute a space file can read, with its unit and meaning")
+    p.add_argument("--dump", metavar="NAME",
+                   help="print the profile NAME (a built-in name, a .json file or 'auto') as the JSON that "
+                        "--device FILE.json reads: a template to edit (the file's name names the profile)")
     p.set_defaults(func=cmd_devices)
 
     p = sub.add_parser("tune", help="compile, verify and time the GEMM kernel for each survivor on the GPU")
@@ -547,6 +584,7 @@ def _interrupted(exc: BaseException) -> int:
 
 def main(argv=None) -> int:
     """Entry point of the ``beast`` console script."""
+    show_beast_warnings()       # file:line:col: warning: ..., with the caret, as errors print
     try:
         if argv is None:
             import signal

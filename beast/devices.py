@@ -23,7 +23,7 @@ __all__ = [
     "ComputeCapability", "COMPUTE_CAPABILITIES", "compute_capability",
     "DeviceProfile", "PROFILES", "profile_names", "get_profile",
     "load_profile_json", "query_local_gpu", "resolve_device", "describe_devices",
-    "DEFAULT_DEVICE",
+    "profile_json", "DEFAULT_DEVICE",
 ]
 
 K = 1024
@@ -520,6 +520,15 @@ def resolve_device(spec=None) -> DeviceProfile:
     if text.lower().endswith(".json") or os.path.isfile(text):
         return load_profile_json(text)
     return get_profile(text)
+
+
+def profile_json(spec) -> str:
+    """The profile ``spec`` names (as ``--device`` takes it: a built-in name, a JSON file or
+    ``auto``) as the JSON that :func:`load_profile_json` reads back (``beast devices --dump``):
+    every field but ``name``, which a file takes from its stem, in declaration order."""
+    fields = resolve_device(spec).as_dict()
+    del fields["name"]
+    return json.dumps(fields, indent=2) + "\n"
 
 
 def _kb(nbytes: int) -> str:

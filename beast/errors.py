@@ -78,6 +78,60 @@ class BeastError(Exception):
         return "\n".join(out)
 
 
+class _WarningReport(BeastError):
+    """The text of a :class:`BeastWarning`: a report like an error's, headed ``warning:``."""
+
+    kind = "warning"
+
+
+class BeastWarning(UserWarning):
+    """A likely mistake in the user's input that beast still accepts (a list where an iterator
+    was probably meant, an empty space), located like a :class:`BeastError`. ``str(w)`` is the
+    full report, ``file:line:col: warning: ...`` with the source line and a caret; the ``beast``
+    command prints it so. ``warnings.simplefilter("error", BeastWarning)`` turns them into errors."""
+
+    def __init__(self, message: str, filename: str | None = None, lineno: int | None = None,
+                 col: int | None = None, end_col: int | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.report = _WarningReport(message, filename, lineno, col, end_col, hint=hint)
+        self.message, self.hint = message, hint
+        self.filename, self.lineno = filename, lineno
+
+    @classmethod
+    def at(cls, node, filename: str | None, message: str, hint: str | None = None):
+        """A warning located at an ``ast`` node."""
+        err = _WarningReport.at(node, filename, message, hint=hint)
+        return cls(message, filename, err.lineno, err.col, err.end_col, hint=hint)
+
+    def __str__(self) -> str:
+        return str(self.report)
+
+
+def warn(warning: BeastWarning) -> None:
+    """Issue ``warning`` through Python's :mod:`warnings` (shown once per place and text)."""
+    import warnings
+    warnings.warn(warning, stacklevel=3)
+
+
+def show_beast_warnings(stream=None) -> None:
+    """Print BeastWarnings as their full report (file:line:col: warning: ..., caret, hint) on
+    ``stream`` (stderr); other warnings as Python prints them. Used by the ``beast`` command."""
+    import sys
+    import warnings
+    previous = warnings.showwarning
+    if getattr(previous, "beast", False):       # installed already (main() called again)
+        return
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if isinstance(message, BeastWarning):
+            print(str(message), file=stream or file or sys.stderr)
+        else:
+            previous(message, category, filename, lineno, file, line)
+
+    show.beast = True
+    warnings.showwarning = show
+
+
 class SpaceError(BeastError):
     """The space file is not a valid beast space (syntax, names, cycles, types)."""
 
@@ -125,3 +179,22 @@ def frame_position(tb):
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised like Ctrl-C (the ``beast`` command installs the handler) so that partial
     output is removed on the way out; the command then exits with status 143, not 130."""
+
+
+def short_int(n: int, digits: int = 40) -> str:
+    """``n`` for a message: in full up to ``digits`` digits, else ``10**309``, ``-2**70``,
+    ``(10**308 + 1)`` where it is a power of 10 or 2 give or take a little, else its digit count.
+    A message never prints a huge integer in full (nor hits Python's int-to-str digit limit)."""
+    m = abs(n)
+    bits = m.bit_length()
+    count = int(max(bits - 1, 0) * 0.30102999566398120) + 1     # log10(2): the digit count, or one less
+    if m >= 10 ** count:
+        count += 1
+    if count <= digits:
+        return str(n)
+    sign = "-" if n < 0 else ""
+    for base, k in ((10, count - 1), (2, bits - 1)):
+        rest = m - base ** k
+        if rest < 10 ** 6:
+            return f"{sign}{base}**{k}" if rest == 0 else f"{sign}({base}**{k} + {rest})"
+    return f"a {count}-digit {'negative ' if n < 0 else ''}integer"

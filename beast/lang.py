@@ -73,6 +73,7 @@ class compiling:
 
     def __init__(self, device=None, overrides=None):
         self.ctx = _Context(device, overrides)
+        self.ctx.loading = True     # (a plain import of several space files shares the default one)
 
     def __enter__(self):
         self.saved = getattr(_local, "ctx", None)
@@ -221,7 +222,10 @@ def _check_int_arg(value, what):
         return value
     if isinstance(value, float):
         raise SpaceError(f"{what} is not an integer: {value!r}", hint="use // for integer division")
-    raise SpaceError(f"{what} must be an integer or an iterator expression, not {type(value).__name__}")
+    import numbers
+    hint = _value_hint(value) if isinstance(value, numbers.Integral) else None
+    raise SpaceError(f"{what} must be an integer or an iterator expression, not {type(value).__name__}",
+                     hint=hint)
 
 
 def range(*args):  # noqa: A001 - the point is to overload the builtin
@@ -249,16 +253,31 @@ def _as_iterator(value, what="iterator"):
             if isinstance(v, Expr):
                 raise _expr_in_list(v, what)
             if not isinstance(v, (int, bool)):
-                raise SpaceError(f"{what} values must be integers, got {v!r}",
-                                 hint="iterator values are integers; use // for integer division")
+                raise SpaceError(f"{what} values must be integers, got {v!r}", hint=_value_hint(v))
         return Iterator(ValuesSource(int(v) for v in value))
     if isinstance(value, Expr):
         if static_type(value) in ("float", "str"):
-            raise SpaceError(f"{what} value is not an integer", hint="use // for integer division")
+            raise SpaceError(f"{what} value is not an integer",
+                             hint=_value_hint("") if static_type(value) == "str" else
+                             "use // for integer division")
         return Iterator(ScalarSource(value))
     if isinstance(value, (int, bool)):
         return Iterator(ScalarSource(int(value)))
-    raise SpaceError(f"{what} values must be integers, got {value!r}")
+    raise SpaceError(f"{what} values must be integers, got {value!r}", hint=_value_hint(value))
+
+
+def _value_hint(v) -> str:
+    """What to do about ``v``, a value an iterator cannot take, by what it is."""
+    import numbers
+    if isinstance(v, numbers.Integral):
+        return (f"{type(v).__module__}.{type(v).__name__} is not a Python int: convert the values "
+                "with int(), as in iterator([int(v) for v in values])")
+    if isinstance(v, str):
+        return ("an iterator's values are integers; for a choice among names, declare a setting "
+                "with choices: setting('precision', 'float', choices=['float', 'double'])")
+    if isinstance(v, numbers.Real):
+        return "iterator values are integers; use // for integer division"
+    return "iterator values are integers: a list, a range() or an iterator expression of them"
 
 
 def _expr_in_list(v, what):
@@ -267,7 +286,7 @@ def _expr_in_list(v, what):
     text = spell(v, user_names())
     if static_type(v) in ("float", "str"):
         err = SpaceError(f"{what} values must be integers, got {text}",
-                         hint="iterator values are integers; use // for integer division")
+                         hint=_value_hint("" if static_type(v) == "str" else 0.5))
     else:
         err = SpaceError(f"{what} values in a list must be constants, got {text}",
                          hint=f"a value computed from iterators is an iterator of one value: "
@@ -487,12 +506,26 @@ def setting(name: str, default, choices=None, help: str | None = None):  # noqa:
     """Declare a setting (``-D NAME=VALUE`` on the command line) and return its value."""
     ctx = _context()
     where = _caller()
+    first = ctx.settings.get(name)
+    if first is not None and (first.filename, first.lineno) != where and getattr(ctx, "loading", False):
+        # (one line run twice, as a helper function that reads the setting, is one declaration)
+        place = f"line {first.lineno}" if first.filename == where[0] else f"{first.filename}:{first.lineno}"
+        err = SettingError(f"setting '{name}' is declared twice: first at {place}",
+                           hint="the two would share one value (one -D sets both); give each its own "
+                                "name, or declare it once and use that variable")
+        err.call = "setting"
+        raise err
     value = default
     if name in ctx.overrides:
         try:
             value = _parse_override(ctx.overrides[name], default)
         except SettingError as err:
             raise SettingError(f"setting '{name}': {err.message}", hint=err.hint) from None
+        if isinstance(default, int) and not isinstance(default, bool) and isinstance(value, float):
+            raise SettingError(f"setting '{name}' = {value!r} is a float, and the setting is an integer "
+                               f"(its default is {default})",
+                               hint=f"give an integer: settings={{'{name}': "
+                                    f"{int(value) if value.is_integer() else '...'}}}")
     if choices is not None and value not in choices:
         shown = ", ".join(repr(c) for c in choices)
         given = repr(value) if len(repr(value)) <= 60 else f"{repr(value)[:28]}...{repr(value)[-28:]}"

@@ -246,6 +246,20 @@ def check_output(path) -> None:
         raise cannot_write(path, f"the folder {folder} is not writable")
 
 
+def is_stream(path) -> bool:
+    """Whether ``path`` is written as a stream rather than as a file with a name's format:
+    ``-``, one of this process's open files by name (``/dev/stdout``), or an existing device
+    or FIFO (``/dev/null``).  Such an output has no extension to tell a format by."""
+    path = os.fspath(path)
+    if path == "-" or own_descriptor(path) is not None:
+        return True
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) or stat.S_ISFIFO(st.st_mode)
+
+
 def write_output(path, write: Callable[[BinaryIO], None]) -> None:
     """Write ``path`` whole or not at all with ``write(fh)`` (see :func:`open_output`)."""
     with open_output(path) as fh:
@@ -269,4 +283,4 @@ def output_file(path, suffix: str = "") -> Iterator[str]:
 
 
 __all__ = ["open_output", "write_output", "output_file", "check_output", "cannot_write", "new_file_mode",
-           "own_descriptor"]
+           "own_descriptor", "is_stream"]

@@ -13,7 +13,8 @@ How a sample is drawn (the same rows in every backend, for the same seed and Num
 The counts of the prefixes at one shallow depth (the deepest one with at most :data:`TABLE_LIMIT`
 prefixes) are computed once per space and backend -- a walk of the whole space, like ``count``
 -- and kept in memory and in ``$BEAST_CACHE_DIR/sample/`` (keyed by the generated enumerator, so a
-later process reads them back instead of counting again); their sum is ``count``. Under a chosen
+later process reads them back instead of counting again; a table that is unreadable or holds
+another entry's key is counted again, with a notice); their sum is ``count``. Under a chosen
 prefix, the descent goes one loop deeper at a time, counting the children of that prefix only
 (kept too, up to :data:`MEMO_LIMIT` prefixes), until a subtree holds at most :data:`LEAF_ROWS`
 survivors; that subtree is enumerated and the rows at the wanted ranks are taken. So after the
@@ -42,7 +43,7 @@ from .runtime import DEFAULT_BACKEND, cache, get_backend
 TABLE_LIMIT = 1 << 18     # prefixes the table of counts computed for the whole space may hold
 LEAF_ROWS = 8192          # a subtree with at most this many survivors is enumerated to pick from
 MEMO_LIMIT = 1 << 16      # child tables of prefixes kept between calls (cleared when exceeded)
-TABLE_FORMAT = 1          # of the tables kept in the cache directory
+TABLE_FORMAT = 2          # of the tables kept in the cache directory (2: with their key)
 
 
 class Sampler:
@@ -146,22 +147,46 @@ class Sampler:
         return os.path.join(cache.cache_dir("sample"), f"{p.name[:40]}-{digest[:32]}.npz")
 
     def _load_table(self):
+        """The table kept in the cache, or None; a damaged one (truncated, empty, another
+        space's) is removed with a notice and counted again."""
+        import zipfile
         try:
             path = self._table_path()
+            if not os.path.exists(path):
+                return None
+        except OSError:
+            return None
+        why = None
+        try:
             with np.load(path, allow_pickle=False) as data:
+                key = str(data["key"])
                 depth = int(data["depth"])
                 prefixes, counts = data["prefixes"], data["counts"]
-        except (OSError, KeyError, ValueError):
-            return None
-        if prefixes.ndim != 2 or prefixes.shape != (len(counts), depth) or depth > self.nest_depth:
+        except (OSError, EOFError, KeyError, ValueError, TypeError, zipfile.BadZipFile) as exc:
+            why = f"unreadable: {type(exc).__name__}"
+        else:
+            if key != os.path.basename(path):
+                why = "built for another entry"
+            elif (prefixes.ndim != 2 or counts.ndim != 1 or prefixes.shape != (len(counts), depth)
+                  or depth > self.nest_depth or (len(counts) and counts.min() < 0)):
+                why = "its arrays do not fit the space"
+        if why is not None:
+            from .runtime.cache_check import damaged
+            damaged(path, why)
             return None
         return depth, prefixes.astype(np.int64), counts.astype(np.int64)
 
     def _save_table(self, depth, prefixes, counts):
         buf = io.BytesIO()
-        np.savez(buf, depth=np.int64(depth), prefixes=prefixes, counts=counts)
         try:
-            cache.atomic_write_bytes(self._table_path(), buf.getvalue())
+            path = self._table_path()
+        except OSError:
+            return
+        # key: the entry's own name, so that a table copied over another entry is refused
+        np.savez(buf, key=np.str_(os.path.basename(path)), depth=np.int64(depth), prefixes=prefixes,
+                 counts=counts)
+        try:
+            cache.atomic_write_bytes(path, buf.getvalue())
         except OSError:
             pass     # an unusable cache directory only costs the next process a recount
 

@@ -149,10 +149,24 @@ class Space:
         of :meth:`enumerate`'s array, giving a bool, or many of them (a structured array like
         :meth:`enumerate`'s, or a sequence of mappings), giving a bool array. Exact, and without enumerating the space: each test walks
         the loops' sequences once (:func:`beast.ir.prefix.member`). A value that is not an integer
-        is in no survivor; an error of the space at that configuration is raised."""
+        is in no survivor; an error of the space at that configuration is raised, and so is a
+        name that is no iterator of the space (a misspelt one would otherwise go unseen)."""
         import numpy as np
+        from collections.abc import Iterable, Mapping
         order = self.program.loop_order
+        if isinstance(configs, Iterable) and not isinstance(configs, (Mapping, np.ndarray, np.void, str, bytes)):
+            configs = list(configs)         # (read twice: for its keys, then for its values)
         single, table, missing = config_rows(configs, order)
+        unknown = _unknown_keys(configs, set(order) | set(self.iterators))
+        if unknown:
+            import difflib
+            close = [difflib.get_close_matches(str(k), list(self.iterators), 1) for k in unknown]
+            guess = [f"{k!r} -> {c[0]!r}" for k, c in zip(unknown, close) if c]
+            raise BeastError(f"a configuration names {', '.join(map(repr, unknown))}, which "
+                             f"{'is not an iterator' if len(unknown) == 1 else 'are not iterators'} "
+                             f"of space '{self.name}'",
+                             hint=(f"did you mean {', '.join(guess)}? " if guess else "") +
+                                  f"the space's iterators: {', '.join(self.iterators)}")
         if missing:
             raise BeastError(f"a configuration has no value for {', '.join(map(repr, sorted(missing)))}",
                              hint=f"give every iterator a value: {', '.join(self.iterators)}")
@@ -231,6 +245,20 @@ def config_rows(configs, names):
         missing = [n for n in names if any(n not in r for r in rows)]
     table = None if missing else [[r[n] for n in names] for r in rows]
     return single, table, missing
+
+
+def _unknown_keys(configs, known) -> list:
+    """The names ``configs`` (as :func:`config_rows` takes them) gives that are not in ``known``,
+    sorted: a misspelt iterator would otherwise be ignored."""
+    import numpy as np
+    from collections.abc import Mapping
+    if isinstance(configs, (np.void, np.ndarray)):
+        names = configs.dtype.names or ()
+    elif isinstance(configs, Mapping):
+        names = configs.keys()
+    else:
+        names = {k for r in configs if isinstance(r, Mapping) for k in r}
+    return sorted((k for k in names if k not in known), key=str)
 
 
 def _integral(value) -> bool:

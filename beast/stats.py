@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, field
 from .cartesian import CARTESIAN_BUDGET, cartesian
 from .ir.instrument import instrument
 
+_INT64_MAX = 2**63 - 1
+
 
 @dataclass
 class Level:
@@ -81,12 +83,17 @@ def collect(space, backend=None, threads=None, with_values=True) -> Stats:
     """Run the instrumented program of ``space`` and assemble its :class:`Stats`."""
     from .runtime import DEFAULT_BACKEND, get_backend
     backend = backend or DEFAULT_BACKEND
+    cart = cartesian(space.plan)
+    if cart is None or cart > _INT64_MAX:
+        # the survivors may not fit in 64 bits: count refuses that at once (it counts an innermost
+        # loop by its length), where the instrumented nest would first visit every leaf
+        space.count(backend=backend, threads=threads)
     program, layout = instrument(space.plan, space.name)
     survivors, counts = get_backend(backend).build(program).tally(threads=threads)
     levels = [Level(lv.iterator, lv.depth, counts[lv.tried], counts[lv.passed]) for lv in layout.levels]
     conditions = {c.name: Condition(c.depth, counts[c.before], counts[c.before] - counts[c.after], c.kind)
                   for c in layout.conditions}
-    stats = Stats(space.name, survivors, cartesian(space.plan), levels, conditions, backend)
+    stats = Stats(space.name, survivors, cart, levels, conditions, backend)
     if with_values:
         stats.values = value_counts(space, backend, threads)
     return stats

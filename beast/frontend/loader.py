@@ -231,6 +231,96 @@ def _without_beast(loaded: LoadedModule, ctx):
     return SpaceError(message, loaded.filename, None, hint=IMPORT_HINT)
 
 
+def _int_list(value) -> bool:
+    """A list of two or more Python integers (what ``bx = [16, 32, 64]`` binds)."""
+    return type(value) is list and len(value) >= 2 and all(type(v) is int for v in value)
+
+
+def _int_literal(node) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _scalar_use(parent) -> bool:
+    """Whether a read of a name whose parent node is ``parent`` stands where a number would: an arithmetic operand or
+    a side of a comparison other than ``in``; an iterated, indexed, called-with or ``in`` list is not."""
+    if isinstance(parent, (ast.BinOp, ast.UnaryOp)):
+        return True
+    if isinstance(parent, ast.Compare):
+        return not any(isinstance(o, (ast.In, ast.NotIn)) for o in parent.ops)
+    return False
+
+
+def _warn_constant_lists(loaded: LoadedModule) -> None:
+    """Warn at ``bx = [16, 32, 64]``: a module-level list of integer literals is a constant, and
+    ``iterator([...])`` was probably meant. Only when the file reads the name nowhere, or only
+    where a number would stand (``bx * by``): a list the file iterates, indexes, passes to a
+    call or tests with ``in`` is a constant on purpose."""
+    ns = loaded.namespace
+    names = {k for k, v in ns.items() if not k.startswith("_") and _int_list(v)}
+    if not names:
+        return
+    from ..errors import BeastWarning, warn
+    tree = loaded.tree
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id in names and isinstance(stmt.value, ast.List)
+                and len(stmt.value.elts) >= 2 and all(_int_literal(e) for e in stmt.value.elts)):
+            continue
+        name = stmt.targets[0].id
+        reads = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+                 and isinstance(n.ctx, ast.Load)]
+        stores = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+                  and isinstance(n.ctx, ast.Store)]
+        if len(stores) > 1 or not all(_scalar_use(parents.get(n)) for n in reads):
+            continue
+        text = ast.get_source_segment(loaded.source, stmt.value) or ast.unparse(stmt.value)
+        warn(BeastWarning.at(stmt.value, loaded.filename,
+                             f"'{name}' is a list, so it is a constant, not an iterator",
+                             hint=f"to tune over these values, write {name} = iterator({text})"))
+
+
+def _check_choice_comparisons(loaded: LoadedModule, settings: dict) -> None:
+    """Refuse ``precision == "doubel"`` where ``precision = setting("precision", ..., choices=...)``:
+    a string that is none of the setting's choices makes the comparison false for every value."""
+    chosen = {n: d for n, d in settings.items() if d.choices and all(isinstance(c, str) for c in d.choices)}
+    if not chosen:
+        return
+    tree = loaded.tree
+    bound = {}                  # module-level name -> SettingDecl it holds
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and _callee(stmt.value) == "setting" \
+                and stmt.value.args and isinstance(stmt.value.args[0], ast.Constant) \
+                and stmt.value.args[0].value in chosen:
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    bound[target.id] = chosen[stmt.value.args[0].value]
+    if not bound:
+        return
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        for op, a, b in zip(node.ops, sides, sides[1:]):
+            if not isinstance(op, (ast.Eq, ast.NotEq)):
+                continue
+            for name, const in ((a, b), (b, a)):
+                decl = bound.get(getattr(name, "id", None))
+                if decl is not None and isinstance(const, ast.Constant) and isinstance(const.value, str) \
+                        and const.value not in decl.choices:
+                    import difflib
+                    shown = ", ".join(repr(c) for c in decl.choices)
+                    close = difflib.get_close_matches(const.value, list(decl.choices), 1)
+                    hint = (f"did you mean {close[0]!r}? " if close else "") + \
+                        f"setting '{decl.name}' (line {decl.lineno}) has the choices {shown}"
+                    raise SpaceError.at(const, loaded.filename,
+                                        f"{const.value!r} is not one of the choices of setting '{decl.name}': "
+                                        f"the comparison is {'false' if isinstance(op, ast.Eq) else 'true'} "
+                                        "for every value", hint=hint)
+
+
 def _syntax_error(exc: SyntaxError, source: str, filename) -> SpaceError:
     """The report of a syntax error. Python counts its columns in the line as it reads it again from
     the file, as UTF-8 text: compiled again under a name that is no file, they count in ``source``
@@ -337,6 +427,8 @@ def load_module(path, device=None, settings=None) -> LoadedModule:
         error = _without_beast(loaded, ctx)
         if error is not None:
             raise error
+        _warn_constant_lists(loaded)
+        _check_choice_comparisons(loaded, ctx.settings)
         undeclared = [k for k in ctx.overrides if k not in ctx.settings]
         if undeclared:
             import difflib

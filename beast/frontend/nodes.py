@@ -145,6 +145,11 @@ def build_space_model(module: LoadedModule) -> SpaceModel:
     iterators = [(n, v) for n, v in ns.items() if isinstance(v, Iterator) and names_by_id.get(id(v)) == n]
     derived = [(n, v) for n, v in ns.items() if isinstance(v, Expr) and not isinstance(v, Iterator)
                and names_by_id.get(id(v)) == n]
+    if not iterators:
+        from ..errors import BeastWarning, warn
+        warn(BeastWarning("the space declares no iterators, so its one configuration is the empty one",
+                          filename, hint="declare one at module level: name = range(...) or "
+                                         "name = iterator([...])"))
     conditions = []
     for cond in module.conditions:
         name = names_by_id.get(id(cond)) or cond.name or f"condition_line_{cond.lineno}"

@@ -1,7 +1,7 @@
 """Integer literals a target cannot hold: found once, reported at the literal in the user's file."""
 from __future__ import annotations
 
-from ..errors import SpaceError
+from ..errors import SpaceError, short_int
 from ..expr import Const, SetOpSeq, ValuesSeq, walk
 from ..frontend.locate import locate_constant
 from .nest import Check, Let, Loop, walk_statements
@@ -38,7 +38,9 @@ def check_integer_width(program, bits: int, target: str):
 
 
 def _too_wide(node, value, bits, target):
-    message = (f"the integer {value} does not fit in {bits} bits: beast's integers run from "
+    shown = short_int(value)        # ("a 5000-digit integer" where no short form names it)
+    subject = shown if shown.startswith("a ") else f"the integer {shown}"
+    message = (f"{subject} does not fit in {bits} bits: beast's integers run from "
                f"-2**{bits - 1} to 2**{bits - 1}-1")
     hint = "use a smaller number, or a float (for example 2.0**63)"
     filename = getattr(node, "filename", None)

@@ -21,6 +21,15 @@ from .nest import Check, Let, Loop, Program
 INF = float("inf")
 
 
+def _bound(value) -> float:
+    """``value`` as a float bound; an integer past the floats' range (10**309) is +-inf, which bounds
+    it as well, where float() would raise."""
+    try:
+        return float(value)
+    except OverflowError:
+        return INF if value > 0 else -INF
+
+
 class _Facts:
     """Lower bounds of variables (for signs), and the lets in scope (to substitute)."""
 
@@ -48,7 +57,7 @@ class _Facts:
     def lb(self, e):
         """A lower bound of an integer/float expression, or -inf when unknown."""
         if isinstance(e, Const):
-            return float(e.value) if isinstance(e.value, (int, float)) else -INF
+            return _bound(e.value) if isinstance(e.value, (int, float)) else -INF
         if isinstance(e, Var):
             return self.lower.get(e.name, -INF)
         if isinstance(e, BinOp):
@@ -179,7 +188,7 @@ def _step_sign(seq, facts):
 
 def _seq_lower(seq, facts):
     if isinstance(seq, ValuesSeq):
-        return float(min(seq.values)) if seq.values else INF
+        return _bound(min(seq.values)) if seq.values else INF
     if isinstance(seq, ScalarSeq):
         return facts.lb(seq.value)
     if isinstance(seq, (RangeSeq, SolveSeq)):

@@ -18,6 +18,9 @@ LuaJIT runs a small or medium space in milliseconds. ``auto`` therefore chooses,
    enumerator into the cache (:func:`c_background.build_in_background`), so that the next run takes
    case 1.
 
+When the C build fails (cases 1 and 2), ``auto`` runs case 3's backend and says so in one warning
+line, with the compiler's first error.
+
 Every backend gives the same rows in the same order and the same errors; :class:`AutoEnumerator`
 also covers the two places where a backend has a limit of its own (Lua computes integers exactly
 only within +-2**53, the C enumerator buffers a bounded number of values per iterator-function
@@ -164,7 +167,11 @@ def choose(program):
                              hint="use c, lua or python, or unset it")
         return forced, "forced by BEAST_AUTO_BACKEND", None
     work = estimate_work(program)
-    reason = f"estimated work {work:.3g}"
+    try:
+        reason = f"estimated work {work:.3g}"
+    except OverflowError:       # past the floats (range(10**309)): the count refuses it later
+        from ..errors import short_int
+        reason = f"estimated work {short_int(work)}"
     if work < PYTHON_WORK:
         # measured crossover (first run, count + enumerate): Python wins up to 1-3 thousand visits
         return "python", reason, None
@@ -216,10 +223,12 @@ class AutoEnumerator:
             from . import c_backend
             try:
                 self.inner = c_backend.build(program, source=source)
-            except BeastError:
-                # a compiler that fails on this machine: the others give the same answer
+            except BeastError as err:
+                # a compiler that fails on this machine: the others give the same answer, more
+                # slowly, so the user hears why
                 self.backend = _fallback()
                 self.reason += f"; the C build failed, using {self.backend}"
+                _say_fallback(err, self.backend)
                 self.inner = _build(self.backend, program)
         else:
             self.inner = _build(self.backend, program)
@@ -265,6 +274,17 @@ class AutoEnumerator:
             if skip:
                 chunk, skip = chunk[skip:], 0
             yield chunk
+
+
+def _say_fallback(err, backend):
+    """One line on beast's warning path: auto runs ``backend`` because the C build failed."""
+    from ..errors import BeastWarning, warn
+    first = (err.message or "").strip().splitlines()
+    why = first[0] if first else type(err).__name__
+    rest = [line.strip() for line in first[1:] if line.strip()]
+    if rest:     # the compiler's own words: its first error, else its last line
+        why += " " + next((line for line in rest if "error" in line), rest[-1])
+    warn(BeastWarning(f"backend auto: the C build failed ({why[:300]}); running {backend} instead"))
 
 
 def _build(name, program):

@@ -4,7 +4,9 @@ system's C compiler (``cc -O2``; ``CC`` overrides) into a shared object cached b
 
 The runtime (worker threads, row blocks, the entry points; ``c_driver.c``) is the same for every
 space: it is compiled once per compiler into an object in the cache (:func:`runtime_entry`) and
-linked into each enumerator, whose own compile is then only its loop nest.
+linked into each enumerator, whose own compile is then only its loop nest. Both are checked before
+use (:mod:`beast.runtime.cache_check`): a truncated or empty object, or an enumerator that does not
+hold its entry's key (``beast_key``, appended to the printed C), is rebuilt once with a notice.
 
 Work splitting. The printed walk has *claim points* before its outer loops (a chain of lets and
 checks, then one loop). A run probes for the shallowest depth whose claim point is reached at
@@ -45,6 +47,7 @@ from ..expr import evaluate
 from ..ir.literals import check_integer_width
 from ..ir.tabulate import MAX_VALUES
 from . import MAX_CHUNK_ROWS, cache, check_chunk_size, check_threads
+from .cache_check import damaged, elf_problem, key_line
 from .errors import (COMPLEX_POW, ComplexPowerError, COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, ROLE_NAMES, caret_in_statement, explain,
                      failed_operation, node_error, node_location, overflow_position)
 from .python_backend import compile_functions
@@ -289,12 +292,23 @@ def _in_cache(build):
 def library_path(text: str, name: str) -> str:
     """Compile ``text`` (unless an identical build is cached); the path of the shared object."""
     argv, entry, stem, runtime = _entry(text, name)
+    text += key_line(entry)
     return _in_cache(lambda directory: _build(argv, text, directory, entry, stem, runtime))
+
+
+def _whole(path, entry=None) -> bool:
+    """True when the cache entry ``path`` exists and is whole (built for ``entry`` when given);
+    a damaged one is removed with a notice, for the caller to rebuild."""
+    why = elf_problem(path, entry)
+    if why is not None:
+        damaged(path, why)
+        return False
+    return os.path.exists(path)
 
 
 def _build_runtime(argv, directory, entry):
     obj = os.path.join(directory, entry + ".o")
-    if not os.path.exists(obj):
+    if not _whole(obj):
         with cache.private_dir(directory) as tmp:
             c_path, out = os.path.join(tmp, "runtime.c"), os.path.join(tmp, "runtime.o")
             with open(c_path, "w", encoding="utf-8") as fh:
@@ -319,7 +333,7 @@ def link_argv(argv, out, c_path, obj) -> list:
 
 def _build(argv, text, directory, entry, stem, rt_entry):
     so_path = os.path.join(directory, entry + ".so")
-    if os.path.exists(so_path):
+    if _whole(so_path, entry):
         return so_path
     obj = os.path.join(directory, rt_entry + ".o")
     with cache.private_dir(directory) as tmp:
@@ -327,7 +341,7 @@ def _build(argv, text, directory, entry, stem, rt_entry):
         out = os.path.join(tmp, f"{stem}.so")
         with open(c_path, "w", encoding="utf-8") as fh:
             fh.write(text)
-        if os.path.exists(obj):
+        if _whole(obj):
             run_compiler(link_argv(argv, out, c_path, obj))
         else:
             # the first enumerator built by this compiler: the runtime's object is compiled on a
@@ -367,9 +381,10 @@ class Prepared:
         self.program = program
         check_integer_width(program, 64, "C")
         self.source = print_c(program, _python_functions(program))
-        self.text = self.source.text          # compiled, then linked with the runtime's object
         # runtime: the cache entry of the runtime's object it is linked with
-        self.argv, self.entry, self.stem, self.runtime = _entry(self.text, program.name)
+        self.argv, self.entry, self.stem, self.runtime = _entry(self.source.text, program.name)
+        # compiled, then linked with the runtime's object; ends with the entry's key
+        self.text = self.source.text + key_line(self.entry)
 
 
 def prepare(program) -> Prepared:
@@ -378,12 +393,17 @@ def prepare(program) -> Prepared:
 
 
 def cached_library(prepared: Prepared):
-    """The path of ``prepared``'s shared object when the cache already holds it, else None."""
-    path = os.path.join(cache.cache_dir("c", create=False), prepared.entry + ".so")
-    if os.path.exists(path):
-        return path
-    path = os.path.join(_fallback_path(), prepared.entry + ".so")
-    return path if os.path.exists(path) else None
+    """The path of ``prepared``'s shared object when the cache already holds it whole, else None
+    (a damaged entry, or a damaged runtime object it would be linked with, is removed with a
+    notice, so that the next build replaces it)."""
+    # the fallback's path only when needed: it imports tempfile, which a warm run does not need
+    for where in (lambda: cache.cache_dir("c", create=False), _fallback_path):
+        directory = where()
+        path = os.path.join(directory, prepared.entry + ".so")
+        if _whole(path, prepared.entry):
+            return path
+        _whole(os.path.join(directory, prepared.runtime + ".o"))
+    return None
 
 
 def load_library(text: str, name: str):
@@ -394,9 +414,10 @@ def load_library(text: str, name: str):
             ffi = _get_ffi()
             try:
                 lib = ffi.dlopen(path)
-            except OSError:
-                # a damaged entry (not one of ours: ours are installed atomically): rebuild it
-                os.unlink(path)
+            except OSError as exc:
+                # a damaged entry that passed the checks (not one of ours: ours are installed
+                # atomically): rebuild it once
+                damaged(path, f"cannot be loaded: {str(exc).splitlines()[0] if str(exc) else exc!r}")
                 path = library_path(text, name)
                 lib = ffi.dlopen(path)
             if lib.bn_abi() != int(ABI_VERSION):
@@ -711,7 +732,7 @@ def build(program, threads=None, source: Prepared | None = None) -> CEnumerator:
     """Print, compile (or find in the cache) and load the C enumerator of ``program``
     (``source``: the program already printed by :func:`prepare`)."""
     prepared = source if source is not None else prepare(program)
-    lib, path = load_library(prepared.text, program.name)
+    lib, path = load_library(prepared.source.text, program.name)
     return CEnumerator(program, prepared.source, prepared.text, lib, path)
 
 

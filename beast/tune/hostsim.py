@@ -401,7 +401,7 @@ def precompiled_shim(cxx: str, counting: bool = False) -> str | None:
     try:
         entry = cache.cache_dir("hostsim", toolchain_key(cxx)[:24] + ("-count" if counting else ""))
         header = os.path.join(entry, "shim.h")
-        if os.path.exists(header + ".gch"):
+        if _whole_pch(header):
             path = header
         else:
             with cache.private_dir(entry) as tmp:
@@ -412,12 +412,38 @@ def precompiled_shim(cxx: str, counting: bool = False) -> str | None:
                                       capture_output=True, text=True)
                 if proc.returncode == 0:
                     cache.install(src, header)           # the header first: alone it is still right
+                    # the size before the file it describes (a reader checks the one against the other)
+                    cache.atomic_write_text(header + _PCH_SIZE, str(os.path.getsize(src + ".gch")))
                     cache.install(src + ".gch", header + ".gch")
                     path = header
     except OSError:                                      # no writable cache: no precompiled header
         path = None
     _shims[memo] = path
     return path
+
+
+_PCH_SIZE = ".gch.size"     # beside the precompiled header: its size in bytes, written with it
+
+
+def _whole_pch(header: str) -> bool:
+    """True when ``header``'s precompiled form is in the cache and whole: its size is the one
+    written with it (a truncated ``.gch`` is a fatal error in every compile that includes the
+    header, an empty one is silently ignored). A damaged one is removed with a notice."""
+    gch = header + ".gch"
+    try:
+        size = os.path.getsize(gch)
+    except OSError:
+        return False
+    try:
+        with open(header + _PCH_SIZE, encoding="ascii") as fh:
+            recorded = int(fh.read().strip())
+    except (OSError, ValueError):
+        recorded = None
+    if recorded == size and os.path.exists(header):
+        return True
+    from beast.runtime.cache_check import damaged
+    damaged(gch, "no size written with it" if recorded is None else f"{size} bytes, written as {recorded}")
+    return False
 
 
 def build_host_library(source: str, names: Sequence[str], path: str,

@@ -18,7 +18,7 @@ def _sklearn_tree():
         from sklearn.tree import ExtraTreeRegressor
     except ImportError:
         raise BeastError("the model-guided strategy needs scikit-learn",
-                         hint="pip install 'beast-autotune[tune]'") from None
+                         hint="pip install 'beast-autotune[tune]' (or '[gpu]', which brings it too)") from None
     return ExtraTreeRegressor
 
 
