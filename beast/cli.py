@@ -298,6 +298,38 @@ def cmd_stats(args):
     return 0
 
 
+def cmd_cache(args):
+    """``beast cache``: where beast's cache is, what it holds, and ``--clear``."""
+    from .runtime import cache
+    root = cache.cache_dir(create=False)
+    rows = cache.usage(root)
+    if args.clear:
+        freed = cache.clear(root)
+        if args.json:
+            say(json.dumps({"path": root, "cleared_bytes": freed}))
+        else:
+            say(f"cleared {root}: {_size(freed)} freed (entries are rebuilt when next needed)")
+        return 0
+    if args.json:
+        say(json.dumps({"path": root, "env": cache.ENV_VAR,
+                        "entries": [dict(folder=f, files=n, bytes=b, holds=w) for f, n, b, w in rows]}))
+        return 0
+    lines = [f"beast's cache: {root}  (set {cache.ENV_VAR} to move it; `beast cache --clear` empties it)"]
+    for folder, files, size, what in rows:
+        lines.append(f"  {folder:<15} {files:>7,} file{'s' * (files != 1)} {_size(size):>10}  {what}")
+    lines.append(f"  {'total':<15} {sum(r[1] for r in rows):>7,} files {_size(sum(r[2] for r in rows)):>10}")
+    say("\n".join(lines))
+    return 0
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
 def cmd_devices(args):
     from .devices import describe_devices, describe_fields, profile_json
     if args.dump:
@@ -503,6 +535,11 @@ def build_parser():
     _backend_args(p, threads=False)
     p.add_argument("-o", "--output", required=True, help="output directory")
     p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("cache", help="where beast's cache of compiled enumerators and tables is, what it holds; --clear")
+    p.add_argument("--clear", action="store_true", help="remove every entry (each is rebuilt when next needed)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_cache)
 
     p = sub.add_parser("devices", help="list the built-in device profiles and the local GPU")
     p.add_argument("--fields", action="store_true",

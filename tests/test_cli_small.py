@@ -177,3 +177,25 @@ def test_readme_kernel_tuner_strategy_example_runs(tmp_path, monkeypatch, capsys
     assert best in results
     assert best["time"] == min(r["time"] for r in results if isinstance(r["time"], float))
     assert set(best) >= {"between_method", "block_size_x", "tile_size", "use_method"}
+
+
+def test_beast_cache_shows_where_and_what_and_clears(tmp_path, monkeypatch, capsys):
+    import json as _json
+    import beast.cli as cli
+    root = tmp_path / "cache"
+    monkeypatch.setenv("BEAST_CACHE_DIR", str(root))
+    assert cli.main(["cache", "--json"]) == 0                 # no cache yet: empty, nothing created
+    got = _json.loads(capsys.readouterr().out)
+    assert got["path"] == str(root) and got["entries"] == [] and not root.exists()
+    (root / "c").mkdir(parents=True)
+    (root / "c" / "x.so").write_bytes(b"\0" * 3000)
+    (root / "sample").mkdir()
+    (root / "sample" / "t.npz").write_bytes(b"\0" * 10)
+    assert cli.main(["cache"]) == 0
+    text = capsys.readouterr().out
+    assert str(root) in text and "BEAST_CACHE_DIR" in text
+    assert "c                     1 file    2.9 KiB  C enumerators" in text
+    assert "total                 2 files" in text
+    assert cli.main(["cache", "--clear"]) == 0
+    assert capsys.readouterr().out.startswith(f"cleared {root}: 2.9 KiB freed")
+    assert root.is_dir() and list(root.iterdir()) == []       # the folder stays, its entries go

@@ -86,3 +86,60 @@ def atomic_write_bytes(path: str, data: bytes) -> str:
 def atomic_write_text(path: str, text: str) -> str:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+#: what each top-level folder of the cache holds (``beast cache`` prints it)
+KINDS = {
+    "c": "C enumerators (.so), the C runtime object (runtime-*.o), their source",
+    "ffi": "cffi's declarations of the enumerators' interface",
+    "compilers": "what each C compiler was found to be",
+    "sample": "sampling tables (counts of loop prefixes)",
+    "facts": "registers and spills from nvcc/ptxas",
+    "hostsim": "the host simulator's precompiled headers",
+    "hostsim-count": "the host simulator's counting builds",
+}
+
+
+def usage(root: str | None = None) -> list[tuple[str, int, int, str]]:
+    """(folder, files, bytes, what it holds) for each top-level entry of the cache, largest first;
+    a cache that does not exist yet is empty."""
+    root = cache_dir(create=False) if root is None else root
+    out = []
+    try:
+        names = sorted(os.listdir(root))
+    except FileNotFoundError:
+        return out
+    for name in names:
+        path = os.path.join(root, name)
+        files = size = 0
+        if os.path.isdir(path) and not os.path.islink(path):
+            for folder, _, entries in os.walk(path):
+                for entry in entries:
+                    try:
+                        size += os.lstat(os.path.join(folder, entry)).st_size
+                        files += 1
+                    except OSError:
+                        pass
+        else:
+            try:
+                size, files = os.lstat(path).st_size, 1
+            except OSError:
+                continue
+        out.append((name, files, size, KINDS.get(name, "")))
+    return sorted(out, key=lambda row: -row[2])
+
+
+def clear(root: str | None = None) -> int:
+    """Remove every entry of the cache (the folder itself stays); the bytes freed.  Each entry is
+    rebuilt when it is next needed."""
+    import shutil
+    root = cache_dir(create=False) if root is None else root
+    freed = sum(row[2] for row in usage(root))
+    for name in os.listdir(root) if os.path.isdir(root) else ():
+        path = os.path.join(root, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+    return freed
