@@ -1,4 +1,9 @@
-"""The ``beast`` command: a thin face over :mod:`beast.space`."""
+# PYTHON_ARGCOMPLETE_OK
+"""The ``beast`` command: a thin face over :mod:`beast.space`.
+
+Shell completion (bash, zsh) through argcomplete, an optional extra: ``pip install
+'beast-autotune[completion]'`` and ``eval "$(register-python-argcomplete beast)"``.
+"""
 from __future__ import annotations
 
 import argparse
@@ -619,6 +624,16 @@ def _interrupted(exc: BaseException) -> int:
     return 143 if terminated else 130
 
 
+def _complete(parser) -> None:
+    """Answer the shell's completion request and exit (argcomplete's protocol); without
+    argcomplete installed, nothing is completed."""
+    try:
+        import argcomplete
+    except ImportError:
+        raise SystemExit(1) from None
+    argcomplete.autocomplete(parser)
+
+
 def main(argv=None) -> int:
     """Entry point of the ``beast`` console script."""
     show_beast_warnings()       # file:line:col: warning: ..., with the caret, as errors print
@@ -630,7 +645,10 @@ def main(argv=None) -> int:
                 # a file name that is not UTF-8 (an escaped byte) printed in a result: \udcff, not
                 # a UnicodeEncodeError after the work is done
                 sys.stdout.reconfigure(errors="backslashreplace")
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        if "_ARGCOMPLETE" in os.environ:   # a shell asks for completions (argcomplete sets it)
+            _complete(parser)
+        args = parser.parse_args(argv)
         status = args.func(args)
         _flush_stdout()                 # here, where a full disk is still the user's error
         return status

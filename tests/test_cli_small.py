@@ -199,3 +199,23 @@ def test_beast_cache_shows_where_and_what_and_clears(tmp_path, monkeypatch, caps
     assert cli.main(["cache", "--clear"]) == 0
     assert capsys.readouterr().out.startswith(f"cleared {root}: 2.9 KiB freed")
     assert root.is_dir() and list(root.iterdir()) == []       # the folder stays, its entries go
+
+
+def test_shell_completion_through_argcomplete(tmp_path):
+    pytest.importorskip("argcomplete")     # the test extra brings it
+    import subprocess
+    import sys as _sys
+
+    def complete(line):
+        out = tmp_path / "completions"
+        script = os.path.join(os.path.dirname(_sys.executable), "beast")   # the console script
+        env = dict(os.environ, _ARGCOMPLETE="1", _ARGCOMPLETE_IFS="\n", COMP_LINE=line,
+                   COMP_POINT=str(len(line)), OUT=str(out), SCRIPT=script)
+        proc = subprocess.run(["bash", "-c", '"$SCRIPT" 8>"$OUT" 9>/dev/null'], env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return [word.strip() for word in out.read_text().split("\n")]
+
+    assert complete("beast cou") == ["count"]
+    assert "--device" in complete("beast count spaces/gemm.py --dev")
+    assert {"--clear", "--json"} <= set(complete("beast cache --"))
