@@ -256,3 +256,11 @@ def test_a_counting_nest_is_counted_as_its_loops_run(tmp_path):
         expected = make()
         assert_rows_everywhere(space, expected)
 
+
+
+def test_a_range_whose_stop_alone_reaches_2_53_counts_its_rows_in_lua(tmp_path):
+    # its values stay below 2**53 (exact in Lua); only the exclusive stop is 2**53: enumerate gives
+    # the rows, and the count must say as many (it once raised "integer overflow in iterator 'b'")
+    for i, tail in enumerate(("", "@condition\ndef c(a, b):\n    return round(b / 3) < 0 and a > 5\n")):
+        space = load(tmp_path, f"stop53_{i}", "a = range(3)\nb = range((2**53 - 1), (2**53 - 1) + 1)\n" + tail)
+        assert_rows_everywhere(space, [(a, 2**53 - 1) for a in range(3)])

@@ -23,6 +23,16 @@ from .lua_body import KINDS, FunctionTranslator
 from .lua_ops import NUMERIC, POLL, SETOP_CODES, ErrorSite, OpSpeller, V, codes, lua_ident, number
 
 
+def _values_exact(form: Counted) -> bool:
+    """A range of constant bounds whose values all lie within +-2**53, though its stop may not
+    (``range(2**53 - 1, 2**53)``): its rows are exact in Lua, so its count is its known length."""
+    start, step = (getattr(b.expr, "value", None) for b in (form.start, form.step))
+    if not (type(start) is int and type(step) is int and form.length):
+        return False
+    last = start + (form.length - 1) * step
+    return max(abs(start), abs(last)) < 2 ** 53
+
+
 @record
 class LuaSource:
     """A generated Lua chunk and what the runtime needs to run it and map its errors."""
@@ -271,7 +281,7 @@ class LuaPrinter:
                     pending.append(("fail", d, wide, at))
                 continue
             a, b, c = self.range_parts(form)
-            if form.length is not None and all(x.const for x in (a, b, c)):
+            if form.length is not None and (all(x.const for x in (a, b, c)) or _values_exact(form)):
                 if form.length == 0:
                     break
                 k *= form.length
