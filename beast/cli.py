@@ -307,7 +307,6 @@ def cmd_cache(args):
     """``beast cache``: where beast's cache is, what it holds, and ``--clear``."""
     from .runtime import cache
     root = cache.cache_dir(create=False)
-    rows = cache.usage(root)
     if args.clear:
         freed = cache.clear(root)
         if args.json:
@@ -315,6 +314,7 @@ def cmd_cache(args):
         else:
             say(f"cleared {root}: {_size(freed)} freed (entries are rebuilt when next needed)")
         return 0
+    rows = cache.usage(root)
     if args.json:
         say(json.dumps({"path": root, "env": cache.ENV_VAR,
                         "entries": [dict(folder=f, files=n, bytes=b, holds=w) for f, n, b, w in rows]}))
@@ -328,11 +328,13 @@ def cmd_cache(args):
 
 
 def _size(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:,} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+    """``n`` bytes for a person: bytes below 1 KiB, else KiB, MiB or GiB with one decimal."""
+    if n < 1024:
+        return f"{n:,} bytes"
+    for unit in ("KiB", "MiB", "GiB"):
         n /= 1024
-    return f"{n:.1f} GiB"
+        if n < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}"
 
 
 def cmd_devices(args):
