@@ -329,5 +329,24 @@ def many_kernel_facts(kernels, arch: str = "sm_90", workers: int | None = None,
     return [facts[key] for key in keys]
 
 
-__all__ = ["KernelFacts", "kernel_facts", "many_kernel_facts", "parse_ptxas", "find_nvcc", "compiler",
+def arch_of(profile) -> str | None:
+    """``sm_XY`` of a device profile's compute capability, or None when it has none."""
+    try:
+        return f"sm_{int(profile.cudamajor)}{int(profile.cudaminor)}"
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def facts_or_none(kernel, arch: str | None) -> KernelFacts | None:
+    """:func:`kernel_facts`, or None where there is no architecture or no CUDA compiler (for
+    callers to whom the facts are a bonus: ``--explain``, the speed model)."""
+    if arch is None:
+        return None
+    try:
+        return kernel_facts(kernel, arch)
+    except BeastError:
+        return None
+
+
+__all__ = ["KernelFacts", "kernel_facts", "arch_of", "facts_or_none", "many_kernel_facts", "parse_ptxas", "find_nvcc", "compiler",
            "FACTS_VERSION"]

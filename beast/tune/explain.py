@@ -71,29 +71,6 @@ def _integer(name: str, value) -> int:
     raise BeastError(f"--explain: {name}={value!r} is not an integer")
 
 
-def _arch(space) -> str | None:
-    profile = getattr(space, "device", None)
-    try:
-        return f"sm_{int(profile.cudamajor)}{int(profile.cudaminor)}"
-    except (AttributeError, TypeError, ValueError):
-        return None
-
-
-def compiler_facts_of(kernel, arch: str | None):
-    """The kernel's :class:`~beast.tune.compiler_facts.KernelFacts`, or None when that module, a
-    CUDA compiler or the architecture is not there."""
-    if arch is None:
-        return None
-    try:
-        from .compiler_facts import kernel_facts
-    except ImportError:
-        return None
-    try:
-        return kernel_facts(kernel, arch)
-    except BeastError:
-        return None
-
-
 def compiler_line(facts) -> str | None:
     """``compiler (sm_XY): N registers, ... spills`` for ``facts`` (None: None)."""
     if facts is None:
@@ -152,7 +129,8 @@ def explain(space, config: Mapping | str, size=None) -> str:
              f"kernel: {threads} threads ({warps} warp{'s' * (warps != 1)}) per block, "
              f"{layout.smem_bytes:,} bytes of dynamic shared memory, "
              f"tile {layout.blk_m} x {layout.blk_n} x {layout.blk_k}"]
-    facts = compiler_facts_of(kernel, _arch(space))
+    from .compiler_facts import arch_of, facts_or_none
+    facts = facts_or_none(kernel, arch_of(space.device))
     for line in (compiler_line(facts),
                  model_line(config, settings, size, space.device, facts, layout)):
         if line:

@@ -472,11 +472,10 @@ class ModelGate:
     def _facts(self, layout, config):
         if self.facts_mode != "compiler":
             return None
+        from .compiler_facts import arch_of, facts_or_none    # optional: compiles with nvcc
         try:
-            from .compiler_facts import kernel_facts           # optional: compiles with nvcc
-            cc = tuple(self.profile.cc)
-            return kernel_facts(self.family.generate(config, self.settings), f"sm_{cc[0]}{cc[1]}")
-        except Exception:                                      # no compiler or no module: estimate
+            return facts_or_none(self.family.generate(config, self.settings), arch_of(self.profile))
+        except Exception:                                      # a kernel it cannot make: estimate
             return None
 
     def predict(self, config: Mapping, facts=None) -> Prediction:
