@@ -24,24 +24,8 @@ def _settings(pairs):
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
             raise BeastError(f"-D expects NAME=VALUE, got {pair!r}")
-        out[name.strip()] = _long_decimal(value.strip())
+        out[name.strip()] = value.strip()
     return out
-
-
-def _long_decimal(text: str):
-    """``text`` as an int where it is a decimal integer longer than Python's int-to-str digit limit
-    (which would refuse a valid integer as not one), else ``text`` unchanged: the setting's
-    type check then runs on the int, and the literal check refuses it with a short message."""
-    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
-    digits = text.lstrip("+-").replace("_", "")
-    if not limit or len(digits) <= limit or not (digits.isascii() and digits.isdigit()) \
-            or text[:1] in "+-" and text[1:2] in "+-" or "__" in text or text.endswith("_"):
-        return text
-    value = 0
-    for i in range(0, len(digits), limit):          # chunks under the limit, exactly
-        chunk = digits[i:i + limit]
-        value = value * 10 ** len(chunk) + int(chunk)
-    return -value if text.startswith("-") else value
 
 
 def _load(args):

@@ -11,7 +11,7 @@ import os
 import sys
 import threading
 
-from .errors import SettingError, SpaceError
+from .errors import SettingError, SpaceError, short_int
 from .expr import Call, Expr, IteratorTruthError, Select, static_type, wrap
 from .spell import spell, user_names
 
@@ -474,9 +474,29 @@ def _int_arithmetic(raw: str):
         return None
 
 
+def _long_decimal(text: str):
+    """``text`` as an int where it is a decimal integer longer than Python's int-to-str digit limit
+    (which would refuse a valid integer as not one), else ``text`` unchanged: the setting's
+    type check then runs on the int, and the literal check refuses it with a short message."""
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    digits = text.lstrip("+-").replace("_", "")
+    if not limit or len(digits) <= limit or not (digits.isascii() and digits.isdigit()) \
+            or text[:1] in "+-" and text[1:2] in "+-" or "__" in text or text.endswith("_"):
+        return text
+    value = 0
+    for i in range(0, len(digits), limit):          # chunks under the limit, exactly
+        chunk = digits[i:i + limit]
+        value = value * 10 ** len(chunk) + int(chunk)
+    return -value if text.startswith("-") else value
+
+
 def _parse_override(raw, default):
     if not isinstance(raw, str):
         return raw
+    if isinstance(default, int) and not isinstance(default, bool):
+        raw = _long_decimal(raw.strip())
+        if not isinstance(raw, str):
+            return raw
     if isinstance(default, bool):
         low = raw.lower()
         if low in ("1", "true", "yes", "on"):
@@ -500,6 +520,14 @@ def _parse_override(raw, default):
         except ValueError:
             raise SettingError(f"expected a number, got {raw!r}") from None
     return raw
+
+
+def _shown(value) -> str:
+    """A value for a message: huge integers by their size, long texts cut in the middle."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return short_int(value)
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:28]}...{text[-28:]}"
 
 
 def setting(name: str, default, choices=None, help: str | None = None):  # noqa: A002
@@ -527,8 +555,8 @@ def setting(name: str, default, choices=None, help: str | None = None):  # noqa:
                                hint=f"give an integer: settings={{'{name}': "
                                     f"{int(value) if value.is_integer() else '...'}}}")
     if choices is not None and value not in choices:
-        shown = ", ".join(repr(c) for c in choices)
-        given = repr(value) if len(repr(value)) <= 60 else f"{repr(value)[:28]}...{repr(value)[-28:]}"
+        shown = ", ".join(_shown(c) for c in choices)
+        given = _shown(value)
         raise SettingError(f"setting '{name}' = {given} is not one of its choices: {shown}")
     ctx.settings[name] = SettingDecl(name, default, tuple(choices) if choices else None, value,
                                      where, help)

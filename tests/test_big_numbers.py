@@ -146,3 +146,20 @@ def test_huge_value_without_a_short_form(space_file, capsys):
     rc, _, err = cli(capsys, "count", path, "--backend", "python")
     assert rc == 2 and "internal error" not in err and "Traceback" not in err
     assert "div.py:4:15: error:" in err and "too large for a float" in err
+
+
+def test_a_setting_past_the_digit_limit_given_to_load_is_an_integer(tmp_path):
+    """``load(settings={"n": "1" * 5000})`` parses the text as the integer it is (the digit limit
+    never shows through), so the refusal is the 64-bit one at the user's line; a choice list
+    names the huge value by its size."""
+    import beast
+    f = tmp_path / "s.py"
+    f.write_text("from beast import *\nn = setting('n', 3)\na = iterator(range(0, 4))\nc = condition(a < n)\n")
+    with pytest.raises(beast.BeastError, match="5000-digit integer does not fit in 64 bits"):
+        beast.load(str(f), settings={"n": "1" * 5000}).count()
+    g = tmp_path / "c.py"
+    g.write_text("from beast import *\nn = setting('n', 3, choices=[3, 4])\na = iterator(range(0, n))\n")
+    with pytest.raises(beast.BeastError, match=r"= 10\*\*5000 is not one of its choices: 3, 4"):
+        beast.load(str(g), settings={"n": 10 ** 5000})
+    with pytest.raises(beast.BeastError, match="5000-digit integer is not one of its choices"):
+        beast.load(str(g), settings={"n": "7" * 5000})

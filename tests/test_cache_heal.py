@@ -170,3 +170,19 @@ def test_host_precompiled_header(tmp_path, cache, monkeypatch):
         _one_notice(notices, "shim.h.gch")
         assert os.path.getsize(gch) == 4100
     assert shim() == (header, []) and len(builds) == 3
+
+
+def test_a_library_without_any_key_is_said_to_be_from_an_older_beast(tmp_path):
+    """A shared object from before entry keys (or any foreign library) is refused by name of its
+    cause, not as another entry's."""
+    import ctypes.util
+    from beast.runtime.cache_check import elf_problem
+    found = ctypes.util.find_library("m")
+    lib = next((os.path.join(d, found) for d in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
+                                                  "/usr/lib64") if found and os.path.exists(os.path.join(d, found))),
+               None)
+    if lib is None:
+        pytest.skip("no libm found to stand for an old library")
+    copy = tmp_path / "old.so"
+    copy.write_bytes(open(lib, "rb").read())
+    assert elf_problem(str(copy), "entry") == "built by an older beast, without an entry key"

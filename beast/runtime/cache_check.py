@@ -60,7 +60,9 @@ def elf_problem(path: str, entry: str | None = None) -> str | None:
     elif sys.platform.startswith("linux"):
         return "not an ELF object"
     if entry is not None and key_bytes(entry) not in data:
-        return "built for another entry"
+        if b"beast-key:" in data:
+            return "built for another entry"
+        return "built by an older beast, without an entry key"
     return None
 
 
