@@ -58,10 +58,12 @@ def _backend_args(p, default=None, threads=True):
 
 
 def cmd_count(args):
+    from .progress import Busy
     space = _load(args)
-    start = time.perf_counter()
-    n = space.count(backend=args.backend, threads=args.threads)
-    seconds = time.perf_counter() - start
+    with Busy("count", quiet=args.quiet):     # one compiled call: the time it has taken, no fraction
+        start = time.perf_counter()
+        n = space.count(backend=args.backend, threads=args.threads)
+        seconds = time.perf_counter() - start
     if args.json:
         say(json.dumps({"space": args.space, "survivors": n, "iterators": list(space.iterators),
                           "conditions": list(space.conditions), "backend": args.backend,
@@ -113,7 +115,9 @@ def _flush_stdout() -> None:
 
 def _sampled(space, args):
     """``--sample N --seed S``: N survivors drawn uniformly at random (see Space.sample)."""
-    return space.sample(args.sample, seed=args.seed, backend=args.backend, threads=args.threads)
+    from .progress import Busy
+    with Busy("sample", quiet=args.quiet):
+        return space.sample(args.sample, seed=args.seed, backend=args.backend, threads=args.threads)
 
 
 class _Stream:
@@ -127,6 +131,7 @@ class _Stream:
 
 def cmd_enumerate(args):
     import numpy as np
+    from . import rows_text
     fmt = args.format or os.path.splitext(args.output)[1].lstrip(".").lower()
     if fmt not in OUTPUT_FORMATS and not args.format and is_stream(args.output):
         fmt = "csv"                       # -, /dev/stdout, /dev/null, a FIFO: no name to go by
@@ -142,30 +147,31 @@ def cmd_enumerate(args):
     progress = _progress_chunks(space, args)
 
     def write(fh):
-        if fmt == "npy":
-            if args.sample is None:
-                parts = list(progress(space.iterate(1 << 20, backend=args.backend, threads=args.threads)))
-                rows = np.concatenate(parts) if parts else np.empty(0, dtype=space.dtype)
-            else:
-                rows = _sampled(space, args)
-            np.save(_Stream(fh), rows, allow_pickle=False)
+        if fmt == "npy" and args.sample is not None:
+            np.save(_Stream(fh), _sampled(space, args), allow_pickle=False)
             return
-        header = (",".join(names) + "\n").encode() if fmt == "csv" else b""
+        if fmt == "npy":                      # streamed: the header needs the row count first
+            total = space.count(backend=args.backend, threads=args.threads)
+            header, block = rows_text.npy_header(space.dtype, total), None
+        else:
+            header = rows_text.csv_header(names) if fmt == "csv" else b""
+            block = rows_text.csv_block if fmt == "csv" else rows_text.jsonl_block
+        rows = 0
         for chunk in (progress(space.iterate(backend=args.backend, threads=args.threads))
                       if args.sample is None else [_sampled(space, args)]):
             if not len(chunk):
                 continue
+            rows += len(chunk)
+            if block is None and rows > total:
+                break
             fh.write(header)                  # with the first rows: nothing is written before an error
             header = b""
-            if not names:                     # a space without iterators: one empty configuration
-                fh.write(b"{}\n" * len(chunk) if fmt == "jsonl" else b"\n" * len(chunk))
-                continue
-            table = np.column_stack([chunk[n] for n in names])
-            if fmt == "csv":
-                np.savetxt(fh, table, fmt="%d", delimiter=",")
-            else:
-                lines = (json.dumps(dict(zip(names, map(int, row)))) for row in table)
-                fh.write(("\n".join(lines) + "\n").encode())
+            fh.write(np.ascontiguousarray(chunk, dtype=space.dtype).tobytes() if block is None
+                     else block(chunk, names))
+        if block is None and rows != total:
+            raise BeastError(f"the enumeration gave {'more than ' if rows > total else ''}{rows:,} rows "
+                             f"where the count says {total:,}: the .npy file would be wrong",
+                             hint="this is a bug in beast; please report it with the space file")
         fh.write(header)                      # no rows: the header alone
 
     write_output(args.output, write)
@@ -270,8 +276,10 @@ def cmd_stats(args):
         from .plots import check_plot
         check_plot(args.plot)          # before the work: matplotlib is there, the name says png or svg
         check_output(args.plot)
+    from .progress import Busy
     space = _load(args)
-    stats = space.stats(backend=args.backend, threads=args.threads, values=bool(args.plot))
+    with Busy("stats", quiet=args.quiet):
+        stats = space.stats(backend=args.backend, threads=args.threads, values=bool(args.plot))
     if args.plot:
         from .plots import plot_stats
         plot_stats(stats, args.plot)
@@ -439,8 +447,10 @@ def cmd_replay(args):
     run = load_recorded(args.data)
     pool, times = match_space(space, run)
     fixed = {n: v for n, v in run.constants.items() if n not in space.iterators}
-    result = replay(pool, times, args.strategy, args.budget, repeats=args.repeats, seed=args.seed,
-                    batch=args.batch)
+    from .progress import Busy
+    with Busy("replay", unit="evaluations", quiet=args.quiet) as bar:
+        result = replay(pool, times, args.strategy, args.budget, repeats=args.repeats, seed=args.seed,
+                        batch=args.batch, progress=bar.update)
     points = check_checkpoints(result, args.at) if args.at else default_checkpoints(result.size, result.budget)
     if args.json:
         say(json.dumps({"space": args.space, "data": args.data, "strategy": args.strategy,
@@ -490,6 +500,7 @@ def build_parser():
     _space_args(p)
     _backend_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_count)
 
     p = sub.add_parser("enumerate", help="write the surviving configurations to .csv, .npy or .jsonl")
@@ -518,6 +529,7 @@ def build_parser():
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--plot", metavar="FILE", default=None,
                    help="draw the funnel, the rejections and the survivors' values (.png or .svg; needs matplotlib)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("compile", help="write the generated enumerator source for a person to read "
@@ -595,6 +607,7 @@ def build_parser():
     p.add_argument("--at", type=_int_in(1), nargs="+", default=None, metavar="B",
                    help="budgets to report (default: 1, 2, 5, 10, 20, 50%% of the space, and --budget)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_replay)
     return parser
 

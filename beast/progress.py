@@ -1,5 +1,6 @@
 """Progress of long work on a terminal (``beast enumerate``, ``beast tune``): a bar with rate and
-ETA. tqdm draws it when installed (the optional ``[progress]`` extra); otherwise one plain line on
+ETA; :class:`Busy` for work that is mostly quick (``beast count``, ``stats``, ``replay``, a sample),
+drawn only once it has run for a second. tqdm draws it when installed (the optional ``[progress]`` extra); otherwise one plain line on
 stderr, rewritten in place. Silent when stderr is not a terminal, or with ``quiet``.
 
 How far an enumeration is comes from its outermost loops: :func:`loop_fraction` places the last
@@ -9,11 +10,13 @@ row of each chunk in the sequences of the first loops whose values are known bef
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 from .expr import Const, RangeSeq, ValuesSeq
 
 OUTER_LOOPS = 3          # loops whose position makes the estimate
+AFTER = 1.0              # seconds of work before a Busy line appears
 
 
 def _positions(seq):
@@ -131,6 +134,87 @@ class Progress:
         self.enabled = False
 
     def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Busy:
+    """A context manager around work that may or may not be quick: nothing at all unless it is
+    still running after ``after`` seconds (default :data:`AFTER`); then a watcher thread draws
+    ``desc: 0:03 elapsed``, or the :class:`Progress` bar once :meth:`update` has said how far
+    the work is, and the line is cleared when the work ends, by an error or Ctrl-C too (the
+    exception goes on). Only on a terminal and when not ``quiet``; the work itself runs as
+    fast as without it (the watcher sleeps between draws)."""
+
+    def __init__(self, desc: str, unit: str = "items", quiet: bool = False, stream=None,
+                 after: float | None = None, every: float = 0.25):
+        self.stream = stream or sys.stderr
+        self.enabled = not quiet and getattr(self.stream, "isatty", lambda: False)()
+        self.desc, self.unit = desc, unit
+        self.after = AFTER if after is None else after
+        self.every = every
+        self.state = (0, None)          # (done, total): one tuple, so the watcher reads a pair
+        self.start = time.monotonic()
+        self.drawn = False
+        self._bar = None
+        self._text = None
+        self._stop = threading.Event()
+        self._thread = None
+
+    def update(self, done: int, total: int | None = None) -> None:
+        """``done`` of ``total`` steps are done (the bar's fraction); cheap enough for each step."""
+        self.state = (done, total)
+
+    def _watch(self):
+        if self._stop.wait(self.after):
+            return
+        try:
+            while True:
+                self._draw()
+                if self._stop.wait(self.every):
+                    return
+        except (OSError, ValueError):   # stderr closed or gone: no line, the work goes on
+            return
+
+    def _draw(self):
+        done, total = self.state
+        if total:
+            if self._bar is None:
+                self._bar = Progress(self.desc, self.unit, stream=self.stream)
+                self._bar.start = self.start
+            self._bar.update(done / total, done, exact=True, force=True)
+        else:
+            text = f"{self.desc}: {_clock(time.monotonic() - self.start)} elapsed"
+            if text == self._text:
+                return
+            self._text = text
+            self.stream.write(f"\r{text}\x1b[K")
+            self.stream.flush()
+        self.drawn = True
+
+    def close(self):
+        """Stop the watcher and clear its line (if it drew one)."""
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        try:
+            if self._bar is not None:
+                self._bar.close()
+            elif self.drawn:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def __enter__(self):
+        self.start = time.monotonic()
+        if self.enabled:
+            self._thread = threading.Thread(target=self._watch, name="beast-busy", daemon=True)
+            self._thread.start()
         return self
 
     def __exit__(self, *exc):

@@ -331,3 +331,78 @@ def test_a_failing_dot_and_an_unencodable_file_name_are_said_plainly(tmp_path):
         fh.write(SPACE.encode())
     proc = run_beast("stats", os.fsdecode(odd), "--backend", "python", env={"PYTHONIOENCODING": "utf-8"})
     assert proc.returncode == 0 and "internal error" not in proc.stderr and "bad\\udcff" in proc.stdout, proc.stderr
+
+
+# -- the rows' bytes (beast/rows_text.py): CSV and JSON Lines a chunk at a time, .npy streamed
+
+SIGNED = "from beast import *\na = range(-3, 2)\nb = range(-12, 13, 6)\nc = iterator(a * 1000 - b)\n"
+
+
+def _savetxt(table) -> bytes:
+    import io
+    buf = io.BytesIO()
+    np.savetxt(buf, table, fmt="%d", delimiter=",")
+    return buf.getvalue()
+
+
+def test_csv_and_jsonl_blocks_are_the_bytes_of_savetxt_and_json_dumps():
+    import json
+    from beast.rows_text import csv_block, jsonl_block
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    values = [0, -1, 9, 10, -10, 99, 100, -999, 123456789, big, small, big - 1, small + 1, 7, -7]
+    names = ("x", "why", "α")
+    chunk = np.zeros(len(values), dtype=[(n, np.int64) for n in names])
+    chunk["x"], chunk["why"], chunk["α"] = values, values[::-1], np.arange(len(values))
+    table = np.column_stack([chunk[n] for n in names])
+    assert csv_block(chunk, names) == _savetxt(table)
+    assert csv_block(chunk, names[:1]) == _savetxt(table[:, :1])      # one column
+    assert csv_block(chunk, ("α", "x")) == _savetxt(table[:, [2, 0]])  # the order given
+    want = "".join(json.dumps(dict(zip(names, map(int, row)))) + "\n" for row in table)
+    assert jsonl_block(chunk, names) == want.encode() and "\\u03b1" in want
+    assert csv_block(chunk[:0], names) == b"" and jsonl_block(chunk[:0], names) == b""
+    empty = np.zeros(3, dtype=[])                  # a space without iterators
+    assert csv_block(empty, ()) == b"\n\n\n" and jsonl_block(empty, ()) == b"{}\n{}\n{}\n"
+
+
+def test_npy_header_is_the_one_np_save_writes():
+    import io
+    import warnings
+    from beast.rows_text import npy_header
+    for dtype in (np.dtype([("a", np.int64), ("b", np.int64)]), np.dtype([("α", np.int64)]),
+                  np.dtype([(f"p{i}", np.int64) for i in range(4500)]), np.dtype([])):
+        for rows in (0, 1, 12345) if len(dtype) < 10 else (3,):
+            array = np.zeros(rows, dtype=dtype)
+            buf = io.BytesIO()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)   # format 2.0 and 3.0 say so
+                np.save(buf, array, allow_pickle=False)
+                header = npy_header(dtype, rows)
+            assert buf.getvalue() == header + array.tobytes(), (dtype, rows)
+
+
+def test_enumerate_writes_the_bytes_of_savetxt_and_np_save_to_a_file_and_stdout(tmp_path):
+    """CSV as np.savetxt of the rows wrote it (negative values), JSON Lines as json.dumps; .npy
+    streamed chunk by chunk, with the count in its header, as np.save of Space.enumerate():
+    through a file and through standard output; an empty space writes the CSV header alone."""
+    import subprocess
+    path = write_space(tmp_path, SIGNED)
+    space = beast.load(path)
+    every = space.enumerate(backend="python")
+    assert every.dtype == space.dtype and len(every) == 25
+    assert np.array_equal(every, np.concatenate(list(space.iterate(7, backend="python"))))
+    table = np.column_stack([every[n] for n in space.iterators])
+    buf = tmp_path / "want.npy"
+    np.save(buf, every, allow_pickle=False)
+    proc = run_beast("enumerate", path, "-o", tmp_path / "x.csv", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "x.csv").read_bytes() == b"a,b,c\n" + _savetxt(table)
+    proc = run_beast("enumerate", path, "-o", tmp_path / "x.npy", "-q")
+    assert proc.returncode == 0 and (tmp_path / "x.npy").read_bytes() == buf.read_bytes(), proc.stderr
+    argv, env = _beast_argv("enumerate", path, "-o", "-", "--format", "npy", "-q")
+    out = subprocess.run(argv, env=env, capture_output=True, timeout=120)
+    assert out.returncode == 0 and out.stdout == buf.read_bytes(), out.stderr
+    assert listing(tmp_path) == ["space.py", "want.npy", "x.csv", "x.npy"]
+    none = write_space(tmp_path, "from beast import *\na = range(3)\nc = condition(a >= 0)\n", "none.py")
+    proc = run_beast("enumerate", none, "-o", "-", "--format", "csv")
+    assert proc.returncode == 0 and proc.stdout == "a\n", proc.stderr
+    assert len(beast.load(none).enumerate()) == 0

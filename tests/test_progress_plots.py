@@ -173,3 +173,107 @@ def test_enumerate_progress_is_the_share_of_rows_once_counted_and_ends_at_100(mo
     exact = [(f, n) for f, n, e in seen[:-1] if e]
     assert exact, "the count never arrived"
     assert all(f == pytest.approx(n / total) for f, n in exact)
+
+
+def _slow_work(drawn=None):
+    """Work that lasts until ``drawn()`` says the watcher drew (2 s at most), else 0.08 s."""
+    import time
+    end = time.monotonic() + (2.0 if drawn else 0.08)
+    while time.monotonic() < end and not (drawn and drawn()):
+        time.sleep(0.005)
+
+
+def test_busy_line_appears_after_the_threshold_and_is_cleared():
+    from beast.progress import Busy
+    tty = _Tty()
+    with Busy("count", stream=tty, after=0.01, every=0.01) as busy:
+        _slow_work(tty.getvalue)
+    text = tty.getvalue()
+    assert busy.drawn and text.startswith("\rcount: 0:00 elapsed\x1b[K") and text.endswith("\r\x1b[K")
+    assert text.count("elapsed") == 1               # the same text is not redrawn
+
+
+def test_busy_draws_nothing_for_quick_work_off_a_terminal_or_quiet():
+    from beast.progress import Busy
+    tty = _Tty()
+    with Busy("count", stream=tty, after=30) as quick:
+        pass
+    assert tty.getvalue() == "" and not quick.drawn
+    for stream, quiet in ((io.StringIO(), False), (_Tty(), True)):
+        with Busy("stats", stream=stream, quiet=quiet, after=0, every=0.01) as busy:
+            _slow_work()
+        assert stream.getvalue() == "" and busy._thread is None
+
+
+def test_busy_shows_the_fraction_once_it_is_known(monkeypatch):
+    from beast.progress import Busy
+    monkeypatch.setitem(sys.modules, "tqdm", None)        # the built-in line
+    tty = _Tty()
+    with Busy("replay", unit="evaluations", stream=tty, after=0.01, every=0.01) as busy:
+        busy.update(30, 40)
+        _slow_work(tty.getvalue)
+    text = tty.getvalue()
+    assert "replay:  75.0%" in text and "30 evaluations" in text and "elapsed" in text
+    assert text.endswith("\r\x1b[K")
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
+def test_busy_clears_its_line_on_an_error_and_lets_it_through(error):
+    from beast.progress import Busy
+    tty = _Tty()
+    with pytest.raises(error):
+        with Busy("sample", stream=tty, after=0.01, every=0.01) as busy:
+            _slow_work(tty.getvalue)
+            raise error()
+    assert busy.drawn and tty.getvalue().endswith("\r\x1b[K") and busy._thread is None
+
+
+def _slowed(monkeypatch, cls, name, quiet):
+    """Make ``cls.name`` wait, before its work, until the watcher drew on the fake terminal
+    (0.08 s, past the threshold, when ``quiet[0]``: no line is expected)."""
+    real = getattr(cls, name)
+
+    def slow(*a, **kw):
+        _slow_work(None if quiet[0] else sys.stderr.getvalue)
+        return real(*a, **kw)
+    monkeypatch.setattr(cls, name, slow)
+
+
+@pytest.mark.parametrize("command, method, extra", [
+    ("count", "count", []), ("stats", "stats", []), ("enumerate", "sample", ["--sample", "5", "-o", "-"])])
+def test_count_stats_sample_show_elapsed_on_a_terminal_not_with_quiet(monkeypatch, capsys, command, method, extra):
+    from beast import cli, progress
+    from beast.space import Space
+    monkeypatch.setattr(progress, "AFTER", 0.01)
+    now_quiet = [False]
+    _slowed(monkeypatch, Space, method, now_quiet)
+    args = [command, os.path.join(SPACES, "features.py"), "--backend", "python", *extra]
+    outs = []
+    for quiet in ([], ["-q"]):
+        now_quiet[0] = bool(quiet)
+        tty = _Tty()
+        monkeypatch.setattr(sys, "stderr", tty)
+        assert cli.main(args + quiet + (["--seed", "1"] if extra else [])) == 0
+        outs.append(capsys.readouterr().out)
+        desc = "sample" if extra else command
+        if quiet:
+            assert tty.getvalue() == ""
+        else:
+            assert tty.getvalue().startswith(f"\r{desc}: 0:00 elapsed") and tty.getvalue().endswith("\r\x1b[K")
+    assert outs[0] == outs[1] and outs[0]
+
+
+def test_replay_reports_repeats_times_budget_to_its_bar(monkeypatch, capsys, tmp_path):
+    from beast import cli
+    from beast.progress import Busy
+    from test_replay import AB, _data_file, _space_file
+    data = _data_file(tmp_path, AB)
+    space = _space_file(tmp_path, "a = range(1, 5)\nb = range(1, 4)\ntoo_big = condition(a + b > 5)\n")
+    seen = []
+    monkeypatch.setattr(Busy, "update", lambda self, done, total=None: seen.append((done, total)))
+    args = ["replay", space, "--data", data, "--strategy", "random", "--budget", "4", "--repeats", "3",
+            "--batch", "2"]
+    assert cli.main(args) == 0
+    assert seen == [(0, 12), (2, 12), (4, 12), (6, 12), (8, 12), (10, 12), (12, 12)]
+    out = capsys.readouterr().out
+    assert cli.main(args + ["-q"]) == 0 and capsys.readouterr().out == out

@@ -16,7 +16,7 @@ import math
 import os
 import zlib
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -244,7 +244,8 @@ class ReplayResult:
 
 
 def replay(pool: Pool, times, strategy: str, budget: int, repeats: int = 10,
-           seed: int = 0, batch: int = 1, **options) -> ReplayResult:
+           seed: int = 0, batch: int = 1, progress: Callable[[int, int], None] | None = None,
+           **options) -> ReplayResult:
     """Play ``strategy`` ``repeats`` times (seeds ``seed``, ``seed+1``, ...) for ``budget``
     evaluations each, asking ``batch`` configurations at a time, against ``times``.
 
@@ -254,7 +255,8 @@ def replay(pool: Pool, times, strategy: str, budget: int, repeats: int = 10,
     :func:`load_recorded`) and in Kernel Tuner's strategy interface: evaluating it finds
     nothing.  ``budget``, ``repeats`` and ``batch`` are integers of at least 1 (numpy integers
     too), ``seed`` a non-negative integer; a budget beyond the pool is cut to the pool's size.
-    Anything else is a BeastError naming the argument."""
+    Anything else is a BeastError naming the argument.  ``progress(done, total)``, when given,
+    is called after each batch with the evaluations done of ``repeats`` x ``budget``."""
     budget, repeats, batch = (check_count(value, name) for name, value in
                               (("budget", budget), ("repeats", repeats), ("batch", batch)))
     seed = check_seed(seed)
@@ -267,6 +269,9 @@ def replay(pool: Pool, times, strategy: str, budget: int, repeats: int = 10,
     optimum = float(finite.min())
     fractions = np.zeros((repeats, budget))
     seeds = [seed + r for r in range(repeats)]
+    total = repeats * budget
+    if progress is not None:
+        progress(0, total)
     for r, s in enumerate(seeds):
         strat = make_strategy(strategy, pool=pool, seed=s, **options)
         best = math.inf
@@ -283,6 +288,8 @@ def replay(pool: Pool, times, strategy: str, budget: int, repeats: int = 10,
                     best = t
                 fractions[r, done] = optimum / best if math.isfinite(best) else 0.0
                 done += 1
+            if progress is not None:
+                progress(r * budget + done, total)
         if done < budget:
             fractions[r, done:] = fractions[r, done - 1] if done else 0.0
     return ReplayResult(strategy, len(pool), optimum, fractions, seeds)
