@@ -3,11 +3,13 @@
 Space files use ``from beast import *`` (the vocabulary of :mod:`beast.lang`); programs use
 ``beast.load(path, device=..., settings=...)`` to get a :class:`beast.space.Space`.
 """
-from .lang import (Condition, Iterator, condition, device, difference, intersection, iterator,
-                   max, min, range, select, setting, sum, union)
-from .errors import BeastError, EvaluationError, SettingError, SpaceError, DeviceError
+from ._moved import install as _install_moved
+from ._version import __version__
+from .errors import BeastError, DeviceError, EvaluationError, SettingError, SpaceError
+from .lang.vocabulary import (Condition, Iterator, condition, device, difference, intersection, iterator,
+                              max, min, range, select, setting, sum, union)
 
-__version__ = "0.1.0"
+_install_moved()
 
 __all__ = ["range", "iterator", "condition", "select", "union", "intersection", "difference",
            "setting", "device", "min", "max", "sum"]
@@ -24,5 +26,5 @@ def from_kernel_tuner(tune_params, restrictions=None, max_threads=1024, block_si
                       device=None):
     """A space with exactly the configurations Kernel Tuner's ``Searchspace(tune_params,
     restrictions, max_threads, block_size_names)`` keeps; see :mod:`beast.kernel_tuner`."""
-    from .kernel_tuner import from_kernel_tuner as _from_kernel_tuner
+    from .kernel_tuner.space import from_kernel_tuner as _from_kernel_tuner
     return _from_kernel_tuner(tune_params, restrictions, max_threads, block_size_names, device)

@@ -13,7 +13,7 @@ import sys
 import time
 
 from .errors import BeastError, DeviceError, Terminated, show_beast_warnings
-from .output import cannot_write, check_output, is_stream, write_output
+from .ui.output import cannot_write, check_output, is_stream, write_output
 
 OUTPUT_FORMATS = ("csv", "npy", "jsonl")
 
@@ -34,7 +34,7 @@ def _load(args):
 
 
 def _space_args(p, tune=False):
-    from .devices import DEFAULT_DEVICE
+    from .lang.devices import DEFAULT_DEVICE
     p.add_argument("space", help="the space file (.py)")
     if tune:
         device_help = (f"the device profile the space is pruned for (default: {DEFAULT_DEVICE}, the paper's "
@@ -58,7 +58,7 @@ def _backend_args(p, default=None, threads=True):
 
 
 def cmd_count(args):
-    from .progress import Busy
+    from .ui.progress import Busy
     space = _load(args)
     with Busy("count", quiet=args.quiet):     # one compiled call: the time it has taken, no fraction
         start = time.perf_counter()
@@ -115,7 +115,7 @@ def _flush_stdout() -> None:
 
 def _sampled(space, args):
     """``--sample N --seed S``: N survivors drawn uniformly at random (see Space.sample)."""
-    from .progress import Busy
+    from .ui.progress import Busy
     with Busy("sample", quiet=args.quiet):
         return space.sample(args.sample, seed=args.seed, backend=args.backend, threads=args.threads)
 
@@ -131,7 +131,7 @@ class _Stream:
 
 def cmd_enumerate(args):
     import numpy as np
-    from . import rows_text
+    from .ui import rows_text
     fmt = args.format or os.path.splitext(args.output)[1].lstrip(".").lower()
     if fmt not in OUTPUT_FORMATS and not args.format and is_stream(args.output):
         fmt = "csv"                       # -, /dev/stdout, /dev/null, a FIFO: no name to go by
@@ -215,7 +215,7 @@ def cmd_dag(args):
         _not_the_space(args.output, args)
     space = _load(args)
     if picture:
-        from .graphviz import draw
+        from .ui.graphviz import draw
         say(draw(space.dag("dot"), args.output, args.format))
         return 0
     text = space.dag(args.format)
@@ -235,7 +235,7 @@ def _progress_chunks(space, args):
     fraction of writing the rows: 0.2 s of 2.5 s for the K40c GEMM space, 0.7 s of 12 s in
     single precision); the position of the outermost loops, a rougher guess, only when the count
     takes more than a second."""
-    from .progress import Progress, loop_fraction
+    from .ui.progress import Progress, loop_fraction
     fraction = loop_fraction(space.program)
 
     def wrap(chunks):
@@ -273,15 +273,15 @@ def _count_aside(space, args) -> list:
 
 def cmd_stats(args):
     if args.plot is not None:
-        from .plots import check_plot
+        from .ui.plots import check_plot
         check_plot(args.plot)          # before the work: matplotlib is there, the name says png or svg
         check_output(args.plot)
-    from .progress import Busy
+    from .ui.progress import Busy
     space = _load(args)
     with Busy("stats", quiet=args.quiet):
         stats = space.stats(backend=args.backend, threads=args.threads, values=bool(args.plot))
     if args.plot:
-        from .plots import plot_stats
+        from .ui.plots import plot_stats
         plot_stats(stats, args.plot)
     if args.json:
         data = stats.to_dict()
@@ -330,7 +330,7 @@ def _size(n: int) -> str:
 
 
 def cmd_devices(args):
-    from .devices import describe_devices, describe_fields, profile_json
+    from .lang.devices import describe_devices, describe_fields, profile_json
     if args.dump:
         say(profile_json(args.dump), end="")
         return 0
@@ -366,7 +366,7 @@ _TUNE_NO_GPU_RAY = ("with --ray the kernels run on the cluster's GPUs: name thei
 
 def _explain(args):
     """``beast tune SPACE --explain CONFIG``: the counters of one survivor, no GPU, no tuning."""
-    from .tune.explain import explain
+    from .tune.model.explain import explain
     say(explain(_load(args), args.explain, args.size))
     return 0
 
@@ -378,12 +378,12 @@ def cmd_tune(args):
         raise BeastError("beast tune needs --size M N K",
                          hint="beast tune SPACE --size M N K (--explain CONFIG needs none)")
     from .tune import format_report, tune
-    from .tune.runner import pace, parse_duration
+    from .tune.driver.local import pace, parse_duration
     if args.budget is not None and args.all:
         raise BeastError("give --budget N or --all, not both")
     time_limit = parse_duration(args.time) if args.time is not None else None   # before any work
     if args.log is not None:
-        from .tune.log import check_log
+        from .tune.driver.log import check_log
         check_log(args.log)
     try:
         space = _load(args)
@@ -393,7 +393,7 @@ def cmd_tune(args):
         raise
     interactive = sys.stderr.isatty() and not args.quiet
     last = [0.0]
-    from .progress import Progress
+    from .ui.progress import Progress
     bar = Progress("tune", unit="configs", quiet=args.quiet)
 
     def progress(done, total, best, report=None):
@@ -419,7 +419,7 @@ def cmd_tune(args):
     kwargs = dict(budget=budget, strategy=args.strategy, log_path=args.log, seed=args.seed, progress=progress)
     with bar:
         if getattr(args, "ray", None) is not None:          # --ray [ADDRESS]: every GPU of a Ray cluster
-            from .tune.ray_runner import format_ray_summary, tune_ray
+            from .tune.driver.ray import format_ray_summary, tune_ray
             report = tune_ray(space, tuple(args.size), address=args.ray or None, time_limit=time_limit, **kwargs)
         else:
             if args.isolate is not None:
@@ -436,9 +436,8 @@ def cmd_tune(args):
 
 
 def cmd_replay(args):
-    from .tune.replay import (check_checkpoints, default_checkpoints, format_replay, load_recorded, match_space,
-                              replay)
-    from .tune.strategies import DEFAULT_STRATEGY, STRATEGIES
+    from .search.replay import (check_checkpoints, default_checkpoints, format_replay, load_recorded, match_space, replay)
+    from .search import DEFAULT_STRATEGY, STRATEGIES
     if args.strategy is None:
         args.strategy = DEFAULT_STRATEGY
     if args.strategy not in STRATEGIES:
@@ -447,7 +446,7 @@ def cmd_replay(args):
     run = load_recorded(args.data)
     pool, times = match_space(space, run)
     fixed = {n: v for n, v in run.constants.items() if n not in space.iterators}
-    from .progress import Busy
+    from .ui.progress import Busy
     with Busy("replay", unit="evaluations", quiet=args.quiet) as bar:
         result = replay(pool, times, args.strategy, args.budget, repeats=args.repeats, seed=args.seed,
                         batch=args.batch, progress=bar.update)
@@ -475,7 +474,7 @@ def version() -> str:
     try:
         return dist_version("beast-autotune")
     except PackageNotFoundError:
-        from . import __version__
+        from ._version import __version__
         return __version__
 
 
@@ -599,7 +598,7 @@ def build_parser():
     p.add_argument("--data", required=True, help="brute-forced times, Kernel Tuner cache format (.json or .json.gz)")
     p.add_argument("--strategy", default=None,
                    help="random, local, model, hybrid or portfolio (default: beast's default strategy, "
-                        "beast.tune.strategies.DEFAULT_STRATEGY)")
+                        "beast.search.DEFAULT_STRATEGY)")
     p.add_argument("--budget", type=_int_in(1), required=True, help="evaluations per repeat")
     p.add_argument("--repeats", type=_int_in(1), default=10, help="independent runs, seeds SEED, SEED+1, ... (default: 10)")
     p.add_argument("--seed", type=_int_in(0), default=0, help="seed of the first repeat")

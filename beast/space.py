@@ -56,7 +56,7 @@ class Space:
 
     @property
     def device(self):
-        """The :class:`~beast.devices.DeviceProfile` the space was compiled for."""
+        """The :class:`~beast.lang.devices.DeviceProfile` the space was compiled for."""
         return self.module.device
 
     @property
@@ -118,19 +118,19 @@ class Space:
     def to_kernel_tuner(self, backend: str | None = None, threads: int | None = None):
         """``(tune_params, list_of_tuples)`` for Kernel Tuner: each iterator's values that occur
         in a survivor, and the survivors as tuples of Python values (see beast.kernel_tuner)."""
-        from .kernel_tuner import to_kernel_tuner
+        from .kernel_tuner.space import to_kernel_tuner
         return to_kernel_tuner(self, backend=backend, threads=check_threads(threads))
 
     # -- statistics (beast stats)
     def stats(self, backend: str | None = None, threads: int | None = None, values: bool = True):
-        """How the space is pruned: a :class:`beast.stats.Stats` (``cartesian``, per loop level
+        """How the space is pruned: a :class:`beast.explore.stats.Stats` (``cartesian``, per loop level
         ``tried``/``passed``, per condition ``depth``/``evaluated``/``rejected``, ``survivors``;
         with ``values``, how many survivors have each value of each iterator). It runs a separate,
-        instrumented build of the untightened loop nest (see :mod:`beast.stats`)."""
-        from .stats import collect
+        instrumented build of the untightened loop nest (see :mod:`beast.explore.stats`)."""
+        from .explore.stats import collect
         return collect(self, backend=backend, threads=check_threads(threads), with_values=values)
 
-    # -- uniform sampling (beast/sampling.py)
+    # -- uniform sampling (beast/explore/sampling.py)
     def sample(self, n: int, seed=None, backend: str | None = None, threads: int | None = None) -> "numpy.ndarray":
         """``n`` distinct survivors drawn uniformly at random, without enumerating the space, as a
         NumPy structured array like :meth:`enumerate` (rows in the order drawn). ``seed`` (an int,
@@ -144,11 +144,11 @@ class Space:
             raise err.with_traceback(None) from None
 
     def _sampler(self, backend, threads):
-        """The space's :class:`beast.sampling.Sampler` on ``backend`` (built once)."""
+        """The space's :class:`beast.explore.sampling.Sampler` on ``backend`` (built once)."""
         backend = backend or DEFAULT_BACKEND
         samplers = self.__dict__.setdefault("_samplers", {})
         if backend not in samplers:
-            from .sampling import Sampler
+            from .explore.sampling import Sampler
             samplers[backend] = Sampler(self.program, backend, threads)
         samplers[backend].threads = threads
         return samplers[backend]

@@ -45,11 +45,11 @@ if TESTS not in sys.path:
     sys.path.insert(0, TESTS)
 
 import beast  # noqa: E402
-from beast.devices import resolve_device  # noqa: E402
+from beast.lang.devices import resolve_device  # noqa: E402
 from beast.tune import tune  # noqa: E402
-from beast.tune.hostsim import host_compiler  # noqa: E402
-from beast.tune.measure import OK, Measurement  # noqa: E402
-from beast.tune.ray_runner import tune_ray  # noqa: E402
+from beast.tune.sim.hostsim import host_compiler  # noqa: E402
+from beast.tune.device.measure import OK, Measurement  # noqa: E402
+from beast.tune.driver.ray import tune_ray  # noqa: E402
 
 MAX_GPUS = 4
 CONFIGS = env_int("BEAST_BENCH_RAY_CONFIGS", 48)
@@ -193,9 +193,9 @@ def test_nvrtc_compile(benchmark):
     in this process, no GPU) of NVRTC_CONFIGS random configurations of the H100 SGEMM space,
     for sm_90."""
     import cupy
-    from beast.tune.gpu import NvrtcCompiler
-    from beast.tune.kernel import GemmSettings
-    from beast.tune.runner import candidates
+    from beast.tune.device.gpu import NvrtcCompiler
+    from beast.tune.kernels.paper import GemmSettings
+    from beast.tune.driver.local import candidates
     space = beast.load(str(GEMM), device="h100", settings={"precision": "single"})
     configs = list(candidates(space, "random", NVRTC_CONFIGS, {}, seed=7))
     compiler = NvrtcCompiler(GemmSettings.from_mapping(space.settings), (9, 0))

@@ -1,4 +1,4 @@
-"""Uniform sampling without full enumeration (``Space.sample``, beast/sampling.py) on the H100
+"""Uniform sampling without full enumeration (``Space.sample``, beast/explore/sampling.py) on the H100
 single-precision GEMM space with opt-in shared memory (78,298,704 survivors), C backend.
 
 Cases, 1,000 samples each (a new seed every round):
@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import beast
-from beast.sampling import LEAF_ROWS, TABLE_LIMIT
+from beast.explore.sampling import LEAF_ROWS, TABLE_LIMIT
 from conftest import GEMM, all_threads, backend_or_skip, env_int
 
 SETTINGS = {"precision": "single", "shared_memory": "optin"}

@@ -1,7 +1,7 @@
 """``space.stats()`` on the GEMM space (spaces/gemm.py, K40c profile, double precision): the
 instrumented, untightened loop nest of :mod:`beast.ir.instrument` run by each backend, next to the
 normal (tightened) count. The enumerator is built once per backend outside the timing; the exact
-cartesian count (:func:`beast.stats.cartesian`) is timed on its own.
+cartesian count (:func:`beast.explore.stats.cartesian`) is timed on its own.
 
     python3 -m pytest bench/bench_stats.py --benchmark-only
 """
@@ -12,7 +12,7 @@ import pytest
 import beast
 from beast.ir.instrument import instrument
 from beast.runtime import get_backend
-from beast.cartesian import cartesian
+from beast.explore.cartesian import cartesian
 from conftest import GEMM, all_threads, backend_or_skip
 
 SURVIVORS = 1_207_600

@@ -3,7 +3,7 @@
 Both tools "measure" a configuration by looking its recorded time up in the same file of the
 FAIR Benchmark Hub (the directory ``$BEAST_BENCHMARK_HUB``, by default the trimmed copies in
 ``tests/data/benchmark_hub``, see bench/README.md): beast through
-:func:`beast.tune.replay.replay`, Kernel Tuner through its own simulation mode
+:func:`beast.search.replay.replay`, Kernel Tuner through its own simulation mode
 (``tune_kernel(..., simulation_mode=True, cache=FILE, strategy=S,
 strategy_options={"max_fevals": B})``).  Each run goes to the largest budget B (5 % of the
 space); the best-so-far curve of that run gives the fraction of the optimum (best time overall
@@ -83,12 +83,12 @@ def space_path(stem):
 def recorded(stem):
     """(pool, times): the survivors of the file's space matched to its recorded times."""
     import beast
-    from beast.tune.replay import load_recorded, match_space
+    from beast.search.replay import load_recorded, match_space
     return match_space(beast.load(space_path(stem)), load_recorded(os.path.join(DATA_DIR, stem + ".json.gz")))
 
 
 def beast_curves(stem, strategy, budget, repeats, seed=SEED, **options):
-    from beast.tune.replay import replay
+    from beast.search.replay import replay
     pool, times = recorded(stem)
     return replay(pool, times, strategy, budget, repeats=repeats, seed=seed, **options).fractions
 
@@ -125,7 +125,7 @@ def develop(stems, strategy, options, repeats, results_dir, seed=0):
 def proposal_cost(stem, strategy, repeats):
     """Milliseconds per proposal (``ask(1)``; the ``tell`` and the time look-up left out) over
     ``repeats`` runs of 5 % of the space each: (budget, mean, each run's mean)."""
-    from beast.tune.strategies import make_strategy
+    from beast.search import make_strategy
     pool, times = recorded(stem)
     budget = int(round(BUDGET_FRACTION * len(pool)))
     runs = []

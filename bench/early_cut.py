@@ -15,9 +15,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from beast.tune.cut_replay import format_cut_table, replay_cut  # noqa: E402
-from beast.tune.log import read_log  # noqa: E402
-from beast.tune.measure import EARLY_CUT, SPILL_CUT  # noqa: E402
+from beast.tune.device.cut_replay import format_cut_table, replay_cut  # noqa: E402
+from beast.tune.driver.log import read_log  # noqa: E402
+from beast.tune.device.measure import EARLY_CUT, SPILL_CUT  # noqa: E402
 
 LOGS = sorted((ROOT / "bench" / "gpu_runs" / "h200_2026-11-27").glob("*.jsonl"))
 

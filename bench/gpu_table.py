@@ -15,8 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from beast.tune.log import read_log  # noqa: E402
-from beast.tune.measure import OK, PRUNED  # noqa: E402
+from beast.tune.driver.log import read_log  # noqa: E402
+from beast.tune.device.measure import OK, PRUNED  # noqa: E402
 
 
 def problem(header) -> str:

@@ -99,7 +99,7 @@ def searchspace(profile, **kwargs):
 
 def scaled_profile(max_dim: int, name: str = "k40c"):
     """The K40c profile with max_threads_dim_x = max_threads_dim_y = max_dim."""
-    from beast.devices import get_profile
+    from beast.lang.devices import get_profile
     return get_profile(name).replace(max_threads_dim_x=max_dim, max_threads_dim_y=max_dim)
 
 

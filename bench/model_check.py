@@ -1,4 +1,4 @@
-"""The speed model (beast.tune.speed_model) against the real H200 times of bench/gpu_runs, no GPU.
+"""The speed model (beast.tune.model.speed) against the real H200 times of bench/gpu_runs, no GPU.
 
     python bench/model_check.py                      # the table: one row per log
     python bench/model_check.py --logs dgemm_random sgemm_random --json out.json
@@ -30,9 +30,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import numpy as np  # noqa: E402
 
-from beast.devices import get_profile  # noqa: E402
-from beast.tune import speed_model as sm  # noqa: E402
-from beast.tune.log import read_log  # noqa: E402
+from beast.lang.devices import get_profile  # noqa: E402
+from beast.tune.model import speed as sm  # noqa: E402
+from beast.tune.driver.log import read_log  # noqa: E402
 
 RUNS = os.path.join(HERE, "gpu_runs", "h200_2026-11-27")
 #: launches a measurement takes (the warm-up and timed batches; bench/gpu_runs README)
@@ -89,7 +89,7 @@ def check(log: dict, profile, params=sm.DEFAULT_PARAMS, facts: bool = True, pred
 
 def gate_lowers(log: dict, profile, params=sm.DEFAULT_PARAMS) -> list[float]:
     """The lower bound ``beast tune``'s gate applies to each record of ``log`` before compiling:
-    :meth:`~beast.tune.speed_model.ModelGate.lower_ms`, on the fewest registers and no spill."""
+    :meth:`~beast.tune.model.speed.ModelGate.lower_ms`, on the fewest registers and no spill."""
     gate = sm.ModelGate(log["family"], log["settings"], log["size"], profile, params=params)
     return [gate.lower_ms(r["config"]) for r in log["records"]]
 
@@ -197,9 +197,9 @@ def markdown_replay(rows) -> str:
 def predict_mma(profile, settings, size, sample: int, seed: int = 0, top: int = 5, compiled: int = 0) -> list[dict]:
     """The tensor-core space's survivors (a uniform sample of ``sample``), ranked by the model with
     estimated registers; with ``compiled``, the best ``compiled`` of them are compiled (nvcc, sm_90:
-    :mod:`beast.tune.compiler_facts`) and ranked again with the compiler's registers and spills."""
+    :mod:`beast.tune.model.compiler_facts`) and ranked again with the compiler's registers and spills."""
     from beast import load
-    from beast.tune.families import get_family
+    from beast.tune.kernels.families import get_family
     space = load(os.path.join(os.path.dirname(HERE), "spaces", "gemm_mma.py"), device=profile, settings=settings)
     fam = get_family("gemm_mma")
     peak = fam.peak_gflops(profile, "double")
@@ -214,7 +214,7 @@ def predict_mma(profile, settings, size, sample: int, seed: int = 0, top: int = 
                     "limit": p.limit, "blocks_per_sm": p.blocks_per_sm, "facts": "estimated"})
     out.sort(key=lambda r: r["ms"])
     if compiled:
-        from beast.tune.compiler_facts import many_kernel_facts
+        from beast.tune.model.compiler_facts import many_kernel_facts
         head = out[:compiled]
         kernels = [fam.generate(r["config"], gate.settings, name=f"k{i}") for i, r in enumerate(head)]
         cc = tuple(profile.cc)

@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from beast.tune.cut_replay import UNCOUNTED_LAUNCHES, replay_cut  # noqa: E402
-from beast.tune.log import read_log  # noqa: E402
-from beast.tune.runner import HEAD_WAIT  # noqa: E402
+from beast.tune.device.cut_replay import UNCOUNTED_LAUNCHES, replay_cut  # noqa: E402
+from beast.tune.driver.log import read_log  # noqa: E402
+from beast.tune.driver.local import HEAD_WAIT  # noqa: E402
 
 LOGS = [ROOT / "bench" / "gpu_runs" / "h200_2026-11-27" / f"{n}_random.jsonl" for n in ("dgemm", "sgemm", "zgemm")]
 

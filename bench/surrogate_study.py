@@ -13,7 +13,7 @@ whole rest (``ms``).  Random training sets are not what a search collects (it sa
 regions more densely), so this judges the models' inductive bias, not a strategy.
 
 Models: ``et`` the model of beast's strategies (48 extremely randomized trees over the parameter
-values, their pairwise products and power-of-two alignments: :mod:`beast.tune.strategies.model`),
+values, their pairwise products and power-of-two alignments: :mod:`beast.search.model`),
 ``et-plain`` the same trees over the parameter values alone, ``rf`` a random forest (48 trees,
 bootstrap) over beast's inputs, ``hgb`` histogram gradient boosting over them, ``gp`` a Gaussian
 process (Matérn 5/2 with one length scale per parameter and a noise term, over the unit cube of
@@ -50,7 +50,7 @@ def quadratic(pool) -> np.ndarray:
 def stack_weight(strategy, train, y, seed, folds=4):
     """The weight w in 0, 0.1, ..., 1 of ``ridge2`` against ``et`` (12 trees a fold here) whose
     blend (1 - w) et + w ridge2 has the least squared error out of fold on the training set."""
-    from beast.tune.strategies.model import extra_trees, predict_trees
+    from beast.search.model import extra_trees, predict_trees
     fold = np.arange(len(train)) % folds
     np.random.default_rng(seed).shuffle(fold)
     X = strategy._pool_features(np.arange(len(strategy.pool)))
@@ -65,7 +65,7 @@ def stack_weight(strategy, train, y, seed, folds=4):
 
 def fit_predict(name, strategy, train, test, y, seed):
     """Predicted log(time) of the pool rows ``test`` by model ``name`` fitted on rows ``train``."""
-    from beast.tune.strategies.model import extra_trees, predict_trees
+    from beast.search.model import extra_trees, predict_trees
     pool = strategy.pool
     if name == "et+ridge2":             # the two, standardized, weighed equally
         parts = [fit_predict(m, strategy, train, test, y, seed) for m in ("et", "ridge2")]
@@ -110,7 +110,7 @@ def study(stem, models, sizes, seeds):
     from scipy.stats import spearmanr
 
     from bench_strategies import recorded
-    from beast.tune.strategies.model import ModelGuided
+    from beast.search.model import ModelGuided
     pool, times = recorded(stem)
     t = np.asarray(times, dtype=float)
     ok = np.flatnonzero(np.isfinite(t) & (t > 0))

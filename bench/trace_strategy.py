@@ -22,10 +22,10 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from beast.tune.replay import load_recorded  # noqa: E402
-from beast.tune.strategies import make_strategy  # noqa: E402
-from beast.tune.strategies import portfolio  # noqa: E402
-from beast.tune.strategies.base import Pool  # noqa: E402
+from beast.search.replay import load_recorded  # noqa: E402
+from beast.search import make_strategy  # noqa: E402
+from beast.search import portfolio  # noqa: E402
+from beast.search.base import Pool  # noqa: E402
 from bench_strategies import DATA_DIR  # noqa: E402  (the hub, as bench_strategies.py finds it)
 
 

@@ -1,7 +1,7 @@
 """The paper's GEMM space (spaces/gemm.py, Figs. 10-15) with switches after MAGMA's kernels.
 
 Not in the paper (issue 25: SGEMM closer to cuBLAS on CUDA cores).  Everything of spaces/gemm.py,
-whose counts stay the paper's, plus three switches of the same template (beast.tune.kernel):
+whose counts stay the paper's, plus three switches of the same template (beast.tune.kernels.paper):
 
 * pad_a, pad_b: shared-memory rows padded by 0, 1 or 4 elements, against bank conflicts in the
   transposed stores of a stripe (A when trans_a == 1, B when trans_b == 0);
@@ -15,7 +15,7 @@ whose counts stay the paper's, plus three switches of the same template (beast.t
 """
 from beast import *
 
-#: the paper's template (beast.tune.kernel), with its switches beyond the paper
+#: the paper's template (beast.tune.kernels.paper), with its switches beyond the paper
 KERNEL_FAMILY = "gemm"
 
 # -- Fig. 8 / Fig. 9: the device -----------------------------------------------------------------
@@ -146,7 +146,7 @@ if arithmetic == "complex":
     regs_per_thread = regs_per_thread * 2
 regs_per_block = regs_per_thread * threads_per_block
 # one buffer: the A stripe (rows of blk_m + pad_a), then the B stripe, each rounded up to dim_vec
-# elements as the kernel lays them out (beast.tune.kernel.GemmLayout.smem_buffer)
+# elements as the kernel lays them out (beast.tune.kernels.paper.GemmLayout.smem_buffer)
 smem_a = (blk_k * (blk_m + pad_a) + dim_vec - 1) // dim_vec * dim_vec
 smem_buffer = (smem_a + blk_k * (blk_n + pad_b) + dim_vec - 1) // dim_vec * dim_vec
 shmem_per_block = smem_buffers * smem_buffer * float_size

@@ -1,7 +1,7 @@
 """A second GEMM kernel family: FP64 tensor cores (warp-level ``mma.sync ... .f64``), sm_80 and later.
 
 Not in the paper.  DGEMM and ZGEMM, ``C <- alpha * op(A) * op(B) + beta * C`` (column-major,
-``op(X)`` is ``X`` or ``X^T``), by the template of :mod:`beast.tune.kernel_mma`: a block of
+``op(X)`` is ``X`` or ``X^T``), by the template of :mod:`beast.tune.kernels.mma`: a block of
 ``warps_m x warps_n`` warps computes a ``blk_m x blk_n`` tile of C, each warp a ``warp_m x warp_n``
 tile of it as ``mma_m x 8 x mma_k`` MMAs whose fragments come from shared memory; ``stages``
 shared-memory buffers of ``blk_k``-deep slices of A and B are filled ahead with ``cp.async``
@@ -22,7 +22,7 @@ A device older than compute capability 8.0 has no FP64 tensor cores: there the s
 """
 from beast import *
 
-#: which kernel template ``beast tune`` generates for this space (beast.tune.families).
+#: which kernel template ``beast tune`` generates for this space (beast.tune.kernels.families).
 KERNEL_FAMILY = "gemm_mma"
 
 dev = device()
@@ -90,7 +90,7 @@ a_copies = a_ce // vec * a_se         # cp.async copies of one stage of A (of al
 b_copies = b_ce // vec * b_se
 
 # Registers per thread (32-bit): a lower bound, not an estimate.  Registers and spills are facts
-# that only ptxas knows (beast.tune.compiler_facts reads them; the tuner records them and cuts a
+# that only ptxas knows (beast.tune.model.compiler_facts reads them; the tuner records them and cuts a
 # spilling kernel early), so the space prunes only what certainly cannot fit: across the k loop a
 # thread keeps its accumulators live (warp_m x warp_n doubles over 32 lanes; complex: re and im),
 # and at each MMA also that MMA's operands (mma_m x mma_k doubles of A, 8 x mma_k of B over 32

@@ -59,7 +59,7 @@ def available_backends() -> list:
 
 def have_cc() -> bool:
     """True when the C backend finds a working C compiler."""
-    from beast.runtime import c_backend
+    from beast.runtime.c import enumerator as c_backend
     try:
         c_backend.compiler()
         return True

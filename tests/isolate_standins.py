@@ -1,5 +1,5 @@
 """Stand-in backends for tests/test_tune_isolate.py, made in the worker processes of
-beast.tune.isolate (spawned: they import this module by name, so it is not a test module).
+beast.tune.device.isolate (spawned: they import this module by name, so it is not a test module).
 
 :class:`BadKernels` makes a :class:`BadBackend` whose kernels misbehave by configuration:
 ``hang`` loops forever, ``abort`` calls ``os.abort()``, ``segfault`` writes to address 8 (the
@@ -13,7 +13,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from beast.tune.measure import OK, CompileFailure, FatalBackendError, Measurement
+from beast.tune.device.measure import OK, CompileFailure, FatalBackendError, Measurement
 
 
 def speed(cfg) -> float:
@@ -118,7 +118,7 @@ class DyingBackend:
 def tune_and_die(space_args: tuple, log: str, budget: int, die: tuple) -> None:
     """The body of a tuning process that a kernel kills (run in a spawned process)."""
     import beast
-    from beast.devices import resolve_device
+    from beast.lang.devices import resolve_device
     from beast.tune import tune
     path, small, settings = space_args
     space = beast.load(path, device=resolve_device("k40c").replace(**small), settings=settings)
@@ -137,7 +137,7 @@ class HostsimCupy:
         import sys
         from test_tune_gpu import make_fake_cupy
         sys.modules["cupy"] = make_fake_cupy()
-        from beast.tune.gpu import CupyBackend
+        from beast.tune.device.gpu import CupyBackend
         return CupyBackend(self.settings, self.size, max_samples=5, max_seconds=0.2)
 
 
@@ -199,7 +199,7 @@ class Misbehaving:
 
 @dataclass(frozen=True)
 class MisbehavingCupy:
-    """Picklable factory of :class:`Misbehaving` over a :class:`beast.tune.gpu.CupyFactory`."""
+    """Picklable factory of :class:`Misbehaving` over a :class:`beast.tune.device.gpu.CupyFactory`."""
 
     inner: object
 

@@ -1,5 +1,5 @@
 """The "device" of the Ray tests: CupyBackend over the stand-in cupy module of test_tune_gpu (the
-generated kernels run on CPU threads through beast.tune.hostsim), made inside each Ray worker.
+generated kernels run on CPU threads through beast.tune.sim.hostsim), made inside each Ray worker.
 
 Not a test module: Ray workers import it (the tests put this directory on their PYTHONPATH).
 It can make one worker die in the middle of a measurement and keeps a journal of every
@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 
-from beast.tune.measure import FatalBackendError
+from beast.tune.device.measure import FatalBackendError
 
 
 class JournalingBackend:
@@ -135,7 +135,7 @@ def claim(path: str) -> bool:
 
 @dataclass(frozen=True)
 class HostsimFactory:
-    """Picklable backend factory for :func:`beast.tune.ray_runner.tune_ray`."""
+    """Picklable backend factory for :func:`beast.tune.driver.ray.tune_ray`."""
 
     settings: dict
     size: tuple
@@ -159,7 +159,7 @@ class HostsimFactory:
             tempfile.tempdir = self.tmpdir
         from test_tune_gpu import make_fake_cupy
         sys.modules["cupy"] = make_fake_cupy()
-        from beast.tune.gpu import CupyBackend
+        from beast.tune.device.gpu import CupyBackend
         inner = CupyBackend(self.settings, self.size, max_samples=5, max_seconds=0.2, family=self.family)
         return JournalingBackend(inner, self.journal, self.die_marker, self.fatal_marker, self.fail_at,
                                  self.poison, dict(die_marker=self.compile_die_marker, poison=self.compile_poison,

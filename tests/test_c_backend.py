@@ -15,10 +15,10 @@ import pytest
 import beast
 from beast.codegen import c as cgen
 from beast.codegen.c_exprs import c_float, c_int
-from beast.devices import resolve_device
+from beast.lang.devices import resolve_device
 from beast.errors import BeastError, EvaluationError, SpaceError
 from beast.ir import targets
-from beast.runtime import c_backend
+from beast.runtime.c import enumerator as c_backend
 from conftest import ROOT, have_cc, rows, write_space
 
 pytestmark = pytest.mark.skipif(not have_cc(), reason="no C compiler")

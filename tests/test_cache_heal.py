@@ -122,7 +122,8 @@ def test_sampling_table(tmp_path, cache, how):
 
 
 def test_auto_says_why_it_falls_back(tmp_path, monkeypatch):
-    from beast.runtime import auto, c_backend
+    from beast.runtime import auto
+    from beast.runtime.c import enumerator as c_backend
 
     def broken(program, threads=None, source=None):
         raise BeastError("the C compiler failed on the generated enumerator:\n"
@@ -138,7 +139,7 @@ def test_auto_says_why_it_falls_back(tmp_path, monkeypatch):
 
 
 def test_host_precompiled_header(tmp_path, cache, monkeypatch):
-    from beast.tune import hostsim
+    from beast.tune.sim import hostsim
     cxx = hostsim.host_compiler()
     if cxx is None:
         pytest.skip("no C++20 host compiler")

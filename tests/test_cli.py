@@ -36,7 +36,7 @@ def ok(*args, **kw):
 
 @pytest.fixture(scope="module")
 def small_json(tmp_path_factory):
-    from beast.devices import resolve_device
+    from beast.lang.devices import resolve_device
     profile = resolve_device("k40c").replace(name="k40c-tiny", **SMALL)
     path = tmp_path_factory.mktemp("dev") / "tiny.json"
     path.write_text(json.dumps(profile.as_dict(), indent=2))
@@ -267,7 +267,7 @@ def test_device_help_says_what_the_default_is():
 
 
 def test_tune_without_a_gpu_does_not_suggest_naming_a_device():
-    from beast.tune.gpu import gpu_available
+    from beast.tune.device.gpu import gpu_available
     if gpu_available():
         pytest.skip("a GPU is present")
     proc = run_beast("tune", GEMM, "--device", "auto", "--size", "64", "64", "64")
@@ -312,7 +312,7 @@ def test_the_version_has_one_source():
     with open(os.path.join(os.path.dirname(SPACES), "pyproject.toml"), encoding="utf-8") as fh:
         text = fh.read()
     assert re.search(r'^dynamic = \["version"\]', text, re.M)
-    assert 'version = {attr = "beast.__version__"}' in text
+    assert 'version = {attr = "beast._version.__version__"}' in text
     assert not re.search(r'^version\s*=\s*"', text, re.M)     # no second, literal version
     assert re.fullmatch(r"\d+\.\d+\.\d+\S*", beast.__version__)
 

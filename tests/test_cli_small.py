@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from beast import cli
-from beast.devices import get_profile, load_profile_json, profile_names
+from beast.lang.devices import get_profile, load_profile_json, profile_names
 from beast.errors import BeastError, Terminated
 from conftest import ROOT
 
@@ -51,7 +51,7 @@ def test_gpu_extra_brings_what_the_default_strategy_needs():
 
 
 def test_missing_scikit_learn_names_the_extra(monkeypatch):
-    from beast.tune.strategies import model
+    from beast.search import model
     monkeypatch.setitem(sys.modules, "sklearn", None)
     monkeypatch.setitem(sys.modules, "sklearn.tree", None)
     with pytest.raises(BeastError) as err:

@@ -12,7 +12,8 @@ import pytest
 
 import beast
 from beast.errors import BeastError, EvaluationError
-from beast.runtime import CHOICES, DEFAULT_BACKEND, auto, c_background, c_backend
+from beast.runtime import CHOICES, DEFAULT_BACKEND, auto
+from beast.runtime.c import background as c_background, enumerator as c_backend
 from conftest import ROOT, SPACES, available_backends, have_cc, rows, run_beast, write_space
 
 
@@ -380,7 +381,7 @@ space = beast.load(sys.argv[1])
 n = space.count()
 rows = space.enumerate()
 print(n, len(rows), getattr(space.enumerator(), "backend", "?"))
-print(" ".join(m for m in ("subprocess", "shutil", "tempfile", "beast.devices", "beast.codegen.c",
+print(" ".join(m for m in ("subprocess", "shutil", "tempfile", "beast.lang.devices", "beast.codegen.c",
                            "lupa") if m in sys.modules))
 """
 
@@ -416,7 +417,7 @@ def test_a_warm_c_run_starts_no_process_and_writes_nothing(tmp_path, fresh_cache
     assert _wait_for(lambda: [True] if not list((fresh_cache / "c").glob(".tmp-*")) else [])
     (n, _, used), imported = _first_run(path, fresh_cache)
     assert used == "c" and n == expected
-    assert not imported & {"subprocess", "shutil", "tempfile", "lupa", "beast.devices"}
+    assert not imported & {"subprocess", "shutil", "tempfile", "lupa", "beast.lang.devices"}
 
 
 def test_the_ast_is_parsed_only_when_needed(space_file):

@@ -1,4 +1,4 @@
-"""Registers and spills as compiler facts (beast.tune.compiler_facts): ptxas's verbose report parsed
+"""Registers and spills as compiler facts (beast.tune.model.compiler_facts): ptxas's verbose report parsed
 from captured text, the cache (hits, damaged entries), batches of kernels, one real nvcc compile;
 and the tensor-core space keeping the best known sm_90 DGEMM designs."""
 import json
@@ -9,9 +9,9 @@ import pytest
 
 import beast
 from beast.errors import BeastError
-from beast.tune import compiler_facts as cf
-from beast.tune.compiler_facts import KernelFacts, kernel_facts, many_kernel_facts, parse_ptxas
-from beast.tune.kernel_mma import generate
+from beast.tune.model import compiler_facts as cf
+from beast.tune.model.compiler_facts import (KernelFacts, kernel_facts, many_kernel_facts, parse_ptxas)
+from beast.tune.kernels.mma import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 MMA = str(ROOT / "spaces" / "gemm_mma.py")

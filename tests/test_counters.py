@@ -1,4 +1,4 @@
-"""Counters without a GPU (beast.tune.counters): the host simulator's traces of the hooks, the
+"""Counters without a GPU (beast.tune.sim.counters): the host simulator's traces of the hooks, the
 wavefront and sector model, the simulator's numbers against hand counts for an unpadded and a
 padded tensor-core configuration and one of the paper's template, and ``beast tune --explain``."""
 import json
@@ -8,10 +8,9 @@ import pytest
 
 from beast.cli import main
 from beast.errors import BeastError
-from beast.tune.counters import (EVENT, KTileCounters, format_counters, global_sectors, simulate_counters,
-                                 smem_wavefronts, warp_totals)
-from beast.tune.hostsim import COUNT_DEFINE, HOST_SHIM, host_compiler, shim_text
-from beast.tune.kernel_mma import MmaLayout
+from beast.tune.sim.counters import (EVENT, KTileCounters, format_counters, global_sectors, simulate_counters, smem_wavefronts, warp_totals)
+from beast.tune.sim.hostsim import COUNT_DEFINE, HOST_SHIM, host_compiler, shim_text
+from beast.tune.kernels.mma import MmaLayout
 from conftest import SPACES
 
 needs_cxx = pytest.mark.skipif(host_compiler() is None, reason="no C++20 host compiler")
@@ -170,7 +169,7 @@ def explain_args(cfg):
 
 @needs_cxx
 def test_explain_prints_the_kernel_and_its_counters(capsys, monkeypatch):
-    from beast.tune import compiler_facts
+    from beast.tune.model import compiler_facts
     facts = compiler_facts.KernelFacts(registers=56, spill_stores=0, spill_loads=0, local_bytes=0, shared_bytes=0,
                                        arch="sm_80")
     monkeypatch.setattr(compiler_facts, "kernel_facts", lambda kernel, arch: facts)

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import beast
-from beast.expr import walk
+from beast.expr.nodes import walk
 from beast.ir.body import Chain, Comp, Fold, PyBool, Untranslatable, walk_body
 from beast.ir.lower import lower_function
 from conftest import available_backends, write_space

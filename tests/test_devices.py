@@ -5,10 +5,8 @@ import types
 
 import pytest
 
-from beast import devices
-from beast.devices import (COMPUTE_CAPABILITIES, DeviceProfile, compute_capability,
-                           describe_devices, load_profile_json, profile_names,
-                           query_local_gpu, resolve_device)
+from beast.lang import devices
+from beast.lang.devices import (COMPUTE_CAPABILITIES, DeviceProfile, compute_capability, describe_devices, load_profile_json, profile_names, query_local_gpu, resolve_device)
 from beast.errors import DeviceError
 
 KB = 1024

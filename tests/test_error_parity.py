@@ -70,7 +70,7 @@ def untranslated_outcomes(space, tmp, source):
     """The outcomes of Lua with every user function called back in Python (chunks of 7 rows), and
     of C with every user function tabulated."""
     from beast.ir import targets
-    from beast.runtime.lua_backend import LuaEnumerator
+    from beast.runtime.lua import LuaEnumerator
     lua = LuaEnumerator(space.program, force_python=tuple(space.program.funcs))
     try:
         n = lua.count()

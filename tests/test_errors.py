@@ -293,9 +293,9 @@ def test_expression_in_a_value_list(name, backend, tmp_path):
 
 
 def test_expression_spelled_with_every_operator():
-    from beast.expr import Const, Var
-    from beast.lang import select
-    from beast.spell import spell
+    from beast.expr.nodes import Const, Var
+    from beast.lang.vocabulary import select
+    from beast.expr.nodes import spell
     a, b = Var("a"), Var("b")
     e = select((a < b) | ~(a != 2) & (b >= 1), abs(-a) ** 2 % 3, (a - b) / (b + 1.5))
     assert spell(e) == "select((a < b) | ~(a != 2) & (b >= 1), abs(-a) ** 2 % 3, (a - b) / (b + 1.5))"

@@ -22,7 +22,7 @@ from collections import Counter
 import pytest
 
 import beast
-from beast.devices import resolve_device
+from beast.lang.devices import resolve_device
 from conftest import SPACES, rows
 from oracle import rows_counter
 

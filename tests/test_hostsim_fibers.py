@@ -1,4 +1,4 @@
-"""The host simulator runs a block's threads as fibers that take turns (beast.tune.hostsim): a
+"""The host simulator runs a block's threads as fibers that take turns (beast.tune.sim.hostsim): a
 barrier waits for every thread of the block, a missing barrier shows every time, a barrier
 that some threads never reach is reported instead of hanging, and a block of 1,024 threads with
 deep stacks runs."""
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from beast.errors import BeastError
-from beast.tune.hostsim import HostModule, host_compiler
+from beast.tune.sim.hostsim import HostModule, host_compiler
 
 pytestmark = pytest.mark.skipif(host_compiler() is None, reason="no C++20 host compiler")
 

@@ -1,5 +1,5 @@
 """The host simulator's shim, precompiled once per compiler into beast's cache
-(beast.tune.hostsim.precompiled_shim): built on first use, reused, rebuilt when the cache lost it,
+(beast.tune.sim.hostsim.precompiled_shim): built on first use, reused, rebuilt when the cache lost it,
 and left out (the shim compiled with each kernel) where the cache cannot be written."""
 import os
 import shutil
@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from beast.tune import hostsim
-from beast.tune.hostsim import HOST_FLAGS, HOST_SHIM, host_compiler, precompiled_shim
+from beast.tune.sim import hostsim
+from beast.tune.sim.hostsim import HOST_FLAGS, HOST_SHIM, host_compiler, precompiled_shim
 
 CXX = host_compiler()
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++20 host compiler")

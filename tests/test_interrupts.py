@@ -145,7 +145,7 @@ def test_an_interrupted_tune_prints_its_table_and_exits_130_or_143(monkeypatch, 
     import beast.tune as tune_pkg
     from beast import cli
     from beast.errors import Terminated
-    from beast.tune.runner import TuneReport
+    from beast.tune.driver.local import TuneReport
 
     for exc, code, line in ((KeyboardInterrupt(), 130, "beast: interrupted"), (Terminated(), 143, "beast: terminated")):
         def fake_tune(space, size, **kw):

@@ -353,7 +353,7 @@ def _cache_file(tmp_path, tune_params, configs):
 
 
 def test_tune_kernel_simulation_mode(tmp_path):
-    from beast.kernel_tuner import tune_kernel
+    from beast.kernel_tuner.space import tune_kernel
     tune_params = {"block_size_x": [32, 64, 128, 256], "tile": [1, 2, 3, 4]}
     restrictions = ["block_size_x * tile <= 256"]
     configs = kt_list(tune_params, restrictions)
@@ -374,7 +374,7 @@ def test_tune_kernel_simulation_mode(tmp_path):
 
 def test_membership_restriction_answers_every_calling_convention():
     from kernel_tuner.util import check_restrictions
-    from beast.kernel_tuner import _Membership
+    from beast.kernel_tuner.space import _Membership
     keep = _Membership(["a", "b"], [(1, 2), (3, 4)])
     assert keep({"a": 1, "b": 2}) and keep(a=3, b=4) and keep(1, 2) and not keep({"a": 2, "b": 1})
     assert check_restrictions([keep], {"a": 3, "b": 4}, False)          # Kernel Tuner's own check
@@ -502,7 +502,7 @@ def test_restrictions_within_64_bits_stay_compiled():
     ("f * a", ()), ("len(s) * a", None), ("2 ** 63", "overflow"), ("a * 2 ** 62", "overflow"),
 ])
 def test_int_bounds(text, bounds):
-    from beast.kernel_tuner_source import _Untranslatable, int_bounds
+    from beast.kernel_tuner.source import _Untranslatable, int_bounds
     leaves = {"a": (-1, 10), "b": (-3, 4), "f": ()}
     node = ast.parse(text, mode="eval").body
     if bounds == "overflow":
@@ -581,7 +581,7 @@ def test_sample_more_than_the_space_holds_with_python_restrictions():
 # --- tune_kernel(space=...) ----------------------------------------------------------------------------
 
 def _tune(space, tmp_path, tune_params=None, cache_params=None, **kwargs):
-    from beast.kernel_tuner import tune_kernel
+    from beast.kernel_tuner.space import tune_kernel
     loaded = beast.load(space) if isinstance(space, str) else space
     params, configs = beast.kernel_tuner.to_kernel_tuner(loaded)
     names = list(cache_params or params)
@@ -610,7 +610,7 @@ def test_tune_kernel_space_as_a_path(tmp_path):
     path.write_text(REPEATS)
     got, configs = _tune(str(path), tmp_path)
     assert sorted(got) == sorted(configs)
-    from beast.kernel_tuner import tune_kernel
+    from beast.kernel_tuner.space import tune_kernel
     with pytest.raises(BeastError, match="space must be a beast Space or the path"):
         tune_kernel("vector_add", KERNEL, 1024, [], space=42)
 

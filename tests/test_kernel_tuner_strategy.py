@@ -1,5 +1,5 @@
 """strategy="beast": beast's default search strategy inside Kernel Tuner's runner, cache and budget
-(beast.kernel_tuner_strategy), in Kernel Tuner's simulation mode on the benchmark-hub copies of
+(beast.kernel_tuner.strategy), in Kernel Tuner's simulation mode on the benchmark-hub copies of
 tests/data and on a kernel given only by tune_params and restrictions."""
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from beast.errors import BeastError
 pytest.importorskip("kernel_tuner")
 pytest.importorskip("sklearn")
 
-from beast import kernel_tuner_strategy                       # noqa: E402
-from beast.kernel_tuner import tune_kernel                    # noqa: E402
-from beast.tune.replay import load_recorded, match_space, replay   # noqa: E402
-from beast.tune.strategies import DEFAULT_STRATEGY            # noqa: E402
+from beast.kernel_tuner import strategy as kernel_tuner_strategy                       # noqa: E402
+from beast.kernel_tuner.space import tune_kernel                    # noqa: E402
+from beast.search.replay import load_recorded, match_space, replay   # noqa: E402
+from beast.search import DEFAULT_STRATEGY            # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data" / "benchmark_hub"

@@ -460,7 +460,7 @@ def test_module_level_sum_adds_as_this_python_does(tmp_path, monkeypatch, backen
     be floats is refused at the call, with a caret; a sum of integers and truth values is not; in a
     function body sum() stays Python's."""
     import sys
-    from beast import lang
+    from beast.lang import vocabulary as lang
     monkeypatch.setattr(lang, "COMPENSATED_SUM", compensated)
     path = write_space(tmp_path, SUMS, f"sums{int(compensated)}.py")
     if compensated:

@@ -15,9 +15,9 @@ pytest.importorskip("lupa")
 
 import beast  # noqa: E402
 from beast.codegen.lua import print_lua  # noqa: E402
-from beast.devices import resolve_device  # noqa: E402
-from beast.runtime.lua_backend import LuaEnumerator, render  # noqa: E402
-from beast.runtime.python_backend import PythonEnumerator  # noqa: E402
+from beast.lang.devices import resolve_device  # noqa: E402
+from beast.runtime.lua import LuaEnumerator, render  # noqa: E402
+from beast.runtime.python import PythonEnumerator  # noqa: E402
 from conftest import write_space  # noqa: E402
 
 SMALL = resolve_device("k40c").replace(max_threads_dim_x=32, max_threads_dim_y=32)
@@ -787,7 +787,7 @@ def test_prelude_range_length_and_membership_are_pythons():
     differences reach 2**54): Python's answers, or an overflow only for a length past 2**53."""
     from hypothesis import given, settings, strategies as st
     from beast.codegen.lua import HELPERS
-    from beast.runtime.lua_backend import _new_runtime
+    from beast.runtime.lua import _new_runtime
     rlen, inrange = _new_runtime().execute(HELPERS.replace("local _b_R = ...", "local _b_R = {}")
                                            + "\nreturn _b_rlen, _b_inrange")
     exact = st.integers(-(2**53 - 1), 2**53 - 1)
@@ -810,7 +810,7 @@ def test_prelude_range_length_and_membership_are_pythons():
 
 def test_luajit_does_not_fuse_multiply_add():
     """a * b + c rounds twice, as in Python: the runtime's JIT runs without its fma optimization."""
-    from beast.runtime.lua_backend import _new_runtime
+    from beast.runtime.lua import _new_runtime
     rt = _new_runtime()
     status = "return table.concat({select(2, jit.status())}, ' ')"
     assert "fma" not in rt.execute(status).split()
@@ -824,7 +824,7 @@ def test_prelude_power_of_special_values_is_pythons():
     or the result is complex (``0.0 ** -inf`` is inf, not a division by zero)."""
     from lupa import luajit21 as lupa
     from beast.codegen.lua import HELPERS
-    from beast.runtime.lua_backend import _new_runtime
+    from beast.runtime.lua import _new_runtime
     power = _new_runtime().execute(HELPERS.replace("local _b_R = ...", "local _b_R = {}")
                                    + "\nreturn function(...) local r = _b_pow(...) return r, r == 0 and 1 / r < 0 end")
     values = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 0.5, -2.0, 2.5, 1e300, 0, -2, 3, 1, -1]

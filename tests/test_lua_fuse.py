@@ -14,8 +14,8 @@ pytest.importorskip("lupa")
 
 import beast  # noqa: E402
 from beast.codegen.lua import print_lua  # noqa: E402
-from beast.runtime.lua_backend import LuaEnumerator  # noqa: E402
-from beast.runtime.python_backend import PythonEnumerator  # noqa: E402
+from beast.runtime.lua import LuaEnumerator  # noqa: E402
+from beast.runtime.python import PythonEnumerator  # noqa: E402
 
 
 def error_key(err):

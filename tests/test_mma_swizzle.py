@@ -11,8 +11,8 @@ import pytest
 
 import beast
 from beast.errors import BeastError
-from beast.tune import kernel_mma
-from beast.tune.kernel_mma import MmaKernel, MmaLayout, generate
+from beast.tune.kernels import mma as kernel_mma
+from beast.tune.kernels.mma import MmaKernel, MmaLayout, generate
 from conftest import host_case
 
 MMA = str(Path(__file__).resolve().parent.parent / "spaces" / "gemm_mma.py")
@@ -126,7 +126,7 @@ def _variant(k, name, old, new):
 
 
 def test_swizzle_and_double_buffering_run_on_cpu_threads_exactly():
-    from beast.tune.hostsim import HostKernels, host_compiler
+    from beast.tune.sim.hostsim import HostKernels, host_compiler
     if host_compiler() is None:
         pytest.skip("no C++20 host compiler (g++/clang++)")
     rng = np.random.default_rng(7)

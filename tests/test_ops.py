@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from beast.expr import BINOPS, BinOp, BoolOp, Call, Compare, Const, Not, Select, UnOp, Var, binop_type
+from beast.expr.nodes import BINOPS, BinOp, BoolOp, Call, Compare, Const, Not, Select, UnOp, Var, binop_type
 from beast.ir import ops
 from beast.ir.body import Untranslatable
 

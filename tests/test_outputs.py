@@ -1,4 +1,4 @@
-"""What the ``beast`` command writes (beast/output.py and the commands that use it): a regular file
+"""What the ``beast`` command writes (beast/ui/output.py and the commands that use it): a regular file
 replaced whole with the umask's mode, a link's target written and the link kept, a device or FIFO
 written in place and never replaced, a folder or socket refused; nothing half-written, no
 temporary file left; and the small command-line fixes around outputs (issue 22)."""
@@ -14,7 +14,7 @@ import pytest
 
 import beast
 from beast.errors import BeastError
-from beast.output import open_output, write_output
+from beast.ui.output import open_output, write_output
 from conftest import ROOT, run_beast, write_space
 
 SPACE = "from beast import *\na = range(3)\nb = range(2)\n"
@@ -184,7 +184,8 @@ def test_compile_auto_writes_what_auto_runs(tmp_path):
 
 
 def test_auto_says_why_it_does_not_run_c(tmp_path, monkeypatch):
-    from beast.runtime import auto, c_backend
+    from beast.runtime import auto
+    from beast.runtime.c import enumerator as c_backend
 
     def refuse(program):
         raise BeastError("the C backend cannot compile a choice between str and str values")
@@ -333,7 +334,7 @@ def test_a_failing_dot_and_an_unencodable_file_name_are_said_plainly(tmp_path):
     assert proc.returncode == 0 and "internal error" not in proc.stderr and "bad\\udcff" in proc.stdout, proc.stderr
 
 
-# -- the rows' bytes (beast/rows_text.py): CSV and JSON Lines a chunk at a time, .npy streamed
+# -- the rows' bytes (beast/ui/rows_text.py): CSV and JSON Lines a chunk at a time, .npy streamed
 
 SIGNED = "from beast import *\na = range(-3, 2)\nb = range(-12, 13, 6)\nc = iterator(a * 1000 - b)\n"
 
@@ -347,7 +348,7 @@ def _savetxt(table) -> bytes:
 
 def test_csv_and_jsonl_blocks_are_the_bytes_of_savetxt_and_json_dumps():
     import json
-    from beast.rows_text import csv_block, jsonl_block
+    from beast.ui.rows_text import csv_block, jsonl_block
     big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
     values = [0, -1, 9, 10, -10, 99, 100, -999, 123456789, big, small, big - 1, small + 1, 7, -7]
     names = ("x", "why", "α")
@@ -367,7 +368,7 @@ def test_csv_and_jsonl_blocks_are_the_bytes_of_savetxt_and_json_dumps():
 def test_npy_header_is_the_one_np_save_writes():
     import io
     import warnings
-    from beast.rows_text import npy_header
+    from beast.ui.rows_text import npy_header
     for dtype in (np.dtype([("a", np.int64), ("b", np.int64)]), np.dtype([("α", np.int64)]),
                   np.dtype([(f"p{i}", np.int64) for i in range(4500)]), np.dtype([])):
         for rows in (0, 1, 12345) if len(dtype) < 10 else (3,):

@@ -9,9 +9,9 @@ import pytest
 
 import beast
 from beast.errors import BeastError
-from beast.tune.replay import load_recorded, match_space, replay
-from beast.tune.strategies import DEFAULT_STRATEGY, Pool, Portfolio, make_strategy
-from beast.tune.strategies.portfolio import KINDS
+from beast.search.replay import load_recorded, match_space, replay
+from beast.search import DEFAULT_STRATEGY, Pool, Portfolio, make_strategy
+from beast.search.portfolio import KINDS
 
 pytest.importorskip("sklearn")
 

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 import beast
-from beast.graphviz import dot_program
-from beast.progress import Progress, loop_fraction
+from beast.ui.graphviz import dot_program
+from beast.ui.progress import Progress, loop_fraction
 from conftest import ROOT, run_beast
 
 SPACES = os.path.join(ROOT, "spaces")
@@ -56,7 +56,7 @@ def test_enumerate_quiet_and_piped_writes_no_progress(tmp_path):
 
 def test_stats_plot_png_and_svg(tmp_path):
     pytest.importorskip("matplotlib", reason="matplotlib comes with the test extra")
-    from beast.plots import plot_stats
+    from beast.ui.plots import plot_stats
     png = tmp_path / "stats.png"
     proc = run_beast("stats", os.path.join(SPACES, "features.py"), "--backend", "python", "--plot", png)
     assert proc.returncode == 0, proc.stderr
@@ -75,7 +75,7 @@ def test_stats_plot_shows_an_odd_file_name_literally(name, shown, tmp_path):
     """A file name is no mathtext, and its byte that is not UTF-8 shows as \\xff: the command draws
     the picture, and the title (text in an SVG drawn with svg.fonttype none) is the name as it is."""
     matplotlib = pytest.importorskip("matplotlib", reason="matplotlib comes with the test extra")
-    from beast.plots import plot_stats
+    from beast.ui.plots import plot_stats
     path = os.path.join(str(tmp_path), name + ".py")
     with open(path, "w") as fh:
         fh.write("from beast import *\na = range(3)\nb = range(a, 4)\n")
@@ -92,7 +92,7 @@ def test_stats_plot_shows_an_odd_file_name_literally(name, shown, tmp_path):
 
 
 def test_plot_without_matplotlib_says_how_to_get_it(monkeypatch, tmp_path):
-    from beast import plots
+    from beast.ui import plots
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     stats = beast.load(os.path.join(SPACES, "fig03_primes.py")).stats(backend="python")
     with pytest.raises(beast.BeastError) as info:
@@ -133,7 +133,7 @@ def test_tune_progress_hook_draws_a_bar_on_a_terminal_only(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "tqdm", None)        # the built-in line, whether tqdm is here or not
     monkeypatch.setattr(tune_pkg, "tune", fake_tune)
     monkeypatch.setattr(tune_pkg, "format_report", lambda report, top: f"{report} top={top}")
-    monkeypatch.setattr("beast.progress.Progress.update", _recording_update)
+    monkeypatch.setattr("beast.ui.progress.Progress.update", _recording_update)
     _recording_update.seen = []
     tty = _Tty()
     monkeypatch.setattr(sys, "stderr", tty)
@@ -162,7 +162,7 @@ def test_enumerate_progress_is_the_share_of_rows_once_counted_and_ends_at_100(mo
 
     def update(self, fraction=None, items=None, exact=False, force=False):
         seen.append((fraction, items, exact))
-    monkeypatch.setattr("beast.progress.Progress.update", update)
+    monkeypatch.setattr("beast.ui.progress.Progress.update", update)
     monkeypatch.setattr(sys, "stderr", _Tty())
     args = types.SimpleNamespace(quiet=False, backend="python", threads=None)
     wrap = cli._progress_chunks(space, args)
@@ -184,7 +184,7 @@ def _slow_work(drawn=None):
 
 
 def test_busy_line_appears_after_the_threshold_and_is_cleared():
-    from beast.progress import Busy
+    from beast.ui.progress import Busy
     tty = _Tty()
     with Busy("count", stream=tty, after=0.01, every=0.01) as busy:
         _slow_work(tty.getvalue)
@@ -194,7 +194,7 @@ def test_busy_line_appears_after_the_threshold_and_is_cleared():
 
 
 def test_busy_draws_nothing_for_quick_work_off_a_terminal_or_quiet():
-    from beast.progress import Busy
+    from beast.ui.progress import Busy
     tty = _Tty()
     with Busy("count", stream=tty, after=30) as quick:
         pass
@@ -206,7 +206,7 @@ def test_busy_draws_nothing_for_quick_work_off_a_terminal_or_quiet():
 
 
 def test_busy_shows_the_fraction_once_it_is_known(monkeypatch):
-    from beast.progress import Busy
+    from beast.ui.progress import Busy
     monkeypatch.setitem(sys.modules, "tqdm", None)        # the built-in line
     tty = _Tty()
     with Busy("replay", unit="evaluations", stream=tty, after=0.01, every=0.01) as busy:
@@ -219,7 +219,7 @@ def test_busy_shows_the_fraction_once_it_is_known(monkeypatch):
 
 @pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
 def test_busy_clears_its_line_on_an_error_and_lets_it_through(error):
-    from beast.progress import Busy
+    from beast.ui.progress import Busy
     tty = _Tty()
     with pytest.raises(error):
         with Busy("sample", stream=tty, after=0.01, every=0.01) as busy:
@@ -242,7 +242,8 @@ def _slowed(monkeypatch, cls, name, quiet):
 @pytest.mark.parametrize("command, method, extra", [
     ("count", "count", []), ("stats", "stats", []), ("enumerate", "sample", ["--sample", "5", "-o", "-"])])
 def test_count_stats_sample_show_elapsed_on_a_terminal_not_with_quiet(monkeypatch, capsys, command, method, extra):
-    from beast import cli, progress
+    from beast import cli
+    from beast.ui import progress
     from beast.space import Space
     monkeypatch.setattr(progress, "AFTER", 0.01)
     now_quiet = [False]
@@ -265,7 +266,7 @@ def test_count_stats_sample_show_elapsed_on_a_terminal_not_with_quiet(monkeypatc
 
 def test_replay_reports_repeats_times_budget_to_its_bar(monkeypatch, capsys, tmp_path):
     from beast import cli
-    from beast.progress import Busy
+    from beast.ui.progress import Busy
     from test_replay import AB, _data_file, _space_file
     data = _data_file(tmp_path, AB)
     space = _space_file(tmp_path, "a = range(1, 5)\nb = range(1, 4)\ntoo_big = condition(a + b > 5)\n")

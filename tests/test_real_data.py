@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import beast
-from beast.tune.replay import load_recorded, match_space
+from beast.search.replay import load_recorded, match_space
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data" / "benchmark_hub"

@@ -10,9 +10,8 @@ import pytest
 import beast
 from beast.cli import main
 from beast.errors import BeastError
-from beast.tune.replay import (check_checkpoints, default_checkpoints, format_replay, load_recorded,
-                               match_space, replay)
-from beast.tune.strategies import Pool, make_strategy
+from beast.search.replay import (check_checkpoints, default_checkpoints, format_replay, load_recorded, match_space, replay)
+from beast.search import Pool, make_strategy
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data" / "benchmark_hub"

@@ -1,7 +1,7 @@
 """Uniform sampling without full enumeration: ``Space.sample``, ``beast enumerate --sample``.
 
 The sampler maps ranks (positions in enumeration order) to survivors by descending the nest with
-subtree counts (beast/sampling.py, beast/ir/prefix.py). Checked here: every rank maps to the row
+subtree counts (beast/explore/sampling.py, beast/ir/prefix.py). Checked here: every rank maps to the row
 ``enumerate()`` has there (every backend, fixed and random spaces, with tiny tables and leaves so
 that the descent goes through every depth), the same seed gives the same rows in every backend,
 frequencies pass a chi-square test against uniform, and the edge cases (n = 0, n >= count, bad n).
@@ -20,7 +20,7 @@ import beast
 from beast.errors import BeastError
 from beast.ir.prefix import bind, truncate
 from beast.runtime import get_backend
-from beast.sampling import Sampler
+from beast.explore.sampling import Sampler
 from conftest import available_backends, run_beast, write_space
 from oracle import OracleError, TooLarge, brute_force
 from spacegen import spaces

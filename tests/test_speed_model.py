@@ -1,4 +1,4 @@
-"""The speed model (beast.tune.speed_model, speed_features): its pieces on hand-checkable cases,
+"""The speed model (beast.tune.model.speed, speed_features): its pieces on hand-checkable cases,
 the Spearman helper, and the lower-bound gate replayed on the real H200 logs."""
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import sys
 import numpy as np
 import pytest
 
-from beast.devices import get_profile
+from beast.lang.devices import get_profile
 from beast.errors import BeastError
-from beast.tune import speed_model as sm
-from beast.tune.kernel import GemmLayout
-from beast.tune.kernel_mma import MmaLayout
-from beast.tune.speed_features import gemm_counters, global_sectors, mma_counters_analytic, smem_wavefronts
+from beast.tune.model import speed as sm
+from beast.tune.kernels.paper import GemmLayout
+from beast.tune.kernels.mma import MmaLayout
+from beast.tune.model.features import (gemm_counters, global_sectors, mma_counters_analytic, smem_wavefronts)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -115,7 +115,7 @@ def test_tensor_core_counters_and_swizzle():
     # B's fragment (n = g, k = q) with rows of 16 doubles (128 bytes): the 8 rows of a pass share banks
     swizzled = mma_counters_analytic(MmaLayout.from_config(dict(cfg, swizzle=1), DOUBLE), (4096, 4096, 4096))
     assert swizzled.lds == c.lds and swizzled.lds_wavefronts < c.lds_wavefronts
-    # what beast.tune.counters.simulate_counters counts for these two (host simulator, 4 warps)
+    # what beast.tune.sim.counters.simulate_counters counts for these two (host simulator, 4 warps)
     assert (c.lds_wavefronts, swizzled.lds_wavefronts) == (1024, 256)
     assert (c.sts_wavefronts, c.global_sectors) == (128, 512)
     p = sm.predict_ms(cfg, DOUBLE, (4096, 4096, 4096), H200)
@@ -162,7 +162,7 @@ class _Instant:
         return dict(cfg)
 
     def measure(self, cfg):
-        from beast.tune.measure import OK, Measurement
+        from beast.tune.device.measure import OK, Measurement
         self.measured.append(dict(cfg))
         ms = 1e-6 if len(self.measured) == 1 else 1000.0
         return Measurement(OK, ms=ms, gflops=1.0 / ms, ci_rel=0.01, reps=5)
@@ -171,8 +171,8 @@ class _Instant:
 def test_the_tuner_orders_its_first_batch_and_prunes_by_the_lower_bound(tmp_path):
     from test_tune_log import small_space
     from beast.tune import tune
-    from beast.tune.log import read_log
-    from beast.tune.measure import OK, PRUNED
+    from beast.tune.driver.log import read_log
+    from beast.tune.device.measure import OK, PRUNED
     space = small_space()
     size = (64, 64, 64)
     backend, log = _Instant(), tmp_path / "gate.jsonl"
@@ -243,6 +243,6 @@ def test_the_gate_bounds_a_tensor_core_kernel_on_its_fewest_registers():
     assert sm.optimistic_facts(lay) == {"regs": 2 * 32 * 64 // 32 + 2 * (16 * 16 + 8 * 16) // 32 + 16,
                                         "local_bytes": 0, "estimated": True}
     # --explain without a compiler prints that bound, not the estimate's
-    from beast.tune.explain import model_line
+    from beast.tune.model.explain import model_line
     line = model_line(designs[2], DOUBLE, (4096,) * 3, H200, None, lay)
     assert "(estimated registers)" in line and f"lower bound {gate.lower_ms(designs[2]):.4g} ms" in line

@@ -13,10 +13,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 
 import beast
-from beast.expr import CallSeq, RangeSeq, ScalarSeq, SetOpSeq, ValuesSeq, evaluate
+from beast.expr.nodes import evaluate
+from beast.expr.sequences import CallSeq, RangeSeq, ScalarSeq, SetOpSeq, ValuesSeq
 from beast.ir import Check, Emit, Let, Loop, build_program
-from beast.lang import set_operation
-from beast.runtime.python_backend import _b_vals, compile_functions
+from beast.lang.vocabulary import set_operation
+from beast.runtime.python import _b_vals, compile_functions
 from conftest import available_backends, run_beast, write_space
 from spacegen import spaces
 
@@ -198,7 +199,7 @@ def test_cli_stats_json(tmp_path):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 @given(spaces(max_iterators=6))
 def test_random_cartesian_matches_the_nest_without_checks(g):
-    from beast.cartesian import cartesian
+    from beast.explore.cartesian import cartesian
     with tempfile.TemporaryDirectory(prefix="beast-stats-") as tmp:
         space = beast.load(write_space(tmp, g.source, "generated.py"), settings=g.settings)
         try:
@@ -245,7 +246,7 @@ def test_cartesian_stops_at_an_empty_outer_loop_whatever_the_hash_seed(nest, tmp
     Its parts go in loop order now, and where its shortcuts fail it walks the nest in order."""
     text = "from beast import *\n" + nest.format(fails=textwrap.dedent(FAILS_LATER).lstrip("\n"))
     path = write_space(tmp_path, text)
-    script = ("import sys, beast\nfrom beast.cartesian import cartesian\n"
+    script = ("import sys, beast\nfrom beast.explore.cartesian import cartesian\n"
               "print(cartesian(beast.load(sys.argv[1]).plan))\n")
     for seed in ("0", "5", "6", "7"):
         out = subprocess.run([sys.executable, "-c", script, path], capture_output=True, text=True, check=True,

@@ -10,9 +10,9 @@ import pytest
 import beast
 from beast.errors import BeastError
 from beast.tune import tune
-from beast.tune.log import read_log
-from beast.tune.replay import load_recorded, match_space
-from beast.tune.strategies import STRATEGIES, Pool, make_strategy, record_cost, survivors_sample
+from beast.tune.driver.log import read_log
+from beast.search.replay import load_recorded, match_space
+from beast.search import STRATEGIES, Pool, make_strategy, record_cost, survivors_sample
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data" / "benchmark_hub"
@@ -144,7 +144,7 @@ def test_central_design_starts_in_the_middle_and_spreads_out(conv):
 
 
 def test_wide_moves_jump_a_valley_of_bad_values_next_to_the_best():
-    from beast.tune.strategies.local import best_first_neighbours
+    from beast.search.local import best_first_neighbours
     X = np.array(list(itertools.product(range(10), range(2))))
     pool = Pool(("a", "b"), X)
     strategy = make_strategy("local", pool=pool, seed=0)
@@ -258,7 +258,7 @@ def test_the_model_trees_are_those_of_scikit_learns_extra_trees_ensemble():
     replay): same trees as ExtraTreesRegressor with the same seed, so the same predictions."""
     ensemble = pytest.importorskip("sklearn.ensemble")
     from sklearn.tree import ExtraTreeRegressor
-    from beast.tune.strategies.model import extra_trees
+    from beast.search.model import extra_trees
     rng = np.random.default_rng(4)
     X = rng.integers(0, 64, size=(200, 6)).astype(np.float64)
     y = np.log(1 + X[:, 0] * X[:, 1] + rng.random(200))
@@ -276,7 +276,7 @@ def test_the_model_trees_are_those_of_scikit_learns_extra_trees_ensemble():
 def test_a_pools_values_and_ranks_are_numpys_unique(column):
     """Pool's per-parameter values and ranks (a table of the range where it is short, np.unique
     where it is not) are exactly np.unique(..., return_inverse=True), at the int64 edges too."""
-    from beast.tune.strategies.base import _values_and_ranks
+    from beast.search.base import _values_and_ranks
     col = np.array(column, dtype=np.int64)
     ranks = np.full(len(col), -7, dtype=np.int64)
     values = _values_and_ranks(col, ranks)
@@ -288,7 +288,7 @@ def test_a_pools_values_and_ranks_are_numpys_unique(column):
 def test_a_pool_from_rows_of_any_layout_is_the_same():
     """Rows packed as the backends give them are read as one int64 view; any other layout (a
     field of another type, fields out of order) field by field: the same pool."""
-    from beast.sampling import int64_view
+    from beast.explore.sampling import int64_view
     rng = np.random.default_rng(3)
     packed = np.zeros(50, dtype=[("a", np.int64), ("b", np.int64), ("c", np.int64)])
     for n in packed.dtype.names:

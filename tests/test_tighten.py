@@ -4,9 +4,9 @@ import pytest
 
 import beast
 from beast.ir import Check, Loop, build_program, walk_statements
-from beast.devices import resolve_device
-from beast.expr import SolveSeq
-from beast.runtime.python_backend import PythonEnumerator
+from beast.lang.devices import resolve_device
+from beast.expr.sequences import SolveSeq
+from beast.runtime.python import PythonEnumerator
 
 SMALL = resolve_device("k40c").replace(max_threads_dim_x=32, max_threads_dim_y=32,
                                        max_threads_per_block=128, warp_size=8,

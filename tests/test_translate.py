@@ -20,7 +20,7 @@ from beast.ir.targets import C_FUNCS, C_LOOPS, LUA_BODY, LUA_FUNCS, LUA_LOOPS
 from beast.ir.body import Untranslatable, walk_body
 from beast.ir.sites import user_position
 from beast.ir.translate import NONE, Decided, decide, decide_all, known_truth, param_types, place, translate
-from beast.runtime.python_backend import compile_functions
+from beast.runtime.python import compile_functions
 from conftest import write_space
 
 SPACE = """

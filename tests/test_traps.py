@@ -18,7 +18,7 @@ import os
 import pytest
 
 import beast
-from beast.devices import DeviceProfile, device_attributes
+from beast.lang.devices import DeviceProfile, device_attributes
 from beast.errors import EvaluationError, SpaceError
 from conftest import ROOT, rows, run_beast, write_space
 from test_errors import check_cli, check_report

@@ -7,7 +7,7 @@ import pytest
 from beast.cli import main
 from beast.errors import BeastError
 from beast.tune import tune
-from beast.tune.runner import check_tune_arguments
+from beast.tune.driver.local import check_tune_arguments
 
 from test_tune_log import GEMM, FakeBackend, small_space
 
@@ -93,7 +93,7 @@ def test_defaults_stay_the_defaults(space):
 
 
 def test_check_tune_arguments_takes_other_counts_by_name():
-    # what tune_ray (beast.tune.ray_runner) shares: its own counts are checked by their names
+    # what tune_ray (beast.tune.driver.ray) shares: its own counts are checked by their names
     assert check_tune_arguments(SIZE, budget=None, seed=0, num_workers=None, prefetch=3) == (SIZE, None, None)
     assert check_tune_arguments([8, 8, 8], budget=np.int16(2), time_limit=5) == ((8, 8, 8), 2, 5.0)
     with pytest.raises(BeastError, match="num_workers must be at least 1, not 0"):
@@ -119,7 +119,7 @@ def test_cli_tune_names_a_budget_below_1(capsys):
 def test_tune_ray_checks_its_arguments_before_starting_ray(kw, says):
     """The same checks as tune(), and Ray's own counts, before a Ray instance is started."""
     pytest.importorskip("ray")
-    from beast.tune.ray_runner import tune_ray
+    from beast.tune.driver.ray import tune_ray
     space = small_space()
     with pytest.raises(BeastError, match=says):
         tune_ray(space, (64, 64, 64), **kw)

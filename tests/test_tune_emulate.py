@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import beast
-from beast.devices import resolve_device
+from beast.lang.devices import resolve_device
 from beast.errors import BeastError
-from beast.tune.emulate import default_size, emulate_gemm
-from beast.tune.kernel import GemmLayout, GemmSettings
+from beast.tune.sim.emulate import default_size, emulate_gemm
+from beast.tune.kernels.paper import GemmLayout, GemmSettings
 
 GEMM = str(Path(__file__).resolve().parent.parent / "spaces" / "gemm.py")
 

@@ -1,5 +1,5 @@
-"""The CuPy layer (beast.tune.gpu) end to end without a GPU: a stand-in ``cupy`` module runs the
-generated kernels on CPU threads (beast.tune.hostsim) and does the array work with NumPy, so
+"""The CuPy layer (beast.tune.device.gpu) end to end without a GPU: a stand-in ``cupy`` module runs the
+generated kernels on CPU threads (beast.tune.sim.hostsim) and does the array work with NumPy, so
 that compilation, launch arguments, verification against matmul, timing and the runner's
 pipeline all execute."""
 import itertools
@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 import beast
-from beast.devices import resolve_device
+from beast.lang.devices import resolve_device
 from beast.errors import BeastError, DeviceError
 from beast.tune import format_report, tune
-from beast.tune import kernel_mma
-from beast.tune.emulate import emulate_gemm
-from beast.tune.hostsim import HostModule, build_host_library, host_compiler
-from beast.tune.measure import OK, WRONG, CompileFailure
+from beast.tune.kernels import mma as kernel_mma
+from beast.tune.sim.emulate import emulate_gemm
+from beast.tune.sim.hostsim import HostModule, build_host_library, host_compiler
+from beast.tune.device.measure import OK, WRONG, CompileFailure
 
 GEMM = str(Path(__file__).resolve().parent.parent / "spaces" / "gemm.py")
 MMA = str(Path(__file__).resolve().parent.parent / "spaces" / "gemm_mma.py")
@@ -75,13 +75,13 @@ class FakeRawKernel:
 
 def built_library(src: str, kernels: list, defines: list) -> tuple[bool, str, bytes | None]:
     """``build_host_library`` of the kernels, through a cache keyed by everything the build
-    reads (the toolchain's :func:`~beast.tune.hostsim.toolchain_key`, the source, the kernels,
+    reads (the toolchain's :func:`~beast.tune.sim.hostsim.toolchain_key`, the source, the kernels,
     the defines; under ``$BEAST_CACHE_DIR``, which conftest makes per run; Ray workers inherit
     it): the suite's stand-in NVRTC builds the same kernels in many tests and processes, at 0.5 s
     of g++ each.
     Failed builds are not kept.  Returns (ok, log, the library's bytes or None)."""
     from beast.runtime import cache
-    from beast.tune.hostsim import toolchain_key
+    from beast.tune.sim.hostsim import toolchain_key
     what = cache.key(toolchain_key(host_compiler()), src, *kernels, "\0", *defines)
     entry = os.path.join(cache.cache_dir("fake-nvrtc"), what[:32] + ".so")
     if os.path.exists(entry):
@@ -100,7 +100,7 @@ def built_library(src: str, kernels: list, defines: list) -> tuple[bool, str, by
 
 class FakeNvrtc(types.ModuleType):
     """The slice of CuPy's NVRTC binding (``cupy.cuda.nvrtc``) that NvrtcCompiler uses; the
-    "cubin" is a host shared library (beast.tune.hostsim) holding the kernel.  It touches no
+    "cubin" is a host shared library (beast.tune.sim.hostsim) holding the kernel.  It touches no
     device, as NVRTC does not."""
 
     class NVRTCError(RuntimeError):
@@ -231,7 +231,7 @@ def fake_cupy(monkeypatch):
 
 
 def test_backend_compiles_verifies_and_times(fake_cupy, tmp_path):
-    from beast.tune.gpu import CupyBackend, gpu_available
+    from beast.tune.device.gpu import CupyBackend, gpu_available
     assert gpu_available()
     space = beast.load(GEMM, device=resolve_device("k40c").replace(**SMALL),
                        settings=dict(precision="single", arithmetic="complex", trans_a=1))
@@ -264,7 +264,7 @@ def test_backend_compiles_verifies_and_times(fake_cupy, tmp_path):
 
 
 def test_tune_runs_through_the_cupy_backend(fake_cupy, tmp_path):
-    from beast.tune.gpu import CupyBackend
+    from beast.tune.device.gpu import CupyBackend
     space = beast.load(GEMM, device=resolve_device("k40c").replace(**SMALL),
                        settings=dict(precision="double", trans_b=1))
     backend = CupyBackend(space.settings, (40, 24, 33), max_samples=5, max_seconds=0.5)
@@ -282,7 +282,7 @@ def test_tune_runs_the_tensor_core_family(fake_cupy, tmp_path, monkeypatch):
     """spaces/gemm_mma.py through tune() and the CuPy backend: its kernels (warp MMAs and cp.async
     run by the host simulator) are verified against matmul, and the log names the family."""
     import json
-    from beast.tune import gpu
+    from beast.tune.device import gpu
 
     class Brief(gpu.CupyBackend):
         """The backend tune() builds, timing a few samples: host-simulated times never settle
@@ -312,7 +312,7 @@ def test_tune_runs_the_tensor_core_family(fake_cupy, tmp_path, monkeypatch):
 
 def test_no_cupy_means_no_gpu(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)        # import cupy -> ImportError
-    from beast.tune.gpu import CupyBackend, gpu_available
+    from beast.tune.device.gpu import CupyBackend, gpu_available
     assert not gpu_available()
     with pytest.raises(DeviceError, match="no GPU found: CuPy is not installed"):
         CupyBackend({"precision": "single", "arithmetic": "real", "trans_a": 0, "trans_b": 0}, (8, 8, 8))
@@ -323,7 +323,7 @@ def test_compiled_on_a_machine_without_gpu_loads_and_measures(monkeypatch):
     there is no device (the stand-in cupy there has none: only NVRTC), for the GPU's
     architecture; the pickled artefact loads through ``cupy.RawModule(path=...)`` on the GPU
     side and verifies and times as a compile() there does."""
-    from beast.tune.gpu import Artifact, CupyBackend, NvrtcCompiler, gpu_available
+    from beast.tune.device.gpu import Artifact, CupyBackend, NvrtcCompiler, gpu_available
     space = beast.load(GEMM, device=resolve_device("k40c").replace(**SMALL), settings=dict(precision="double"))
     monkeypatch.setitem(sys.modules, "cupy", make_fake_cupy())
     backend = CupyBackend(space.settings, (19, 23, 17), max_samples=4, max_seconds=0.5)
@@ -399,9 +399,9 @@ def test_real_nvrtc_builds_cubin_and_ptx_without_a_gpu():
     """Where CuPy's NVRTC is installed, the code a Ray CPU worker runs builds real artefacts:
     an ELF cubin for sm_90 holding the kernel, PTX for an architecture NVRTC does not know,
     NVRTC's own log for a kernel that does not compile."""
-    from beast.tune.gpu import NvrtcCompiler
-    from beast.tune.kernel import GemmSettings
-    from beast.tune.runner import candidates
+    from beast.tune.device.gpu import NvrtcCompiler
+    from beast.tune.kernels.paper import GemmSettings
+    from beast.tune.driver.local import candidates
     space = beast.load(GEMM, device="h100", settings=dict(precision="single", arithmetic="complex", trans_b=1))
     config = next(candidates(space, "random", 1, {}, seed=2))
     settings = GemmSettings.from_mapping(space.settings)
@@ -422,7 +422,7 @@ def test_the_backend_cuts_a_clear_loser_and_knows_its_twins(fake_cupy):
     """CupyBackend.measure(best_ms=...): slower than 2x (1.5x when it spills) the best so far,
     a configuration is recorded from its first timings; configurations differing only in
     shmem_banks (not applied) have one identity, shmem_l1 (the carveout) makes another."""
-    from beast.tune.gpu import CupyBackend
+    from beast.tune.device.gpu import CupyBackend
     space = beast.load(GEMM, device=resolve_device("k40c").replace(**SMALL), settings=dict(precision="single"))
     backend = CupyBackend(space.settings, (33, 17, 21), max_samples=6, max_seconds=1.0)
     rows = space.enumerate()

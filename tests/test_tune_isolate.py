@@ -1,4 +1,4 @@
-"""Measuring in a worker process (beast.tune.isolate): kernels that hang, abort, crash or lose the
+"""Measuring in a worker process (beast.tune.device.isolate): kernels that hang, abort, crash or lose the
 CUDA context are logged and the run goes on; a configuration that killed the tuning process is
 logged as crashed on resume, not tried again.  Stand-in backends (tests/isolate_standins.py);
 each bad kernel costs one spawned worker (about 0.5 s), so the cases share runs."""
@@ -13,13 +13,12 @@ from pathlib import Path
 import pytest
 
 import beast
-from beast.devices import resolve_device
+from beast.lang.devices import resolve_device
 from beast.errors import BeastError, DeviceError
 from beast.tune import format_report, tune
-from beast.tune.isolate import IsolatedBackend, MeasureLimits
-from beast.tune.log import read_log
-from beast.tune.measure import (COMPILE_ERROR, CONTEXT_LOST, CRASHED, LOST, OK, STATUSES, TIMEOUT,
-                                Measurement)
+from beast.tune.device.isolate import IsolatedBackend, MeasureLimits
+from beast.tune.driver.log import read_log
+from beast.tune.device.measure import (COMPILE_ERROR, CONTEXT_LOST, CRASHED, LOST, OK, STATUSES, TIMEOUT, Measurement)
 
 from isolate_standins import BadKernels, NoDevice, speed, tune_and_die
 
@@ -268,9 +267,9 @@ def test_tune_isolates_the_cupy_backend_by_default(space, monkeypatch):
     """tune() without a backend measures CuPy in a worker, its time limits told the problem's
     FLOPs and the profile's peak; isolate=False keeps it in this process; so do the CLI's options."""
     from beast import cli
-    from beast.tune import isolate
-    from beast.tune.gpu import CupyFactory
-    from beast.tune.runner import TuneReport
+    from beast.tune.device import isolate
+    from beast.tune.device.gpu import CupyFactory
+    from beast.tune.driver.local import TuneReport
     made = []
 
     class Recorder(IsolatedBackend):
@@ -304,7 +303,7 @@ def test_tune_isolates_the_cupy_backend_by_default(space, monkeypatch):
 
 
 def _have_gpu() -> bool:
-    from beast.tune.gpu import gpu_available
+    from beast.tune.device.gpu import gpu_available
     return gpu_available()
 
 
@@ -312,8 +311,8 @@ def _have_gpu() -> bool:
 def test_on_a_gpu_a_hang_an_illegal_address_and_an_abort_are_survived(space, first):
     """The real thing: CuPy in the worker; after each bad kernel a fresh worker measures a
     configuration again (about 30 s: four CUDA start-ups and one 7 s time limit)."""
-    from beast.tune.gpu import CupyFactory
-    from beast.tune.isolate import Job
+    from beast.tune.device.gpu import CupyFactory
+    from beast.tune.device.isolate import Job
 
     from isolate_standins import MisbehavingCupy
     fac = MisbehavingCupy(CupyFactory(dict(space.settings), (256, 256, 256)))

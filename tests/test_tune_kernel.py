@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 import beast
-from beast.devices import resolve_device
+from beast.lang.devices import resolve_device
 from beast.errors import BeastError
-from beast.tune.emulate import emulate_gemm
-from beast.tune.gpu import check_launch_rules, gpu_available, ld_multiple, require_gpu
-from beast.tune.kernel import KERNEL_NAME, GemmLayout, GemmSettings, generate, translation_unit
+from beast.tune.sim.emulate import emulate_gemm
+from beast.tune.device.gpu import check_launch_rules, gpu_available, ld_multiple, require_gpu
+from beast.tune.kernels.paper import (KERNEL_NAME, GemmLayout, GemmSettings, generate, translation_unit)
 from conftest import host_case
 
 GEMM = str(Path(__file__).resolve().parent.parent / "spaces" / "gemm.py")
@@ -213,7 +213,7 @@ SMALL = dict(max_threads_per_block=64, max_threads_dim_x=16, max_threads_dim_y=1
 
 
 def test_generated_text_runs_on_cpu_threads_and_matches_emulation():
-    from beast.tune.hostsim import HostKernels, host_compiler
+    from beast.tune.sim.hostsim import HostKernels, host_compiler
     if host_compiler() is None:
         pytest.skip("no C++20 host compiler (g++/clang++)")
     device = resolve_device("k40c").replace(**SMALL)

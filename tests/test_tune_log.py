@@ -6,13 +6,12 @@ import numpy as np
 import pytest
 
 import beast
-from beast.devices import resolve_device
+from beast.lang.devices import resolve_device
 from beast.errors import BeastError, DeviceError
 from beast.tune import Measurement, format_report, gpu_available, progress_line, tune
-from beast.tune.log import TuneLog, make_header, read_log
-from beast.tune.measure import (COMPILE_ERROR, CONTEXT_LOST, LAUNCH_ERROR, OK, WRONG, CompileFailure,
-                                FatalBackendError, t_quantile_975, time_until_stable)
-from beast.tune.runner import candidates, random_keys
+from beast.tune.driver.log import TuneLog, make_header, read_log
+from beast.tune.device.measure import (COMPILE_ERROR, CONTEXT_LOST, LAUNCH_ERROR, OK, WRONG, CompileFailure, FatalBackendError, t_quantile_975, time_until_stable)
+from beast.tune.driver.local import candidates, random_keys
 
 GEMM = str(Path(__file__).resolve().parent.parent / "spaces" / "gemm.py")
 SMALL = dict(max_threads_per_block=64, max_threads_dim_x=16, max_threads_dim_y=16, warp_size=4,
@@ -224,7 +223,7 @@ def test_random_strategy_is_a_seeded_sample_without_repeats(space):
     # not the enumeration order: spread over the space
     first60 = set(map(tuple, space.enumerate()[:60].tolist()))
     assert len(set(ka) & first60) < 10
-    if hasattr(space, "sample"):     # random goes through beast.tune.strategies (tests/test_strategies.py)
+    if hasattr(space, "sample"):     # random goes through beast.search (tests/test_strategies.py)
         return
     # independent of chunking
     rows = space.enumerate()

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 import beast
-from beast.devices import resolve_device
+from beast.lang.devices import resolve_device
 from beast.errors import BeastError
-from beast.tune.emulate import emulate_gemm
-from beast.tune.families import family_of
-from beast.tune.kernel import GemmKernel, generate, translation_unit
+from beast.tune.sim.emulate import emulate_gemm
+from beast.tune.kernels.families import family_of
+from beast.tune.kernels.paper import GemmKernel, generate, translation_unit
 from conftest import host_case
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,7 +124,7 @@ def test_nvrtc_compiles_cp_async():
 
 
 def test_switched_kernels_run_on_cpu_threads_exactly():
-    from beast.tune.hostsim import HostKernels, host_compiler
+    from beast.tune.sim.hostsim import HostKernels, host_compiler
     if host_compiler() is None:
         pytest.skip("no C++20 host compiler (g++/clang++)")
     kernels = sample(seed=1)

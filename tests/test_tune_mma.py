@@ -1,5 +1,5 @@
 """The FP64 tensor-core GEMM family (issue 25): spaces/gemm_mma.py, its CUDA template
-(beast.tune.kernel_mma), nvcc/NVRTC compiling sampled survivors for sm_80 and sm_90, and the very
+(beast.tune.kernels.mma), nvcc/NVRTC compiling sampled survivors for sm_80 and sm_90, and the very
 text run on CPU threads (the host simulator's warp MMA and cp.async) against exact products."""
 import itertools
 import os
@@ -14,11 +14,11 @@ import pytest
 
 import beast
 from beast.errors import BeastError
-from beast.tune import kernel_mma
-from beast.tune.families import family_of, get_family
-from beast.tune.gpu import check_launch_rules
-from beast.tune.kernel_mma import A_FRAGMENT, B_FRAGMENT, C_FRAGMENT, MmaLayout, generate, translation_unit
-from beast.tune.runner import tune_family
+from beast.tune.kernels import mma as kernel_mma
+from beast.tune.kernels.families import family_of, get_family
+from beast.tune.device.gpu import check_launch_rules
+from beast.tune.kernels.mma import (A_FRAGMENT, B_FRAGMENT, C_FRAGMENT, MmaLayout, generate, translation_unit)
+from beast.tune.driver.local import tune_family
 from conftest import host_case
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +79,7 @@ def test_space_per_device():
 
 
 def test_every_sampled_survivor_generates_and_fits_the_device():
-    from beast.devices import resolve_device
+    from beast.lang.devices import resolve_device
     for device in ("a100", "h100"):
         profile = resolve_device(device)
         for arithmetic, (ta, tb) in itertools.product(("real", "complex"), TRANS):
@@ -264,7 +264,7 @@ def test_nvrtc_compiles_sampled_survivors():
 # ------------------------------------------------------------------ the text, run on the CPU
 
 def test_sampled_survivors_run_on_cpu_threads_exactly():
-    from beast.tune.hostsim import HostKernels, host_compiler
+    from beast.tune.sim.hostsim import HostKernels, host_compiler
     if host_compiler() is None:
         pytest.skip("no C++20 host compiler (g++/clang++)")
     rng = np.random.default_rng(5)

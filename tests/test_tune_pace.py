@@ -13,10 +13,10 @@ import pytest
 
 from beast.errors import BeastError
 from beast.tune import format_report, progress_line, tune
-from beast.tune.cut_replay import format_cut_table, replay_cut
-from beast.tune.log import read_log
-from beast.tune.measure import EARLY_CUT, OK, SPILL_CUT, cutoff_ms, time_until_stable
-from beast.tune.runner import MAX_COMPILE_WORKERS, default_compile_workers, parse_duration, run_summary
+from beast.tune.device.cut_replay import format_cut_table, replay_cut
+from beast.tune.driver.log import read_log
+from beast.tune.device.measure import EARLY_CUT, OK, SPILL_CUT, cutoff_ms, time_until_stable
+from beast.tune.driver.local import (MAX_COMPILE_WORKERS, default_compile_workers, parse_duration, run_summary)
 
 from test_tune_log import FakeBackend, fake_speed, small_space
 

@@ -1,4 +1,4 @@
-"""``beast tune --ray``: the tuning work spread over the GPUs of a Ray cluster (beast.tune.ray_runner).
+"""``beast tune --ray``: the tuning work spread over the GPUs of a Ray cluster (beast.tune.driver.ray).
 
 A local Ray instance with two CPUs and three fake GPUs; in each GPU worker the host simulator
 stands in for the device (tests/ray_hostsim.py: CupyBackend over the stand-in cupy of
@@ -18,15 +18,15 @@ ray = pytest.importorskip("ray")
 
 import beast  # noqa: E402
 from beast.cli import main  # noqa: E402
-from beast.devices import resolve_device  # noqa: E402
+from beast.lang.devices import resolve_device  # noqa: E402
 from beast.errors import BeastError  # noqa: E402
 from beast.tune import tune  # noqa: E402
-from beast.tune.hostsim import host_compiler  # noqa: E402
-from beast.tune.log import config_key, read_log  # noqa: E402
-from beast.tune.measure import COMPILE_ERROR, CONTEXT_LOST, CRASHED, OK  # noqa: E402
-from beast.tune.ray_runner import format_ray_summary, tune_ray  # noqa: E402
-from beast.tune.runner import _search_strategy, candidates  # noqa: E402
-from beast.tune.strategies import strategy_stream  # noqa: E402
+from beast.tune.sim.hostsim import host_compiler  # noqa: E402
+from beast.tune.driver.log import config_key, read_log  # noqa: E402
+from beast.tune.device.measure import COMPILE_ERROR, CONTEXT_LOST, CRASHED, OK  # noqa: E402
+from beast.tune.driver.ray import format_ray_summary, tune_ray  # noqa: E402
+from beast.tune.driver.local import _search_strategy, candidates  # noqa: E402
+from beast.search import strategy_stream  # noqa: E402
 
 from ray_hostsim import HostsimFactory, read_journal  # noqa: E402
 from test_tune_gpu import GEMM, SMALL, make_fake_cupy  # noqa: E402
@@ -155,7 +155,7 @@ def test_an_interrupted_run_resumes_from_its_log(cluster, space, tmp_path):
     # the single-process runner reads the same log: nothing left to measure
     sys.modules["cupy"] = make_fake_cupy()
     try:
-        from beast.tune.gpu import CupyBackend
+        from beast.tune.device.gpu import CupyBackend
         local = tune(space, SIZE, budget=5, strategy="random", seed=11, log_path=log,
                      backend=CupyBackend(space.settings, SIZE, max_samples=3, max_seconds=0.1))
     finally:
@@ -346,7 +346,7 @@ def test_a_time_limit_ends_the_run_cleanly(cluster, space, tmp_path):
 
 @pytest.mark.parametrize("name", ["local", "random"])
 def test_a_named_search_strategy_drives_the_workers(cluster, space, tmp_path, name):
-    """The strategies of beast.tune.strategies run on Ray as in one process: distinct survivors,
+    """The strategies of beast.search run on Ray as in one process: distinct survivors,
     the budget measured, every result logged once."""
     log = tmp_path / f"{name}.jsonl"
     report = tune_ray(space, SIZE, budget=5, strategy=name, seed=3, num_workers=2, log_path=log,
@@ -408,13 +408,14 @@ def test_ctrl_c_or_sigterm_while_ray_starts_waits_for_it_then_stops_it(how, monk
     import signal
     import time
     from beast.errors import Terminated
-    from beast.tune.ray_runner import _signals_deferred
+    from beast.tune.driver.ray import _signals_deferred
 
     def on_term(signum, frame):
         raise Terminated()
     stopped = []
     monkeypatch.setattr(ray, "shutdown", lambda: stopped.append(True))    # not the module's cluster
     previous = signal.signal(signal.SIGTERM, on_term)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)   # (a worker may ignore it)
     try:
         ran_on = []
         with pytest.raises(Terminated):
@@ -433,3 +434,4 @@ def test_ctrl_c_or_sigterm_while_ray_starts_waits_for_it_then_stops_it(how, monk
                 time.sleep(0.05)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)

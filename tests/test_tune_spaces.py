@@ -13,9 +13,9 @@ import pytest
 
 import beast
 from beast.tune import tune
-from beast.tune.log import read_log
-from beast.tune.measure import OK, WRONG, Measurement
-from beast.tune.strategies import POOL_LIMIT, STRATEGIES, Pool, make_strategy
+from beast.tune.driver.log import read_log
+from beast.tune.device.measure import OK, WRONG, Measurement
+from beast.search import POOL_LIMIT, STRATEGIES, Pool, make_strategy
 
 pytest.importorskip("sklearn")
 

@@ -1,7 +1,7 @@
 /* beast's C prelude: Python's arithmetic on 64-bit integers and doubles, value sequences, set
    operations, divisor loops, lists, tables, and the walk's state. Included (as text) at the top of
    every generated enumerator by beast.codegen.c, which fills in the error kinds and the value limit,
-   and of beast's runtime (beast.runtime.c_backend), which is compiled once without a space's sizes. */
+   and of beast's runtime (beast.runtime.c.enumerator), which is compiled once without a space's sizes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,7 +417,7 @@ BN_INLINE int64_t bn_tab_find(const int64_t *keys, int64_t n, int k, const int64
 }
 
 /* ---- the walk's state (one per worker thread) and the runtime's hooks. The runtime
-   (beast/runtime/c_driver.c) is compiled once into an object every enumerator is linked with, so
+   (beast/runtime/c/c_driver.c) is compiled once into an object every enumerator is linked with, so
    nothing here depends on the space: its sizes are in bn_space, defined by each enumerator. */
 #define BN_HIDDEN __attribute__((visibility("hidden")))
 typedef struct { int64_t *rows; int64_t n, cap; } bn_rowbuf;

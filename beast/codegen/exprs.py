@@ -1,7 +1,7 @@
 """Precedence-aware printing of expressions; each target supplies its operator spellings."""
 from __future__ import annotations
 
-from ..expr import BinOp, BoolOp, Call, Compare, Const, FuncCall, Not, Select, UnOp, Var
+from ..expr.nodes import BinOp, BoolOp, Call, Compare, Const, FuncCall, Not, Select, UnOp, Var
 
 ATOM = 100
 

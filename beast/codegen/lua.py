@@ -1,4 +1,4 @@
-"""Print the loop-nest IR as a LuaJIT chunk (the Lua backend; :mod:`beast.runtime.lua_backend` runs it).
+"""Print the loop-nest IR as a LuaJIT chunk (the Lua backend; :mod:`beast.runtime.lua` runs it).
 
 What the chunk is called with and returns, and how it keeps Python's numbers, errors and user
 functions on LuaJIT (53-bit exact integers, "is a float" flags, error sites, functions called back

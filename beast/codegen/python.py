@@ -16,7 +16,7 @@ from ..ir.loops import Array, Bind, Call, Counted, Divisors, LoopLowering, Scrat
 from ..ir.split import parts
 from ..ir.ops import may_overflow
 from ..ir.targets import PY_CHECKS, PY_LOOPS
-from ..expr import static_type
+from ..expr.nodes import static_type
 from .exprs import ATOM, ExprPrinter
 
 HELPERS = ("_b_range", "_b_len", "_b_clen", "_b_min", "_b_max", "_b_abs", "_b_bool", "_b_int", "_b_wide", "_b_vals",

@@ -48,7 +48,7 @@ def is_vocabulary(value) -> bool:
     if not callable(value) or not isinstance(value, (type(len), type(is_vocabulary))):
         return False
     module = getattr(value, "__module__", None)
-    return module in ("beast.lang", "builtins")
+    return module == "builtins" or module.startswith("beast.lang.")
 
 
 _INDEX: list = [None]      # (the last tree indexed, its index)
@@ -285,7 +285,7 @@ def _no_source(func, role, filename, tree) -> SpaceError:
 
 def _not_a_condition(name, where, label, namespace, filename):
     """A function cannot read a condition: it has no value at a configuration that survives."""
-    from ..lang import Condition
+    from ..lang.vocabulary import Condition
     if isinstance(namespace.get(name), Condition):
         raise SpaceError.at(where, filename, f"'{label}' reads '{name}', which is a condition: "
                             "functions read iterators, derived variables, settings and constants",
@@ -300,6 +300,6 @@ def _check_device_reads(fdef, constants, filename):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                 and type(constants.get(node.value.id)).__name__ == "DeviceProfile" \
                 and not hasattr(constants[node.value.id], node.attr):
-            from ..devices import unknown_attribute
+            from ..lang.devices import unknown_attribute
             message, hint = unknown_attribute(node.attr)
             raise SpaceError.at(node, filename, message, hint=hint)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 
-from ..expr import (BinOp, BoolOp, Call, Compare, Const, Not, RangeSeq, ScalarSeq, Select, UnOp,
-                    ValuesSeq, Var, evaluate, static_type, walk)
+from ..expr.nodes import (BinOp, BoolOp, Call, Compare, Const, Not, Select, UnOp, Var, evaluate, static_type, walk)
+from ..expr.sequences import RangeSeq, ScalarSeq, ValuesSeq
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
            ast.Mod: "%", ast.Pow: "**"}

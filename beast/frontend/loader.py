@@ -12,8 +12,8 @@ import types
 from ..ir.record import field, record
 
 from ..errors import BeastError, SettingError, SpaceError, frame_position
-from ..expr import Expr, IteratorTruthError
-from ..lang import __all__ as VOCABULARY, Condition, compiling
+from ..expr.nodes import Expr, IteratorTruthError
+from ..lang.vocabulary import __all__ as VOCABULARY, Condition, compiling
 
 IMPORT_HINT = "add `from beast import *` at the top of the file"
 
@@ -33,7 +33,7 @@ class LoadedModule:
     @property
     def device(self):
         """The DeviceProfile (resolved when first asked for: a space that reads no device
-        limit does not import the profile tables, beast.devices)."""
+        limit does not import the profile tables, beast.lang.devices)."""
         return self._context.device()
 
     @property
@@ -158,7 +158,7 @@ def _attribute_error(exc: AttributeError, tree, filename, lineno):
     if not nodes or name is None:
         return None
     if type(obj).__name__ == "DeviceProfile":
-        from ..devices import unknown_attribute
+        from ..lang.devices import unknown_attribute
         message, hint = unknown_attribute(name)
     else:
         import difflib

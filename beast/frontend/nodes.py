@@ -5,10 +5,9 @@ from __future__ import annotations
 from ..ir.record import field, record
 
 from ..errors import SpaceError
-from ..expr import (BinOp, BoolOp, Call, CallSeq, Compare, Const, Expr, FuncCall, Not, RangeSeq,
-                    ScalarSeq, Select, SetOpSeq, UnOp, ValuesSeq, Var, free_vars, static_type)
-from ..lang import (Condition, FunctionSource, Iterator, RangeSource, ScalarSource, SetOpSource,
-                    ValuesSource)
+from ..expr.nodes import (BinOp, BoolOp, Call, Compare, Const, Expr, FuncCall, Not, Select, UnOp, Var, static_type)
+from ..expr.sequences import CallSeq, RangeSeq, ScalarSeq, SetOpSeq, ValuesSeq, free_vars
+from ..lang.vocabulary import (Condition, FunctionSource, Iterator, RangeSource, ScalarSource, SetOpSource, ValuesSource)
 from .functions import FuncInfo, analyze_function, tree_index
 from .inline import inline_condition, inline_iterator, returned_node
 from .loader import LoadedModule
@@ -241,7 +240,7 @@ def _refuse_type_errors(model):
     operands' types (``b = a + "x"``: an iterator's values are integers) is refused as the space
     loads, in Python's words and with a caret under it: Python raises it at every configuration
     that evaluates it, and every backend says the same at the same place."""
-    from ..expr import python_types
+    from ..expr.nodes import python_types
     kinds = {n: "int" for n in model.iterators}
     found = []
 
@@ -321,7 +320,7 @@ def _rename_aliases(info, aliases):
 def _alias(expr, aliases):
     if not aliases:
         return expr
-    from ..expr import walk
+    from ..expr.nodes import walk
     for e in walk(expr):
         if isinstance(e, Var) and e.name in aliases:
             e.name = aliases[e.name]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from beast.ir.record import field, record
 
-from ..expr import Expr
+from ..expr.nodes import Expr
 
 
 class Untranslatable(Exception):

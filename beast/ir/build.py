@@ -1,7 +1,8 @@
 """Build the loop-nest IR from the front end's plan: nest the loops, place lets and checks."""
 from __future__ import annotations
 
-from ..expr import Const, RangeSeq, ScalarSeq, SetOpSeq, ValuesSeq, range_length
+from ..expr.nodes import Const
+from ..expr.sequences import RangeSeq, ScalarSeq, SetOpSeq, ValuesSeq, range_length
 from .nest import Check, Emit, Let, Loop, Program
 from .tighten import tighten as tighten_loops
 
@@ -67,7 +68,7 @@ def constant_values(seq):
         a, b = constant_values(seq.left), constant_values(seq.right)
         if a is None or b is None:
             return None
-        from ..lang import set_operation
+        from ..lang.vocabulary import set_operation
         out = set_operation(seq.op, a, b)
         return out if len(out) <= CONSTANT_SEQ_MAX else None
     return None

@@ -1,8 +1,8 @@
 """Pure counting nests: loops that only multiply, so that counting them is a product of lengths."""
 from __future__ import annotations
 
-from ..expr import (BinOp, CallSeq, Const, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq,
-                    free_vars, static_type, walk)
+from ..expr.nodes import BinOp, Const, static_type, walk
+from ..expr.sequences import CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, free_vars
 from .nest import Emit, Loop
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from beast.ir.record import replace
 
-from ..expr import BinOp, Call, Compare, Const, Not, Select, UnOp, Var, walk
+from ..expr.nodes import BinOp, Call, Compare, Const, Not, Select, UnOp, Var, walk
 from .body import (Append, Assign, Break, Chain, Comp, ConstArr, Conv, Eager, Eval, Fail, Fold, For,
                    Identity, If, In, Index, ListLit, ListOf, PyBool, RangeCall, Return, Scope, SetItem,
                    SetOpCall, Sorted, SumTerm, Unpack, Untranslatable, While, Yield)

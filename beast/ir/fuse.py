@@ -9,7 +9,7 @@ value as a block. This module decides which loops form such a chain; the printer
 """
 from __future__ import annotations
 
-from ..expr import RangeSeq, ValuesSeq
+from ..expr.sequences import RangeSeq, ValuesSeq
 from .build import constant_values
 from .nest import Check, Loop
 

@@ -17,7 +17,7 @@ block: its entry (for a loop body: a value the loop bound, *tried*) and right af
 
 The block before the first loop (depth 0: conditions on constants and settings) has points too;
 its entry is reached once. The program's ``tallies`` give each slot's depth (the C runtime counts
-the statements above its work split once, see :mod:`beast.runtime.c_backend`).
+the statements above its work split once, see :mod:`beast.runtime.c.enumerator`).
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class ConditionSlots:
 
 @record
 class Layout:
-    """Which counter means what, for :func:`beast.stats.collect`."""
+    """Which counter means what, for :func:`beast.explore.stats.collect`."""
     levels: list = field(default_factory=list)       # LevelSlots, outermost first
     conditions: list = field(default_factory=list)   # ConditionSlots, in evaluation order
     depths: list = field(default_factory=list)       # slot -> loop depth

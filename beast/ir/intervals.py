@@ -9,7 +9,8 @@ interval arithmetic below). Every interval over-approximates: None means unknown
 """
 from __future__ import annotations
 
-from ..expr import Const, DivisorSeq, RangeSeq, ScalarSeq, SolveSeq, ValuesSeq
+from ..expr.nodes import Const
+from ..expr.sequences import DivisorSeq, RangeSeq, ScalarSeq, SolveSeq, ValuesSeq
 from .body import Untranslatable
 from .nest import Let, Loop
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ..errors import SpaceError, short_int
-from ..expr import Const, SetOpSeq, ValuesSeq, walk
+from ..expr.nodes import Const, walk
+from ..expr.sequences import SetOpSeq, ValuesSeq
 from ..frontend.locate import locate_constant
 from .nest import Check, Let, Loop, walk_statements
 

@@ -32,8 +32,8 @@ import itertools
 from beast.ir.record import record, replace as record_replace
 
 from ..errors import BeastError
-from ..expr import (CallSeq, Const, DivisorSeq, Expr, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
-                    range_length, static_type)
+from ..expr.nodes import Const, Expr, static_type
+from ..expr.sequences import (CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, range_length)
 from .body import Untranslatable
 from .counting import pure_nest
 from .fuse import fusable

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from ..expr import BinOp, Call, Compare, Const, Not, Select, UnOp, Var, binop_type
+from ..expr.nodes import BinOp, Call, Compare, Const, Not, Select, UnOp, Var, binop_type
 from ..frontend.functions import is_vocabulary
 from .desugar import desugar
 from .sites import user_position

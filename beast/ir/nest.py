@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from beast.ir.record import field, record
 
-from ..expr import BinOp, Call, Const, Expr, Seq, UnOp, free_vars, walk
+from ..expr.nodes import BinOp, Call, Const, Expr, UnOp, walk
+from ..expr.sequences import Seq, free_vars
 
 
 @record

@@ -32,7 +32,7 @@ from __future__ import annotations
 import builtins
 import sys
 
-from ..expr import COMPARES, BoolOp, Compare, Const, Not, Select, Var, binop_type, fold_binop
+from ..expr.nodes import COMPARES, BoolOp, Compare, Const, Not, Select, Var, binop_type, fold_binop
 from . import intervals as iv
 from .body import ConstArr, ListLit, Untranslatable
 from .lower import select_type

@@ -17,7 +17,8 @@ in the same order. A printer supports these programs by printing :class:`PrefixV
 """
 from __future__ import annotations
 
-from ..expr import Compare, Expr, ScalarSeq, Var
+from ..expr.nodes import Compare, Expr, Var
+from ..expr.sequences import ScalarSeq
 from .nest import Check, Emit, Loop, Program, walk_statements
 
 

@@ -11,8 +11,8 @@ import struct
 from beast.ir.record import record
 
 from ..errors import frame_position
-from ..expr import (CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, evaluate,
-                    free_vars)
+from ..expr.nodes import evaluate
+from ..expr.sequences import (CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, free_vars)
 from .nest import Let, Loop, walk_statements
 from .sites import ExcSite
 
@@ -117,7 +117,7 @@ class Domains:
             return [d for d in range(evaluate(seq.base.start, env), evaluate(seq.base.stop, env))
                     if n == 0 or (d != 0 and n % d == 0)]
         if isinstance(seq, SetOpSeq):
-            from ..lang import set_operation
+            from ..lang.vocabulary import set_operation
             return set_operation(seq.op, list(self.seq_values(seq.left, env)),
                                  list(self.seq_values(seq.right, env)))
         return []

@@ -14,8 +14,8 @@ nest's variables prove most of them in range).
 """
 from __future__ import annotations
 
-from ..expr import (BinOp, BoolOp, Call, Compare, Const, DivisorSeq, Not, RangeSeq, ScalarSeq,
-                    Select, SolveSeq, UnOp, ValuesSeq, Var, free_vars, static_type, walk)
+from ..expr.nodes import BinOp, BoolOp, Call, Compare, Const, Not, Select, UnOp, Var, static_type, walk
+from ..expr.sequences import DivisorSeq, RangeSeq, ScalarSeq, SolveSeq, ValuesSeq, free_vars
 from .nest import Check, Let, Loop, Program
 
 INF = float("inf")

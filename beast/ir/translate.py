@@ -20,7 +20,7 @@ nor printed. Each target words its refusals its own way (:data:`SAYS`).
 from __future__ import annotations
 
 from ..errors import SpaceError
-from ..expr import Const
+from ..expr.nodes import Const
 from .body import (Append, Assign, Break, Continue, Eval, For, FuncBody, If, Known, Return, Scope, SetItem,
                    Unpack, Untranslatable, While, Yield)
 from .lower import NUMERIC, lower_function

@@ -2,7 +2,7 @@
 
 A backend's ``build(program, python_source)`` returns an enumerator with ``count(threads)`` and
 ``chunks(chunk_size, threads)`` (NumPy structured arrays, in enumeration order); for sampling
-(:mod:`beast.sampling`), on programs whose outer loops are bound to a prefix
+(:mod:`beast.explore.sampling`), on programs whose outer loops are bound to a prefix
 (:func:`beast.ir.prefix.bind`), also ``count_each(prefixes, threads)`` and ``rows_under(prefix, n)``."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import importlib
 
 from ..errors import BeastError
 
-BACKENDS = {"python": "beast.runtime.python_backend", "c": "beast.runtime.c_backend",
-            "lua": "beast.runtime.lua_backend"}
+BACKENDS = {"python": "beast.runtime.python", "c": "beast.runtime.c.enumerator",
+            "lua": "beast.runtime.lua"}
 #: ``auto`` (:mod:`beast.runtime.auto`) picks one of BACKENDS per program: Python for the
 #: smallest work, C when its build is cached or the work is large, else LuaJIT (Python without
 #: it) while C builds in the background.

@@ -50,8 +50,8 @@ _MAX_SAMPLES = 16                    # combinations of outer values tried per lo
 def _seq_lengths(seq, envs, funcs):
     """Lengths of ``seq`` under each sample environment (None where it cannot be evaluated), and
     sample values (first and last) of the sequence."""
-    from ..expr import (CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq,
-                        evaluate, range_length)
+    from ..expr.nodes import evaluate
+    from ..expr.sequences import (CallSeq, DivisorSeq, RangeSeq, ScalarSeq, SetOpSeq, SolveSeq, ValuesSeq, range_length)
     if isinstance(seq, ValuesSeq):
         vals = seq.values
         return [len(vals)], list({vals[0], vals[-1]}) if vals else []
@@ -107,7 +107,8 @@ def estimate_work(program) -> int:
     length is known; a length that needs a user function to compute counts as
     :data:`UNKNOWN_LENGTH`)."""
     from ..ir import Let, Loop
-    from ..expr import evaluate, free_vars
+    from ..expr.nodes import evaluate
+    from ..expr.sequences import free_vars
     funcs = None     # user functions are not run for an estimate: their loops count as unknown
     samples = {k: [v] for k, v in program.constants.items() if isinstance(v, (int, float))}
     work = 1
@@ -181,13 +182,13 @@ def choose(program):
     source, why = _c_source(program)
     if source is None:
         return _fallback(), reason + f"; {why}", None
-    from . import c_backend
+    from .c import enumerator as c_backend
     if c_backend.cached_library(source) is not None:
         return "c", reason + "; the C enumerator is in the cache", source
     if work >= FOREGROUND_C_WORK:
         return "c", reason + f" >= {FOREGROUND_C_WORK:.0e}: compiling C now pays back at once", source
     if os.environ.get("BEAST_BACKGROUND_BUILD", "1") != "0":
-        from .c_background import build_in_background
+        from .c.background import build_in_background
         build_in_background(source)
         reason += "; C is being built in the background for the next run"
     return _fallback(), reason, None
@@ -204,10 +205,10 @@ def _limit_error(err, backend) -> bool:
     if not isinstance(err, EvaluationError):
         return False
     if backend == "lua":
-        from .lua_backend import OVERFLOW_HINT
+        from .lua import OVERFLOW_HINT
         return err.hint == OVERFLOW_HINT
     if backend == "c":
-        from .c_backend import _OWN_MESSAGES
+        from .c.enumerator import _OWN_MESSAGES
         return err.message == _OWN_MESSAGES["too_many_values"]
     return False
 
@@ -220,7 +221,7 @@ class AutoEnumerator:
         self.program = program
         self.backend, self.reason, source = choose(program)
         if self.backend == "c":
-            from . import c_backend
+            from .c import enumerator as c_backend
             try:
                 self.inner = c_backend.build(program, source=source)
             except BeastError as err:
@@ -314,7 +315,7 @@ def _c_source(program):
     no compiler, or a space the C printer refuses)."""
     if not _available("c"):
         return None, "no C compiler"
-    from . import c_backend
+    from .c import enumerator as c_backend
     try:
         return c_backend.prepare(program), None
     except BeastError as err:

@@ -106,11 +106,11 @@ def failed_operation(node, env, exc):
     """The operation of a node's expression that raised ``exc`` in ``env`` (the frame's locals): a
     division whose divisor is zero, a power whose result would be complex, an integer past 64 bits
     (:func:`overflowed_operation`) or Python's TypeError; None if none shows."""
-    from ..expr import BinOp, evaluate, walk
+    from ..expr.nodes import BinOp, evaluate, walk
     if isinstance(exc, IntegerOverflowError):
         return overflowed_operation(node, env)
     if isinstance(exc, TypeError) and node is not None and node.expr is not None:
-        from ..expr import failing_operation
+        from ..expr.nodes import failing_operation
         return failing_operation(node.expr, env, error=TypeError)
     if node is None or not isinstance(exc, (ZeroDivisionError, ComplexPowerError)):
         return None
@@ -134,7 +134,7 @@ def overflowed_operation(node, env):
     """The operation of a derived variable's or a condition's expression whose integer result leaves
     64 bits in ``env`` (else 2**53, Lua's exact integers), in Python's order of evaluation; None if
     none shows (an iterator's sequence is reported at the iterator)."""
-    from ..expr import failing_operation
+    from ..expr.nodes import failing_operation
     if node is None or node.expr is None:
         return None
     found = failing_operation(node.expr, env)
