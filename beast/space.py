@@ -118,8 +118,8 @@ class Space:
     def to_kernel_tuner(self, backend: str | None = None, threads: int | None = None):
         """``(tune_params, list_of_tuples)`` for Kernel Tuner: each iterator's values that occur
         in a survivor, and the survivors as tuples of Python values (see beast.kernel_tuner)."""
-        from .kernel_tuner.space import to_kernel_tuner
-        return to_kernel_tuner(self, backend=backend, threads=check_threads(threads))
+        from .explore.rows import kernel_tuner_form
+        return kernel_tuner_form(self, backend=backend, threads=check_threads(threads))
 
     # -- statistics (beast stats)
     def stats(self, backend: str | None = None, threads: int | None = None, values: bool = True):

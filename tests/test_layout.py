@@ -1,5 +1,6 @@
-"""The package's layout rules (issue 7): the IR apart from the printers, no two modules importing
-each other, small modules, and public names that exist."""
+"""The package's layout rules: the IR apart from the printers, no import cycles (imports inside
+functions count), no private name reached from another package, small files, and public names
+that exist."""
 from __future__ import annotations
 
 import ast
@@ -27,25 +28,69 @@ def _modules():
 MODULES = dict(_modules())
 
 
-def _imports(name, path, top_level_only):
-    """The package modules ``name`` imports (relative imports resolved)."""
+def _package(name, path):
+    """The package a module belongs to (a package's ``__init__``: the package itself)."""
+    return name if path.endswith("__init__.py") else name.rpartition(".")[0]
+
+
+def _import_nodes(name, path, top_level_only):
+    """(node, absolute module it imports from) for every import of the module."""
     tree = ast.parse(open(path, encoding="utf-8").read())
-    package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
-    out = set()
-    for node in nodes:
+    package = _package(name, path)
+    for node in (tree.body if top_level_only else ast.walk(tree)):
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 parts = package.split(".")
                 parts = parts[:len(parts) - node.level + 1]
                 base = ".".join(parts + ([node.module] if node.module else []))
-            for alias in node.names:
-                full = f"{base}.{alias.name}"
-                out.add(full if full in MODULES else base)
+            yield node, base
         elif isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-    return {m for m in out if m in MODULES and m != name}
+            yield node, None
+
+
+def _imports(name, path, top_level_only):
+    """The package modules ``name`` imports (relative imports resolved): {module: line}."""
+    out = {}
+    for node, base in _import_nodes(name, path, top_level_only):
+        for alias in node.names:
+            if base is None:
+                target = alias.name
+            else:
+                full = f"{base}.{alias.name}"
+                target = full if full in MODULES else base
+            out.setdefault(target, node.lineno)
+    return {m: line for m, line in out.items() if m in MODULES and m != name}
+
+
+def _cycles(graph):
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
 
 
 def test_the_ir_never_imports_the_printers_or_the_runtime():
@@ -56,16 +101,54 @@ def test_the_ir_never_imports_the_printers_or_the_runtime():
             assert not bad, f"{name} imports {sorted(bad)}"
 
 
-def test_no_two_modules_import_each_other():
-    graph = {name: _imports(name, path, top_level_only=True) for name, path in MODULES.items()}
-    pairs = {tuple(sorted((a, b))) for a, deps in graph.items() for b in deps
-             if a in graph.get(b, ()) and not (a.startswith(b + ".") or b.startswith(a + "."))}
-    assert not pairs, f"modules importing each other at module level: {sorted(pairs)}"
+def test_no_import_cycles_counting_imports_inside_functions():
+    """Every import counts, wherever it is written (a lazy import inside a function hides a cycle
+    from Python's import machinery, not from a reader), and a package's ``__init__`` counts as a
+    module: a submodule imports its siblings, not its own package."""
+    graph = {name: _imports(name, path, top_level_only=False) for name, path in MODULES.items()}
+    cycles = _cycles(graph)
+    lines = [f"{a}:{graph[a][b]} -> {b}" for cycle in cycles for a in cycle for b in graph[a] if b in cycle]
+    assert not cycles, "import cycles:\n" + "\n".join(lines)
 
 
-def test_no_module_over_1000_lines():
-    long = {name: n for name, path in MODULES.items()
-            if (n := sum(1 for _ in open(path, encoding="utf-8"))) > 1000}
+def test_no_private_name_is_used_outside_its_package():
+    """``from other.package import _name`` or ``module._name`` on a module of another package:
+    a private name is for its own package (a test of a module may reach into it; beast may not)."""
+    found = []
+    for name, path in MODULES.items():
+        mine = _package(name, path)
+        modules = {}                   # local name -> beast module it is bound to
+        for node, base in _import_nodes(name, path, top_level_only=False):
+            for alias in node.names:
+                full = alias.name if base is None else f"{base}.{alias.name}"
+                if full in MODULES:
+                    modules[alias.asname or alias.name.split(".")[0]] = full
+                    continue
+                if base and base in MODULES and alias.name.startswith("_") and not alias.name.startswith("__") \
+                        and _package(base, MODULES[base]) != mine:
+                    found.append(f"{name}:{node.lineno} imports {alias.name} from {base}")
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules \
+                    and node.attr.startswith("_") and not node.attr.startswith("__"):
+                target = modules[node.value.id]
+                if _package(target, MODULES[target]) != mine:
+                    found.append(f"{name}:{node.lineno} uses {node.value.id}.{node.attr}")
+    assert not found, "\n".join(found)
+
+
+def _python_files(*tops):
+    for top in tops:
+        for folder, dirs, files in os.walk(os.path.join(ROOT, top)):
+            dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
+            for f in files:
+                if f.endswith(".py"):
+                    yield os.path.join(folder, f)
+
+
+def test_no_file_over_800_lines():
+    long = {os.path.relpath(path, ROOT): n for path in _python_files("beast", "tests", "bench")
+            if (n := sum(1 for _ in open(path, encoding="utf-8"))) > 800}
     assert not long, long
 
 

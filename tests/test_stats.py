@@ -17,7 +17,7 @@ from beast.expr.nodes import evaluate
 from beast.expr.sequences import CallSeq, RangeSeq, ScalarSeq, SetOpSeq, ValuesSeq
 from beast.ir import Check, Emit, Let, Loop, build_program
 from beast.lang.vocabulary import set_operation
-from beast.runtime.python import _b_vals, compile_functions
+from beast.runtime.python import compile_functions, iterator_values
 from conftest import available_backends, run_beast, write_space
 from spacegen import spaces
 
@@ -46,7 +46,7 @@ class Interpreter:
             return [evaluate(seq.value, env, self.funcs)]
         if isinstance(seq, CallSeq):
             out = self.funcs[seq.func](*(evaluate(a, env, self.funcs) for a in seq.args))
-            return list(out) if seq.closure else _b_vals(out)
+            return list(out) if seq.closure else iterator_values(out)
         if isinstance(seq, SetOpSeq):
             return set_operation(seq.op, list(self.values(seq.left, env)), list(self.values(seq.right, env)))
         raise AssertionError(seq)

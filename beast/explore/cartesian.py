@@ -59,8 +59,8 @@ class _Unit:
 
 class _Counter:
     def __init__(self, plan, budget):
-        from ..runtime.python import _b_vals, compile_functions
-        self._b_vals = _b_vals
+        from ..runtime.python import iterator_values, compile_functions
+        self.iterator_values = iterator_values
         program = build_program(plan, "cartesian", tighten=False)
         self.funcs = compile_functions(program)
         self.budget, self.steps = budget, 0
@@ -120,7 +120,7 @@ class _Counter:
             return (evaluate(seq.value, env, funcs),)
         if isinstance(seq, CallSeq):
             result = funcs[seq.func](*(evaluate(a, env, funcs) for a in seq.args))
-            return list(result) if seq.closure else self._b_vals(result)
+            return list(result) if seq.closure else self.iterator_values(result)
         if isinstance(seq, SetOpSeq):
             from ..lang.vocabulary import set_operation
             return set_operation(seq.op, list(self.seq_values(seq.left, env)),

@@ -81,7 +81,7 @@ class Sampler:
         H100 single-precision opt-in GEMM space 66 s, against 9.5 s in C."""
         if self.backend == "auto" and kind == "bound":
             from ..runtime import auto
-            if auto._available("c"):
+            if auto.available("c"):
                 from ..runtime.c import enumerator as c_backend
                 try:
                     return c_backend.build(program)
@@ -135,7 +135,7 @@ class Sampler:
 
     # -- the table on disk: keyed by everything the enumeration depends on
     def _table_path(self):
-        from .. import __version__
+        from .._version import __version__
         from ..codegen.python import print_python
         p = self.program
         # the interpreter too: the user's functions mean what its builtins do (sum() of floats

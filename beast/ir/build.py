@@ -1,8 +1,7 @@
 """Build the loop-nest IR from the front end's plan: nest the loops, place lets and checks."""
 from __future__ import annotations
 
-from ..expr.nodes import Const
-from ..expr.sequences import RangeSeq, ScalarSeq, SetOpSeq, ValuesSeq, range_length
+from .constants import CONSTANT_SEQ_MAX, constant_seq, constant_values  # noqa: F401 - re-exported
 from .nest import Check, Emit, Let, Loop, Program
 from .tighten import tighten as tighten_loops
 
@@ -34,41 +33,3 @@ def build_program(plan, name="space", tighten=True) -> Program:
     if tighten:
         tighten_loops(program)
     return program
-
-
-CONSTANT_SEQ_MAX = 1 << 16      # larger constant set operations stay computed at run time
-
-
-def constant_seq(seq):
-    """A set operation that reads no variable and calls nothing is computed once, here, for every
-    target: its values in order (up to CONSTANT_SEQ_MAX of them)."""
-    if isinstance(seq, SetOpSeq):
-        values = constant_values(seq)
-        if values is not None:
-            return ValuesSeq(values)
-    return seq
-
-
-def constant_values(seq):
-    """The values of a sequence that reads no variable and calls nothing (else None): a set
-    operation of lists and constant ranges is computed once, at compile time."""
-    if isinstance(seq, ValuesSeq):
-        return [int(v) for v in seq.values]
-    if isinstance(seq, RangeSeq):
-        parts = seq.exprs()
-        if all(isinstance(x, Const) and isinstance(x.value, int) for x in parts) and parts[2].value != 0:
-            values = range(*(x.value for x in parts))
-            return list(values) if range_length(values) <= CONSTANT_SEQ_MAX else None
-        return None
-    if isinstance(seq, ScalarSeq):
-        if isinstance(seq.value, Const) and type(seq.value.value) in (int, bool):
-            return [int(seq.value.value)]
-        return None
-    if isinstance(seq, SetOpSeq):
-        a, b = constant_values(seq.left), constant_values(seq.right)
-        if a is None or b is None:
-            return None
-        from ..lang.vocabulary import set_operation
-        out = set_operation(seq.op, a, b)
-        return out if len(out) <= CONSTANT_SEQ_MAX else None
-    return None

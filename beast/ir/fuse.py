@@ -10,7 +10,7 @@ value as a block. This module decides which loops form such a chain; the printer
 from __future__ import annotations
 
 from ..expr.sequences import RangeSeq, ValuesSeq
-from .build import constant_values
+from .constants import constant_values
 from .nest import Check, Loop
 
 FUSE_MAX = 256          # iterations of a fused loop (a table of that many values per variable)

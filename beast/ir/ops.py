@@ -37,7 +37,7 @@ from . import intervals as iv
 from .body import ConstArr, ListLit, Untranslatable
 from .lower import select_type
 from .tabulate import float_bits
-from .targets import C64, Target      # (defined with the other target records)
+from .ints import C64, Target
 
 INTISH = ("int", "bool")
 #: sum() of floats is Neumaier's compensated summation from Python 3.12 on (a plain left-to-right

@@ -143,7 +143,7 @@ def _storable(v) -> bool:
 
 
 def classify_return(result):
-    """What the Python backend's _b_vals makes of a deferred function's return value."""
+    """What the Python backend's iterator_values makes of a deferred function's return value."""
     cls = result.__class__
     if cls is range:
         return "range", result

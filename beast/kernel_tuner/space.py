@@ -51,6 +51,7 @@ import warnings
 import numpy as np
 
 from ..errors import BeastError, EvaluationError
+from ..explore.rows import as_tuples
 from ..expr.callsite import user_stacklevel
 from ..runtime.errors import OVERFLOW_HINT
 from ..space import Space, config_rows, load
@@ -256,7 +257,7 @@ class KernelTunerSpace(Space):
 
     def to_kernel_tuner(self, backend: str | None = None, threads: int | None = None):
         """``(tune_params, list_of_tuples)``: the declared ``tune_params`` and the survivors."""
-        return self.tune_params, _tuples(self.enumerate(backend=backend, threads=threads))
+        return self.tune_params, as_tuples(self.enumerate(backend=backend, threads=threads))
 
     def __repr__(self):
         return (f"<beast.KernelTunerSpace {len(self._params)} parameters, "
@@ -321,19 +322,10 @@ def from_kernel_tuner(tune_params: dict, restrictions=None, max_threads: int = 1
         raise err.with_traceback(None) from None
 
 
-def _tuples(rows: np.ndarray) -> list:
-    """Rows of a structured array as tuples of plain Python values (what Kernel Tuner keys on)."""
-    return [tuple(row) for row in rows.tolist()]
-
-
 def to_kernel_tuner(space: Space, backend: str | None = None, threads: int | None = None):
     """``(tune_params, list_of_tuples)`` of any beast space: each iterator's values that occur in
     a survivor (sorted), and the survivors in enumeration order."""
-    if isinstance(space, KernelTunerSpace):
-        return space.to_kernel_tuner(backend=backend, threads=threads)
-    rows = space.enumerate(backend=backend, threads=threads)
-    tune_params = {name: sorted(set(rows[name].tolist())) for name in space.iterators}
-    return tune_params, _tuples(rows)
+    return space.to_kernel_tuner(backend=backend, threads=threads)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -144,8 +144,8 @@ def estimate_work(program) -> int:
 # ---------------------------------------------------------------------------------------------
 # The choice
 
-def _available(name) -> bool:
-    from . import get_backend
+def available(name) -> bool:
+    from .registry import get_backend
     try:
         get_backend(name)
     except BeastError:
@@ -197,7 +197,7 @@ def choose(program):
 def _fallback() -> str:
     """The backend that runs when C does not: LuaJIT, else Python (looked up only when needed:
     importing the Lua backend costs a few milliseconds that a cached C run need not pay)."""
-    return "lua" if _available("lua") else "python"
+    return "lua" if available("lua") else "python"
 
 
 def _limit_error(err, backend) -> bool:
@@ -208,8 +208,8 @@ def _limit_error(err, backend) -> bool:
         from .lua import OVERFLOW_HINT
         return err.hint == OVERFLOW_HINT
     if backend == "c":
-        from .c.enumerator import _OWN_MESSAGES
-        return err.message == _OWN_MESSAGES["too_many_values"]
+        from .c.enumerator import OWN_MESSAGES
+        return err.message == OWN_MESSAGES["too_many_values"]
     return False
 
 
@@ -289,7 +289,7 @@ def _say_fallback(err, backend):
 
 
 def _build(name, program):
-    from . import get_backend
+    from .registry import get_backend
     return get_backend(name).build(program)
 
 
@@ -313,7 +313,7 @@ def steady_backend(program) -> str:
 def _c_source(program):
     """(the C backend's prepared source of ``program``, None), or (None, why C cannot run it:
     no compiler, or a space the C printer refuses)."""
-    if not _available("c"):
+    if not available("c"):
         return None, "no C compiler"
     from .c import enumerator as c_backend
     try:
@@ -324,5 +324,5 @@ def _c_source(program):
 
 def render(program) -> dict:
     """``beast compile --backend auto`` writes the enumerator of :func:`steady_backend`."""
-    from . import get_backend
+    from .registry import get_backend
     return get_backend(steady_backend(program)).render(program)

@@ -23,10 +23,10 @@ import numpy as np
 from ..codegen.lua import print_lua
 from ..errors import BeastError, EvaluationError
 from ..ir.literals import check_integer_width
-from . import MAX_CHUNK_ROWS, check_chunk_size
+from .registry import MAX_CHUNK_ROWS, check_chunk_size
 from .errors import (COMPLEX_POW, ComplexPowerError, OVERFLOW_HINT as OVERFLOW_HINT_64, ROLE_NAMES, explain, map_exception, overflow_position)
 from .prefix_walks import PrefixWalks
-from .python import _b_vals, compile_functions
+from .python import compile_functions, iterator_values
 
 NAME = "lua"
 LIMIT = 2 ** 53
@@ -189,7 +189,7 @@ class LuaEnumerator(PrefixWalks):
         elif kind == "deferred":
             def call(*args):
                 try:
-                    vals = _b_vals(func(*convert(args)))
+                    vals = iterator_values(func(*convert(args)))
                     if vals.__class__ is range:
                         n = len(vals)
                         if n and (abs(vals[0]) >= LIMIT or abs(vals[-1]) >= LIMIT):

@@ -36,7 +36,7 @@ def _b_overflow(name):
                           hint=OVERFLOW_HINT)
 
 
-def _b_vals(result):
+def iterator_values(result):
     """The values of a deferred iterator's return value: a scalar, a range, or a sequence."""
     cls = result.__class__
     if cls is range or cls is list or cls is tuple:
@@ -87,11 +87,11 @@ def _iterator(values):
 
 RUNTIME_VOCABULARY = {"_b_pow": checked_pow, "_b_ck": checked_int, "range": range, "min": min, "max": max, "abs": abs, "select": _select,
                       "iterator": _iterator,
-                      "union": lambda a, b: set_operation("union", list(_b_vals(a)), list(_b_vals(b))),
-                      "intersection": lambda a, b: set_operation("intersection", list(_b_vals(a)),
-                                                                 list(_b_vals(b))),
-                      "difference": lambda a, b: set_operation("difference", list(_b_vals(a)),
-                                                               list(_b_vals(b)))}
+                      "union": lambda a, b: set_operation("union", list(iterator_values(a)), list(iterator_values(b))),
+                      "intersection": lambda a, b: set_operation("intersection", list(iterator_values(a)),
+                                                                 list(iterator_values(b))),
+                      "difference": lambda a, b: set_operation("difference", list(iterator_values(a)),
+                                                               list(iterator_values(b)))}
 
 
 def compile_functions(program) -> dict:
@@ -135,7 +135,7 @@ class PythonEnumerator(PrefixWalks):
         self.filename = f"<beast generated: {program.name}>"
         env = {"__builtins__": builtins, "_b_range": range, "_b_len": len, "_b_clen": _b_clen,
                "_b_min": min, "_b_max": max, "_b_abs": abs, "_b_bool": bool, "_b_int": _b_int, "_b_wide": _b_wide,
-               "_b_vals": _b_vals,
+               "_b_vals": iterator_values,
                "_b_setop": _b_setop, "_b_overflow": _b_overflow,
                "_b_divisors": _b_divisors, "_b_pow": checked_pow, "_b_ck": checked_int, "_b_pre": ()}
         env.update(compile_functions(program))

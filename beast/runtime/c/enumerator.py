@@ -46,7 +46,8 @@ from ...errors import BeastError, EvaluationError
 from ...expr.nodes import evaluate
 from ...ir.literals import check_integer_width
 from ...ir.tabulate import MAX_VALUES
-from .. import MAX_CHUNK_ROWS, cache, check_chunk_size, check_threads
+from .. import cache
+from ..registry import MAX_CHUNK_ROWS, check_chunk_size, check_threads
 from ..cache_check import damaged, elf_problem, key_line
 from ..errors import (COMPLEX_POW, ComplexPowerError, COUNT_HINT, COUNT_OVERFLOW, OVERFLOW_HINT, ROLE_NAMES, caret_in_statement, explain, failed_operation, node_error, node_location, overflow_position)
 from ..python import compile_functions
@@ -434,7 +435,7 @@ _SAMPLES = {"zero_floordiv": "1 // 0", "zero_mod": "1 % 0", "zero_truediv": "1 /
             "range_not_int": "range(0.5)", "list_index": "[][0]", "tuple_index": "()[0]",
             "empty_min": "min([])", "empty_max": "max([])", "float_inf_to_int": "int(float('inf'))",
             "float_nan_to_int": "int(float('nan'))", "negative_shift": "1 << -1"}
-_OWN_MESSAGES = {"complex_pow": COMPLEX_POW,
+OWN_MESSAGES = {"complex_pow": COMPLEX_POW,
                  "too_many_values": "an iterator function produced more values than the C backend "
                                     "buffers in one call",
                  "no_memory": "out of memory while enumerating"}
@@ -525,7 +526,7 @@ class CEnumerator:
         if split >= 0:
             outer = ffi.new("int64_t[]", len(depths) + 1)
             if interruptible(lambda cancel: self.lib.bn_outer(split, outer, cancel)) < 0:
-                raise BeastError(_OWN_MESSAGES["no_memory"])
+                raise BeastError(OWN_MESSAGES["no_memory"])
             counters = [int(outer[i]) if d <= split else c for i, (d, c) in enumerate(zip(depths, counters))]
         return int(out[0]), counters
 
@@ -650,21 +651,21 @@ class CEnumerator:
         if kind == "count_overflow":     # the space's, not one configuration's
             return EvaluationError(COUNT_OVERFLOW, hint=COUNT_HINT)
         if kind == "too_many_values" and isinstance(site, UserSite):        # at the yield or return
-            return EvaluationError(_OWN_MESSAGES[kind], site.filename, site.lineno, site.col, site.end,
+            return EvaluationError(OWN_MESSAGES[kind], site.filename, site.lineno, site.col, site.end,
                                    hint=f"the C backend holds at most {MAX_VALUES:,} values of one call; "
                                         "--backend python or lua enumerate it (auto falls back by itself)",
                                    config=config)
-        if kind in _OWN_MESSAGES and kind != "complex_pow":
-            return EvaluationError(_OWN_MESSAGES[kind], config=config)
+        if kind in OWN_MESSAGES and kind != "complex_pow":
+            return EvaluationError(OWN_MESSAGES[kind], config=config)
         if isinstance(site, UserSite):
             if kind == "overflow":
                 return EvaluationError("integer overflow", site.filename, site.lineno, site.col, site.end,
                                        hint=OVERFLOW_HINT, config=config)
-            message = _OWN_MESSAGES.get(kind) or explain(_sample(kind))
+            message = OWN_MESSAGES.get(kind) or explain(_sample(kind))
             return EvaluationError(message, site.filename, site.lineno, site.col, site.end, config=config)
         if isinstance(site, NodeSite):
             return self._node_error(site, kind, config)
-        return EvaluationError(_OWN_MESSAGES.get(kind) or kind, config=config)
+        return EvaluationError(OWN_MESSAGES.get(kind) or kind, config=config)
 
     def _loop_value_error(self, site, kind, err, config):
         node = site.node
