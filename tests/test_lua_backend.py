@@ -749,7 +749,7 @@ def test_random_spaces_agree_with_python():
 
 def test_widened_parameters_enter_as_their_locals(space_file):
     """A bool parameter the body stores an int in enters as 0/1; an int one that takes a float gets
-    its "is a float" flag (ir.ops.param_entry); the results are Python's."""
+    its "is a float" flag (ir.storage.param_entry); the results are Python's."""
     space = beast.load(space_file("""
         from beast import *
         a = iterator(range(0, 6))

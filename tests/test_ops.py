@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from beast.expr.nodes import BINOPS, BinOp, BoolOp, Call, Compare, Const, Not, Select, UnOp, Var, binop_type
-from beast.ir import ops
+from beast.ir import ops, storage
 from beast.ir.body import Untranslatable
 
 TINY = ops.Target(-8, 7, 4)                       # asymmetric, like int64: -(-8) does not fit
@@ -198,53 +198,53 @@ def test_a_body_target_with_tables():
 
 def test_statement_decisions():
     """How a body stores, returns, appends and yields by static type (c_body and lua_body spell them)."""
-    assert ops.store_kind("list", "carray") == "fill" and ops.store_kind("list", "list", shared=True) == "fill"
-    assert ops.store_kind("list", "list") == "list" and ops.store_kind("list", "int") is None
-    assert [ops.store_kind(local, "bool") for local in ("int", "num", "bool", "float")] == \
+    assert storage.store_kind("list", "carray") == "fill" and storage.store_kind("list", "list", shared=True) == "fill"
+    assert storage.store_kind("list", "list") == "list" and storage.store_kind("list", "int") is None
+    assert [storage.store_kind(local, "bool") for local in ("int", "num", "bool", "float")] == \
         ["number", "number", "number", "widen"]
-    assert ops.store_kind("int", "float") == "widen" and ops.store_kind("num", "float") == "number"
-    assert ops.store_kind("str", "str") == "str" and ops.store_kind("int", "str") is None
-    assert [ops.return_kind(t) for t in ("none", "range", "list", "carray", "bool", "num", "str")] == \
+    assert storage.store_kind("int", "float") == "widen" and storage.store_kind("num", "float") == "number"
+    assert storage.store_kind("str", "str") == "str" and storage.store_kind("int", "str") is None
+    assert [storage.return_kind(t) for t in ("none", "range", "list", "carray", "bool", "num", "str")] == \
         ["none", "range", "list", "list", "number", "number", None]
-    assert [ops.element_ok(t) for t in ("int", "bool", "float", "num")] == [True, True, False, False]
-    assert [ops.yield_ok(t) for t in ("bool", "num", "list", "str")] == [True, True, False, False]
+    assert [storage.element_ok(t) for t in ("int", "bool", "float", "num")] == [True, True, False, False]
+    assert [storage.yield_ok(t) for t in ("bool", "num", "list", "str")] == [True, True, False, False]
 
 
 def test_list_statement_decisions():
     """Clearing, refusals of list assignments, local entry and checked stores (c_body spells them)."""
     from beast.ir.body import Assign, ListLit
 
-    assert ops.list_store(Assign(None, ["a"], ListLit([]))) == "clear"
-    assert ops.list_store(Assign(None, ["a"], ListLit([Const(1)]))) == "value"
+    assert storage.list_store(Assign(None, ["a"], ListLit([]))) == "clear"
+    assert storage.list_store(Assign(None, ["a"], ListLit([Const(1)]))) == "value"
     with pytest.raises(Untranslatable, match="two names for one list"):
-        ops.list_store(Assign(None, ["a"], Var("b")))
-    assert ops.list_store(Assign(None, ["a"], Var("b")), aliases=True) == "value"
+        storage.list_store(Assign(None, ["a"], Var("b")))
+    assert storage.list_store(Assign(None, ["a"], Var("b")), aliases=True) == "value"
     with pytest.raises(Untranslatable, match="'\\+=' on a list"):
-        ops.list_store(Assign(None, ["a"], BinOp("+", Var("a"), Var("b")), aug=True))
+        storage.list_store(Assign(None, ["a"], BinOp("+", Var("a"), Var("b")), aug=True))
     with pytest.raises(Untranslatable, match="'\\+=' on a list"):      # Lua's tables alias, and still refuse it
-        ops.list_store(Assign(None, ["a"], BinOp("+", Var("a"), Var("b")), aug=True), aliases=True)
-    assert [ops.local_init("x", t, ["x"]) for t in ("list", "int", "num")] == ["list", "param", "param"]
-    assert ops.local_init("y", "float", ["x"]) == "zero"
+        storage.list_store(Assign(None, ["a"], BinOp("+", Var("a"), Var("b")), aug=True), aliases=True)
+    assert [storage.local_init("x", t, ["x"]) for t in ("list", "int", "num")] == ["list", "param", "param"]
+    assert storage.local_init("y", "float", ["x"]) == "zero"
     with pytest.raises(Untranslatable, match="the local 'y' \\(a str\\)"):
-        ops.local_init("y", "str", [])
-    assert ops.checked_store("a", "list", "carray") == "fill" and ops.checked_store("n", "int", "float") == "widen"
+        storage.local_init("y", "str", [])
+    assert storage.checked_store("a", "list", "carray") == "fill" and storage.checked_store("n", "int", "float") == "widen"
     with pytest.raises(Untranslatable, match="assigning a int to the list 'a'"):
-        ops.checked_store("a", "list", "int")
+        storage.checked_store("a", "list", "int")
     with pytest.raises(Untranslatable, match="assigning a list to 'n'"):
-        ops.checked_store("n", "int", "list")
+        storage.checked_store("n", "int", "list")
 
 
 def test_let_and_parameter_entry_decisions():
     """A nest Let's binding by the types of its variable and value; a widened parameter's entry."""
-    assert [ops.let_kind("num", t) for t in ("int", "bool", "float", "num")] == ["flagged"] * 4
-    assert [ops.let_kind("int", t) for t in ("int", "bool", "float", "num")] == ["number", "number", None, None]
-    assert [ops.let_kind("float", t) for t in ("int", "bool", "float", "num")] == ["number"] * 3 + [None]
-    assert ops.let_kind("bool", "bool") == "same" and ops.let_kind("bool", "int") is None
-    assert ops.let_kind("str", "str") == "same" and ops.let_kind("str", "int") is None
-    assert ops.param_entry("int", "int") == (False, None) and ops.param_entry("num", "num") == (False, None)
-    assert ops.param_entry("int", "bool") == (True, None) and ops.param_entry("num", "bool") == (True, False)
-    assert ops.param_entry("num", "int") == (False, False) and ops.param_entry("num", "float") == (False, True)
-    assert ops.param_entry("float", "int") == (False, None)
+    assert [storage.let_kind("num", t) for t in ("int", "bool", "float", "num")] == ["flagged"] * 4
+    assert [storage.let_kind("int", t) for t in ("int", "bool", "float", "num")] == ["number", "number", None, None]
+    assert [storage.let_kind("float", t) for t in ("int", "bool", "float", "num")] == ["number"] * 3 + [None]
+    assert storage.let_kind("bool", "bool") == "same" and storage.let_kind("bool", "int") is None
+    assert storage.let_kind("str", "str") == "same" and storage.let_kind("str", "int") is None
+    assert storage.param_entry("int", "int") == (False, None) and storage.param_entry("num", "num") == (False, None)
+    assert storage.param_entry("int", "bool") == (True, None) and storage.param_entry("num", "bool") == (True, False)
+    assert storage.param_entry("num", "int") == (False, False) and storage.param_entry("num", "float") == (False, True)
+    assert storage.param_entry("float", "int") == (False, None)
 
 
 def test_table_values_lay_out_every_result_kind():
@@ -259,7 +259,7 @@ def test_table_values_lay_out_every_result_kind():
 
     entries = [([0], ("values", [1, True, 2.5, 1 << 70], None)), ([1], ("range", (0, 9, 3), None)),
                ([2], ("none", None, None)), ([3], ("badret", "not iterable", None))]
-    kinds, offs, vals, tags = ops.table_values(Table(None, ["int"], entries), intern)
+    kinds, offs, vals, tags = storage.table_values(Table(None, ["int"], entries), intern)
     assert kinds == [0, 1, 2, 3] and offs == [0, 4, 7, 7, 8]
     assert vals == [1, 1, float_bits(2.5), 0, 0, 9, 3, 1] and tags == [0, 0, 1, 2, 0, 0, 0, 0]
     assert objects == [1 << 70, "not iterable"]

@@ -111,12 +111,18 @@ def test_bad_kernels_are_logged_and_the_run_goes_on(space, first, tmp_path):
     hang_first = BadKernels({items(first[0]): "hang"})
     with IsolatedBackend(hang_first, patient) as backend:
         pid = backend.pid
-        timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
-        timer.start()
+        # Python's own handler (an earlier test in this process may have left another), and the
+        # signal once the hang is being measured, however long the run took to get there
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        done = threading.Event()
+        killer = threading.Thread(target=_ctrl_c_once_started, args=(log2, done), daemon=True)
+        killer.start()
         try:
             report = tune(space, (64, 64, 64), budget=3, log_path=log2, backend=backend, compile_workers=1)
         finally:
-            timer.cancel()
+            done.set()
+            killer.join()
+            signal.signal(signal.SIGINT, previous)
         assert report.interrupted and report.tried == 0 and backend.pid is None
     assert not _alive(pid)
     marks = log_of(log2, marks=True)
@@ -145,6 +151,20 @@ def test_a_worker_that_cannot_be_restarted_stops_the_run(space, first, tmp_path)
     with IsolatedBackend(fac, replace(QUICK, lost_in_a_row=2)) as backend:
         report = tune(space, (64, 64, 64), budget=4, backend=backend, compile_workers=1)
     assert [r.status for r in report.results] == [CRASHED, CRASHED] and "the last 2 measurements were lost" in report.stopped
+
+
+def _ctrl_c_once_started(log, done: threading.Event, settle_s: float = 0.3) -> None:
+    """SIGINT to this process once ``log`` holds a started mark and ``settle_s`` more passed
+    (the measurement is then under way); nothing when ``done`` is set first."""
+    while not done.wait(0.02):
+        try:
+            started = '{"started":' in Path(log).read_text()
+        except OSError:
+            continue
+        if started:
+            if not done.wait(settle_s):
+                os.kill(os.getpid(), signal.SIGINT)
+            return
 
 
 def _alive(pid: int) -> bool:

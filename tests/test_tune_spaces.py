@@ -21,6 +21,10 @@ pytest.importorskip("sklearn")
 
 GEMM = str(Path(__file__).resolve().parent.parent / "spaces" / "gemm.py")
 BUDGET = 160             # past the design (20) and refit-after-every-one (64) phases before the interrupt
+#: the sampled pool of these tests: every path of a pool over the sample (members outside it joining,
+#: resume adopting them) is the same at any size, and a tenth of POOL_LIMIT samples and models ten
+#: times faster; BEAST_TUNE_SPACES=all keeps the real one
+SAMPLE = POOL_LIMIT if os.environ.get("BEAST_TUNE_SPACES") == "all" else 100_000
 
 
 def gemm_cost(cfg) -> float:
@@ -83,8 +87,16 @@ def big_space(request):
     return space
 
 
+@pytest.fixture
+def sample_of_size(monkeypatch):
+    """Strategies built by tune() sample at most SAMPLE survivors."""
+    real = Pool.from_space.__func__
+    monkeypatch.setattr(Pool, "from_space", classmethod(
+        lambda cls, space, limit=POOL_LIMIT, seed=0: real(cls, space, min(limit, SAMPLE), seed)))
+
+
 @pytest.mark.parametrize("name", OVER)
-def test_every_strategy_tunes_a_space_over_the_sample_and_resumes(big_space, name, tmp_path):
+def test_every_strategy_tunes_a_space_over_the_sample_and_resumes(big_space, name, tmp_path, sample_of_size):
     log = tmp_path / "r.jsonl"
     first = tune(big_space, (4096,) * 3, budget=BUDGET, strategy=name, seed=5, log_path=log,
                  backend=GemmFake(interrupt_after=BUDGET // 2), compile_workers=2)
@@ -104,7 +116,7 @@ def test_every_strategy_tunes_a_space_over_the_sample_and_resumes(big_space, nam
 @pytest.fixture(scope="module")
 def h200_pool():
     space = beast.load(GEMM, device="h200")
-    return space, Pool.from_space(space, seed=1)
+    return space, Pool.from_space(space, limit=SAMPLE, seed=1)
 
 
 @pytest.mark.parametrize("name", ["model", "hybrid", "portfolio"])
@@ -112,8 +124,8 @@ def test_neighbours_the_model_adds_to_a_sampled_pool_are_exact(h200_pool, name):
     """The neighbours of the best that the model scores may lie outside the sample: they join
     the pool (as survivors, each once) instead of indexing past its end."""
     space, pool = h200_pool
-    assert not pool.complete and len(pool) >= POOL_LIMIT
-    sampled = POOL_LIMIT
+    assert not pool.complete and len(pool) >= SAMPLE
+    sampled = SAMPLE
     strategy = make_strategy(name, pool=pool, seed=3)
     for _ in range(12):
         for cfg in strategy.ask(8):
@@ -144,7 +156,7 @@ def test_a_resumed_strategy_adopts_logged_configurations_the_sample_lacks(h200_p
             grown.tell(cfg, gemm_cost(cfg))
     told = [pool.config(i) for i in grown.costs]
     # the sample again (Pool.from_space draws the same one), without what the walks added
-    fresh = Pool(pool.names, pool.X[:POOL_LIMIT], complete=False, member=pool.member)
+    fresh = Pool(pool.names, pool.X[:SAMPLE], complete=False, member=pool.member)
     outside = [c for c in told if fresh.find(c) is None]
     assert outside, "the walk never left the sample: the test proves nothing"
     resumed = make_strategy("local", pool=fresh, seed=2)

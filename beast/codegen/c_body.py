@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..ir.ops import local_init, table_values
+from ..ir.storage import local_init, table_values
 from ..ir.sites import TableSite, user_position
 from ..ir.translate import NONE
 from .c_exprs import CTYPE, ZERO, CVal, _Code, _Gen, _mangle, c_comment, c_int, c_prologue
@@ -187,7 +187,7 @@ TABLE_KEY = {"int": ["p{i}"], "bool": ["p{i}"], "float": ["bn_dbits(p{i})"],
 
 
 def print_table(unit, table, fname):
-    """Print a :class:`~beast.ir.tabulate.Table` as C arrays (:func:`beast.ir.ops.table_values`), a
+    """Print a :class:`~beast.ir.tabulate.Table` as C arrays (:func:`beast.ir.storage.table_values`), a
     ``bn_tab`` of them and a function ``fname`` that looks its arguments up (the prelude's
     ``bn_tab_cond`` / ``bn_tab_seq``)."""
     info, ptypes, entries = table.info, table.ptypes, table.entries

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ..ir import ops
+from ..ir import ops, storage
 from ..ir.translate import place
 from .exprs import ATOM
 from .lua_ops import POLL, SETOP_CODES, UNARY, OpSpeller, V, codes, lua_ident, number, wrap
@@ -69,7 +69,7 @@ class FunctionTranslator(OpSpeller):
         for name in body.params:
             lua, pty = lua_ident(name), body.ptypes[name]
             params += [lua, f"_b_f_{lua}"] if pty == "num" else [lua]
-            as_int, flag = ops.param_entry(self.types[name], pty)
+            as_int, flag = storage.param_entry(self.types[name], pty)
             if as_int:
                 self.emit(f"{lua} = {lua} and 1 or 0")
             if flag is not None:

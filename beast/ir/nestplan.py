@@ -6,7 +6,7 @@ printer would otherwise decide on its way:
 - every expression it prints, lowered once for the target (:attr:`NestPlan.ops`, from
   :attr:`beast.ir.loops.LoopLowering.ops`: a Let, a Check, a range bound, a bound value, a call's
   arguments), and the first one the target refuses;
-- how each Let stores its value (:meth:`NestPlan.store`: :func:`beast.ir.ops.let_kind` for the
+- how each Let stores its value (:meth:`NestPlan.store`: :func:`beast.ir.storage.let_kind` for the
   variable's stored type, :meth:`~beast.ir.loops.LoopLowering.var_type`) and whether each Check
   can fire (:meth:`NestPlan.truth`: :func:`beast.ir.translate.known_truth` of its op);
 - where deep nests split (:attr:`NestPlan.parts`, :func:`beast.ir.split.parts`), and a part too big
@@ -25,7 +25,7 @@ from ..frontend.locate import node_location
 from .body import Untranslatable
 from .loops import Bind, Call, Counted, Divisors, LoopLowering, Scratch, SetOp, Solved
 from .nest import Check, Let, Loop
-from .ops import let_kind
+from .storage import let_kind
 from .split import parts
 from .translate import decide_all, known_truth
 
@@ -61,7 +61,7 @@ class NestPlan:
 
     # -- what the printer reads
     def store(self, let) -> str:
-        """How ``let`` stores its value (:func:`beast.ir.ops.let_kind`)."""
+        """How ``let`` stores its value (:func:`beast.ir.storage.let_kind`)."""
         return self.stores[id(let)]
 
     def truth(self, check):

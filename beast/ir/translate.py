@@ -3,7 +3,7 @@
 A function is translated when its lowered body (:func:`beast.ir.lower.lower_function`) and every
 expression in it (:class:`beast.ir.ops.Lowering`, for the target) stay inside what the target
 holds, and the statements agree with the static types of their values (:func:`~beast.ir.ops.
-store_kind`, :func:`~beast.ir.ops.return_kind`, :func:`~beast.ir.ops.element_ok`, ...). The walk
+store_kind`, :func:`~beast.ir.storage.return_kind`, :func:`~beast.ir.storage.element_ok`, ...). The walk
 visits what a printer prints, in the order it prints it (not the branch a known test decides
 away: :func:`known_truth`), so the first refusal is the one the printer would have met. Else C
 tabulates the function (:mod:`beast.ir.tabulate`) and Lua calls it back in Python. The printer then
@@ -24,8 +24,8 @@ from ..expr.nodes import Const
 from .body import (Append, Assign, Break, Continue, Eval, For, FuncBody, If, Known, Return, Scope, SetItem,
                    Unpack, Untranslatable, While, Yield)
 from .lower import NUMERIC, lower_function
-from .ops import (C64, Lowering, checked_store, element_ok, list_store, local_init, loop_limit, return_kind, store_kind,
-                  yield_ok)
+from .ops import C64, Lowering, loop_limit
+from .storage import checked_store, element_ok, list_store, local_init, return_kind, store_kind, yield_ok
 from .record import record
 from .tabulate import Untabulatable
 
@@ -42,7 +42,7 @@ class Decided:
     continue too; a ``while`` carries the truth of a known test), ``ops`` (id(expr) -> Op of every
     expression the printer spells), the static ``types`` of its names (parameters and locals) and
     ``stores`` (id(statement) -> how each name an Assign, an Unpack or a For binds is stored: the
-    kinds of :func:`~beast.ir.ops.store_kind`, 'clear' for C's ``l = []``) and, for a table target,
+    kinds of :func:`~beast.ir.storage.store_kind`, 'clear' for C's ``l = []``) and, for a table target,
     ``limits`` (id(For) over a range -> the ops of its inclusive limit,
     :func:`~beast.ir.ops.loop_limit`: one where the step is a constant, else stop - 1 and stop + 1,
     chosen by the step's sign at run time)."""
@@ -54,7 +54,7 @@ class Decided:
     limits: dict | None = None
 
     def return_kind(self, st) -> str:
-        """What the @iterator's ``return`` ``st`` gives (:func:`~beast.ir.ops.return_kind` of its
+        """What the @iterator's ``return`` ``st`` gives (:func:`~beast.ir.storage.return_kind` of its
         value's static type; a bare ``return`` gives None), as the walk checked it."""
         return return_kind(self.ops[id(NONE if st.value is None else st.value)].type)
 
