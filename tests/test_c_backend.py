@@ -18,7 +18,7 @@ from beast.codegen.c_exprs import c_float, c_int
 from beast.lang.devices import resolve_device
 from beast.errors import BeastError, EvaluationError, SpaceError
 from beast.ir import targets
-from beast.runtime.c import enumerator as c_backend
+from beast.runtime.c import build as c_build, enumerator as c_backend
 from conftest import ROOT, have_cc, rows, write_space
 
 pytestmark = pytest.mark.skipif(not have_cc(), reason="no C compiler")
@@ -693,7 +693,7 @@ def test_float_expressions_are_not_fused_into_multiply_add(tmp_path, monkeypatch
     _, expected = same_as_python(space, threads=(1, 2))
     assert expected[0] == "ok" and len(expected[1]) == sum(
         1 for a in range(1, 2000) for b in (3, 7) if not (a * 0.1 - b * 0.3) * 10 == a - 3 * b)
-    monkeypatch.setattr(c_backend, "CFLAGS", tuple(f for f in c_backend.CFLAGS if f != "-ffp-contract=off"))
+    monkeypatch.setattr(c_build, "CFLAGS", tuple(f for f in c_build.CFLAGS if f != "-ffp-contract=off"))
     fused = outcome(beast.load(space), "c", threads=1)
     assert fused[0] == "ok" and fused[1] != expected[1]
 
@@ -709,8 +709,8 @@ def test_cache_hit_miss_and_directory(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     monkeypatch.setenv("BEAST_CACHE_DIR", str(cache))
     calls = []
-    real = c_backend.run_compiler
-    monkeypatch.setattr(c_backend, "run_compiler", lambda argv: (calls.append(argv), real(argv)))
+    real = c_build.run_compiler
+    monkeypatch.setattr(c_build, "run_compiler", lambda argv: (calls.append(argv), real(argv)))
     assert _fresh_space(tmp_path).count(backend="c") == 3
     # a fresh cache: the runtime's object and the enumerator's compile (side by side), then the link
     assert len(calls) == 3
@@ -787,7 +787,7 @@ def test_generated_c_compiles_with_all_warnings(tmp_path):
     proc = subprocess.run(argv + strict + ["-shared", "-o", str(tmp_path / "w.so"), str(tmp_path / "w0.c"),
                                            str(runtime), "-lm"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    lib = c_backend._get_ffi().dlopen(str(tmp_path / "w.so"))
+    lib = c_build._get_ffi().dlopen(str(tmp_path / "w.so"))
     assert lib.bn_abi() == int(c_backend.ABI_VERSION)
 
 

@@ -13,7 +13,8 @@ import pytest
 import beast
 from beast.errors import BeastError, EvaluationError
 from beast.runtime import CHOICES, DEFAULT_BACKEND, auto
-from beast.runtime.c import background as c_background, enumerator as c_backend
+from beast.runtime import cache
+from beast.runtime.c import background as c_background, enumerator as c_backend, toolchain
 from conftest import ROOT, SPACES, available_backends, have_cc, rows, run_beast, write_space
 
 
@@ -245,7 +246,7 @@ def test_background_build_lands_a_whole_entry(space_file, fresh_cache):
 def test_a_killed_build_leaves_no_entry_and_is_cleaned_later(space_file, fresh_cache):
     space = beast.load(space_file("from beast import *\na = range(31)\nb = range(a, 41)\n"))
     prepared = c_backend.prepare(space.program)
-    build = c_background.BackgroundBuild(prepared, c_backend.cache.cache_dir("c"))
+    build = c_background.BackgroundBuild(prepared, cache.cache_dir("c"))
     os.killpg(build.process.pid, 9)          # the build dies (its own session: the compiler too)
     build.process.wait()
     assert c_backend.cached_library(prepared) is None
@@ -315,10 +316,10 @@ def test_cache_hit_and_miss(space_file, fresh_cache):
 def test_compiler_version_is_kept(fresh_cache):
     if not have_cc():
         pytest.skip("no C compiler")
-    c_backend._compiler_id.clear()
+    toolchain._compiler_id.clear()
     _, ident = c_backend.compiler()
     assert list((fresh_cache / "compilers").iterdir())
-    c_backend._compiler_id.clear()
+    toolchain._compiler_id.clear()
     assert c_backend.compiler()[1] == ident
 
 
@@ -369,7 +370,7 @@ def test_which_is_shutil_which(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", os.pathsep.join([str(tmp_path / "empty"), str(tool.parent),
                                                 os.environ.get("PATH", "")]))
     for name in ("cc", "mycc", "plain", "no-such-compiler", str(tool), str(tool.parent), "sh"):
-        assert c_backend._which(name) == shutil.which(name), name
+        assert toolchain._which(name) == shutil.which(name), name
 
 
 # ---------------------------------------------------------------------------------------------

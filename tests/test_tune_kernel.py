@@ -1,5 +1,6 @@
 """The generated CUDA GEMM kernel: its text, nvcc compiling a sample of survivors of every
-precision and transpose for an old and a new architecture, and the very text run on CPU
+precision and transpose (split between an old and a new architecture, each getting every
+precision and every transpose pair), and the very text run on CPU
 threads (g++) against NumPy and against the emulation."""
 import itertools
 import os
@@ -171,23 +172,34 @@ def _archs():
     return [old, "sm_90"]
 
 
+def _half(i: int) -> int:
+    """Which architecture compiles the kernel of ALL_SETTINGS[i]: (letter + transpose pair) mod
+    2, so that each one gets every letter and every transpose pair (the text has no
+    architecture-dependent part; each setting is compiled once, the pairs cover both halves)."""
+    letter, trans = divmod(i, 4)
+    return (letter + trans) % 2
+
+
 @pytest.fixture(scope="module")
 def nvcc_jobs(tmp_path_factory):
-    """Start one nvcc per architecture (in parallel) on one translation unit of 16 survivors."""
+    """Start one nvcc per architecture (in parallel), each on a translation unit of 8 of the 16
+    survivors (one per precision/arithmetic/transpose, split by :func:`_half`)."""
     nvcc = _nvcc()
     if not nvcc:
         pytest.skip("nvcc not found: cannot compile the generated kernels")
     device = resolve_device("h100").replace(max_threads_dim_x=32, max_threads_dim_y=32)
     kernels = [generate(cfg, st, name=f"gemm_{i}") for i, (st, cfg) in enumerate(sample_survivors(device))]
-    src = tmp_path_factory.mktemp("nvcc") / "sample.cu"
-    src.write_text(translation_unit(kernels))
+    tmp = tmp_path_factory.mktemp("nvcc")
     jobs = {}
-    for arch in _archs():
+    for half, arch in enumerate(_archs()):
+        mine = [k for i, k in enumerate(kernels) if _half(i) == half]
+        src = tmp / f"sample_{arch}.cu"
+        src.write_text(translation_unit(mine))
         cmd = [nvcc, "-cubin", f"-arch={arch}", "-Werror", "all-warnings", str(src),
-               "-o", str(src.with_suffix(f".{arch}.cubin"))]
-        jobs[arch] = (cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+               "-o", str(src.with_suffix(".cubin"))]
+        jobs[arch] = (cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), mine)
     yield kernels, jobs
-    for _, proc in jobs.values():
+    for _, proc, _ in jobs.values():
         if proc.poll() is None:
             proc.kill()
 
@@ -196,9 +208,11 @@ def nvcc_jobs(tmp_path_factory):
 def test_nvcc_compiles_sample_of_every_precision(nvcc_jobs, arch_index):
     kernels, jobs = nvcc_jobs
     arch = list(jobs)[arch_index]
-    cmd, proc = jobs[arch]
+    cmd, proc, mine = jobs[arch]
     out, _ = proc.communicate(timeout=600)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{out[-6000:]}"
+    assert len(mine) == 8 and {k.settings.letter for k in mine} == {"s", "d", "c", "z"}
+    assert {(k.settings.trans_a, k.settings.trans_b) for k in mine} == {(0, 0), (0, 1), (1, 0), (1, 1)}
     letters = {k.settings.letter for k in kernels}
     assert letters == {"s", "d", "c", "z"}
     assert {(k.settings.trans_a, k.settings.trans_b) for k in kernels} == {(0, 0), (0, 1), (1, 0), (1, 1)}

@@ -8,13 +8,14 @@
   neighbours of the best (:class:`~.model.Hybrid`; optional extra ``[tune]``).
 
 All share the ask/tell protocol of :class:`~.base.Strategy`; :func:`make_strategy` builds one
-for a space.
+for a space, and :class:`~.base.StrategyStream` is how a tuning loop drives one (or any object
+with ``ask``/``tell``).  ``beast tune`` also has :data:`EXHAUSTIVE`, which is no search.
 """
 from __future__ import annotations
 
 from ..errors import BeastError
 
-from .base import POOL_LIMIT, Pool, Strategy, check_seed, record_cost, survivors_sample
+from .base import POOL_LIMIT, Pool, Strategy, StrategyStream, check_seed, record_cost, survivors_sample
 from .local import LocalSearch
 from .model import Hybrid, ModelGuided
 from .portfolio import Portfolio
@@ -30,6 +31,11 @@ RANDOM_POOL = 100_000
 #: strategy name -> class
 STRATEGIES = {"random": RandomSearch, "local": LocalSearch, "model": ModelGuided, "hybrid": Hybrid,
               "portfolio": Portfolio}
+
+#: ``beast tune``'s default order, beside the searches of :data:`STRATEGIES`: every survivor (or
+#: the first ``budget``) in enumeration order, streamed from the space.  It has no class: it
+#: proposes from no pool and learns nothing, so :func:`make_strategy` does not build it.
+EXHAUSTIVE = "exhaustive"
 
 
 def make_strategy(name: str, space=None, *, seed: int = 0, pool: Pool | None = None,
@@ -88,20 +94,13 @@ def _check_options(name: str, cls, options: dict) -> None:
                              f"{default!r}), not {value!r}")
 
 
-__all__ = ["STRATEGIES", "DEFAULT_STRATEGY", "make_strategy", "Strategy", "Pool", "RandomSearch", "LocalSearch",
-           "ModelGuided", "Hybrid", "Portfolio", "record_cost", "survivors_sample", "POOL_LIMIT",
-           "RANDOM_POOL", "strategy_stream"]
+__all__ = ["STRATEGIES", "DEFAULT_STRATEGY", "EXHAUSTIVE", "make_strategy", "Strategy", "StrategyStream", "Pool",
+           "RandomSearch", "LocalSearch", "ModelGuided", "Hybrid", "Portfolio", "record_cost", "survivors_sample",
+           "POOL_LIMIT", "RANDOM_POOL", "strategy_stream"]
 
 
-def strategy_stream(strategy: Strategy, need: int | None, batch: int = 8):
-    """Yield up to ``need`` configurations (all the pool holds when None) from ``strategy``,
-    asking ``batch`` at a time; the caller tells the outcomes as they come, so later batches
-    learn from them."""
-    left = need
-    while left is None or left > 0:
-        got = strategy.ask(batch if left is None else min(batch, left))
-        if not got:
-            return
-        yield from got
-        if left is not None:
-            left -= len(got)
+def strategy_stream(strategy, need: int | None, batch: int = 8) -> StrategyStream:
+    """Up to ``need`` configurations (all the strategy proposes when None) from ``strategy``,
+    asked ``batch`` at a time: a :class:`~.base.StrategyStream` (its ``tell`` hands outcomes
+    back, so that later batches learn from them)."""
+    return StrategyStream(strategy, need, batch)

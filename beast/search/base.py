@@ -26,7 +26,8 @@ import itertools
 import math
 import numbers
 import reprlib
-from typing import Iterable, Mapping
+from collections import deque
+from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -366,14 +367,18 @@ class Strategy:
         self.pending.update(picks)
         return [self.pool.config(i) for i in picks]
 
-    def tell(self, config: Mapping, cost: float | None) -> None:
+    def tell(self, config: Mapping, cost) -> None:
         """The outcome of ``config`` (a mapping parameter -> value): its cost, a number (lower is
-        better; NaN or infinite: failed), or None when it failed.
+        better; NaN or infinite: failed), or None when it failed; or a measurement (an object with
+        ``status`` and ``ms``, as a tuning loop hands it to :class:`StrategyStream`): its ``ms``
+        when its status is ``"ok"``, else failed.
 
         Over a sampled pool, a configuration the sample lacks (one a resumed log holds: a
         neighbour the run added) joins the pool, so that it is never proposed again.  One that
         is no configuration of the pool (a value missing, not an integer, or outside the space)
         is counted in :attr:`outside` and otherwise ignored."""
+        if cost is not None and not isinstance(cost, numbers.Real) and hasattr(cost, "status"):
+            cost = getattr(cost, "ms", None) if cost.status == "ok" else None
         if cost is not None:
             if isinstance(cost, bool) or not isinstance(cost, numbers.Real):
                 raise BeastError(f"the cost must be a number (lower is better) or None (failed), not {cost!r}")
@@ -496,3 +501,63 @@ def record_cost(rec: Mapping) -> float | None:
         return None
     ms = rec.get("ms")
     return float(ms) if isinstance(ms, (int, float)) else None
+
+
+class StrategyStream:
+    """The one adapter between an ask/tell strategy and a tuning loop: an iterator over the
+    configurations to measure next, pulled one at a time whenever the loop has room, and
+    :meth:`tell` to hand each outcome back (both fronts of ``beast tune`` drive every strategy
+    through it: a :class:`Strategy` and any object with ``ask`` and ``tell``).
+
+    The convention:
+
+    * ``strategy.ask(n)`` returns a list of up to ``n`` configurations (dicts).  An empty list
+      means "nothing to propose now": while a configuration given out is still waiting for its
+      outcome, the stream yields ``None`` (wait: pull again after the next outcome); when none
+      is, the stream ends.  ``None`` ends the stream at once.
+    * ``strategy.tell(config, outcome)`` is called with every outcome the loop hands to
+      :meth:`tell`: a measurement (``status``, ``ms``, ...;
+      :class:`beast.tune.device.measure.Measurement`).  :meth:`Strategy.tell` takes its cost
+      from it.
+
+    At most ``need`` configurations are given out (None: no limit), asked ``batch`` at a time
+    (fewer near ``need``); what a batch holds beyond what was pulled waits here, proposed but
+    not yet given out.  A strategy re-seeded from what it was told (:class:`Strategy`) proposes
+    the same for the same ``batch`` and outcomes, so a resumed run asks as the first would have.
+    """
+
+    def __init__(self, strategy, need: int | None = None, batch: int = 8):
+        self.strategy = strategy
+        self.left = None if need is None else max(0, int(need))
+        self.batch = max(1, int(batch))
+        self.waiting = 0                 # given out, outcome not told yet
+        self._buffer: deque = deque()
+        self._done = False
+
+    def __iter__(self) -> Iterator:
+        return self
+
+    def __next__(self) -> dict | None:
+        if not self._buffer:
+            if self._done or self.left == 0:
+                raise StopIteration
+            got = self.strategy.ask(self.batch if self.left is None else min(self.batch, self.left))
+            got = None if got is None else list(got)
+            if not got:
+                if got is not None and self.waiting > 0:
+                    return None
+                self._done = True
+                raise StopIteration
+            self._buffer.extend(got)
+        cfg = self._buffer.popleft()
+        self.waiting += 1
+        if self.left is not None:
+            self.left -= 1
+        return cfg
+
+    def tell(self, config: Mapping, outcome) -> None:
+        """Hand ``config``'s outcome (a measurement) to the strategy; one told before any was
+        given out (a resumed log's) only informs it."""
+        if self.waiting > 0:
+            self.waiting -= 1
+        self.strategy.tell(config, outcome)

@@ -11,7 +11,7 @@ import tempfile
 import threading
 
 from .. import cache
-from .enumerator import Prepared, cached_library, driver_text, link_argv, object_argv
+from .build import Prepared, cached_library, driver_text, link_argv, object_argv
 
 _lock = threading.Lock()
 
@@ -65,7 +65,7 @@ class BackgroundBuild:
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 # After installing the shared object, the build process also writes the cffi declarations module
-# into the cache (enumerator._get_ffi): otherwise the next run, the first to load C, would write it,
+# into the cache (build._get_ffi): otherwise the next run, the first to load C, would write it,
 # importing pycparser and cffi's code generator (40-50 ms). The private directory is removed last,
 # so a waiting reader (bench/, tests) sees the build finished only when both are in place.
 _BACKGROUND_SCRIPT = r"""
@@ -84,8 +84,8 @@ try:
         os.replace(os.path.join(tmp, stem + ".so"), so_path)
         try:
             sys.path.insert(0, root)
-            from beast.runtime.c import enumerator as c_backend
-            c_backend._get_ffi()
+            from beast.runtime.c.build import _get_ffi
+            _get_ffi()
         except Exception:
             pass
 finally:

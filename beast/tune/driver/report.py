@@ -1,5 +1,5 @@
 """The text of a tuning run's summary: :func:`format_report` (the table ``beast tune`` prints) and
-the progress line; :mod:`beast.tune.driver.local` re-exports them."""
+the progress line, for the reports of both fronts (:mod:`beast.tune.driver.session`)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -11,7 +11,7 @@ from ..kernels.paper import GemmSettings
 from ..device.measure import (COMPILE_ERROR, CONTEXT_LOST, CRASHED, LAUNCH_ERROR, OK, PRUNED, TIMEOUT, WRONG, Measurement)
 
 if TYPE_CHECKING:
-    from .local import TuneReport, TuneResult
+    from .session import TuneReport, TuneResult
 
 
 def _other_device(report: "TuneReport") -> list[str]:
