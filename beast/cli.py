@@ -232,9 +232,8 @@ def cmd_dag(args):
 def _progress_chunks(space, args):
     """A wrapper of a chunk iterator that shows a progress bar (a terminal, not --quiet): the
     share of the survivors written once a count on a thread of its own has them (a count costs a
-    fraction of writing the rows: 0.2 s of 2.5 s for the K40c GEMM space, 0.7 s of 12 s in
-    single precision); the position of the outermost loops, a rougher guess, only when the count
-    takes more than a second."""
+    small fraction of writing the rows); the position of the outermost loops, a rougher guess,
+    only when the count takes more than a second."""
     from .ui.progress import Progress, loop_fraction
     fraction = loop_fraction(space.program)
 

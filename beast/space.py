@@ -8,11 +8,11 @@ from .errors import BeastError
 from .frontend import build_space_model, load_module, make_plan
 from .runtime import DEFAULT_BACKEND, check_chunk_size, check_threads, get_backend
 
-TYPE_CHECKING = False     # (typing costs 2 ms to import; the annotations are strings anyway)
+TYPE_CHECKING = False     # (typing is not imported at start; the annotations are strings anyway)
 if TYPE_CHECKING:
     import numpy
 
-# NumPy (about 20 ms to import) and the backends are imported when a space is first run, not
+# NumPy and the backends are imported when a space is first run, not
 # when it is loaded: ``beast.load`` stays a few milliseconds (see bench/bench_cold.py).
 
 

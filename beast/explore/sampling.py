@@ -77,8 +77,7 @@ class Sampler:
     def _build(self, kind, program):
         """The enumerator of ``program``. Under ``auto``, the bound programs (counted under every
         prefix of the table, often hundreds of thousands of calls, which ``auto``'s estimate of one
-        run does not see) are C's where C compiles them: LuaJIT's per-call cost made sampling the
-        H100 single-precision opt-in GEMM space 66 s, against 9.5 s in C."""
+        run does not see) are C's where C compiles them: LuaJIT's cost per call dominates there."""
         if self.backend == "auto" and kind == "bound":
             from ..runtime import auto
             if auto.available("c"):

@@ -147,8 +147,8 @@ def _logic(symbol, left, right):
 
 def _invert(operand):
     """``~x`` at module level: logical not of a truth value (Python's ``~True``, -2, is always true:
-    beast keeps its stand-in for ``not``). Of an integer it is refused, since beast's ~ used to be
-    ``x == 0`` where Python's is -x - 1; of a float too."""
+    beast keeps its stand-in for ``not``). Of an integer it is refused: read as ``not``, it would
+    mean ``x == 0`` where Python's is -x - 1; of a float too."""
     t = static_type(operand)
     if t == "bool":
         return Not(operand)

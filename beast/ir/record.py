@@ -1,10 +1,9 @@
 """``record``: a cheap drop-in for the subset of ``@dataclass`` the IR's record classes use.
 
 Why it exists: ``dataclasses`` builds ``__init__``/``__repr__``/``__eq__`` by generating source and
-``exec``-ing it, about 165 µs per class; the IR defines ~45 record classes, so importing them cost
-~10 ms of a ~75 ms cold first run (``python -X importtime``: beast.ir.body 3.1 ms self, nest 2.0,
-loops 2.0, ops 1.1, split 0.9, sites 0.8). ``record`` precomputes the field tuple and installs
-generic methods shared by every class (a few µs per class), without ``exec``; a plain record's
+``exec``-ing it, which for the IR's dozens of record classes is a large share of a cold first run
+(``python -X importtime``). ``record`` precomputes the field tuple and installs generic methods
+shared by every class, without ``exec``; a plain record's
 ``__init__`` is a renamed copy of a template (:mod:`beast.ir.record_inits`), as fast as a written one.
 
 Supported, with dataclass semantics: fields from annotations in MRO order (a subclass's fields

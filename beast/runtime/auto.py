@@ -1,12 +1,11 @@
 """The ``auto`` backend: pick the enumerator that answers soonest, and prepare C for next time.
 
-A first run pays for everything it builds: compiling the C enumerator takes 0.1-0.4 s, while
-LuaJIT runs a small or medium space in milliseconds. ``auto`` therefore chooses, for a program:
+A first run pays for everything it builds: compiling the C enumerator takes a compiler's start and
+a few tenths of a second, while LuaJIT runs a small or medium space in milliseconds. ``auto`` therefore chooses, for a program:
 
 0. **Python** when the estimated work (:func:`estimate_work`) is below :data:`PYTHON_WORK`:
    printing, compiling and running the Python loop nest costs less than starting a LuaJIT state
-   and compiling the Lua chunk (about 0.3 against 0.7 ms on the smallest real spaces, see
-   bench/README.md); **Lua** (or Python, see 3) when it is below :data:`BACKGROUND_C_WORK`:
+   and compiling the Lua chunk (bench/README.md has the figures); **Lua** (or Python, see 3) when it is below :data:`BACKGROUND_C_WORK`:
    LuaJIT is done in about a millisecond. C is not even looked up in either case.
 1. **C** when its shared object is already in the cache (:func:`c_backend.cached_library`):
    loading it costs a ``dlopen``, and C is the fastest backend, multithreaded.

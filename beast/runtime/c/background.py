@@ -66,7 +66,7 @@ _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
 
 # After installing the shared object, the build process also writes the cffi declarations module
 # into the cache (build._get_ffi): otherwise the next run, the first to load C, would write it,
-# importing pycparser and cffi's code generator (40-50 ms). The private directory is removed last,
+# importing pycparser and cffi's code generator, which a warm run should not pay for. The private directory is removed last,
 # so a waiting reader (bench/, tests) sees the build finished only when both are in place.
 _BACKGROUND_SCRIPT = r"""
 import json, os, shutil, subprocess, sys

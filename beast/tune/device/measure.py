@@ -89,10 +89,9 @@ class FatalBackendError(BeastError):
 #: time so far is recorded from them, without the confidence-interval loop (an early cut).
 EARLY_CUT = 2.0
 #: the same for a configuration whose compile put registers in local memory (``local_bytes``
-#: > 0, known before it runs): spilling kernels ran at a median 3.7 TFLOP/s against 8.2 on
-#: the H200 (DGEMM), so they get less benefit of the doubt.  1.5, not less: at 1.25 a spilling
-#: SGEMM kernel of rank 9 was cut and its rank swapped with a neighbour 0.2 % apart in most
-#: noisy replays of the H200 logs (``bench/early_cut.py``); at 1.5 no top-10 rank moves.
+#: > 0, known before it runs): spilling kernels run far slower, so they get less benefit of the
+#: doubt; not less than 1.5, which keeps the top ranks of noisy replays of the H200 logs in place
+#: (``bench/early_cut.py``; bench/README.md has the figures).
 SPILL_CUT = 1.5
 
 

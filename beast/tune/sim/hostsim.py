@@ -389,8 +389,7 @@ def precompiled_shim(cxx: str, counting: bool = False) -> str | None:
     each kernel, as it is inside the header anyway).  ``counting``: the shim with its counting
     hooks switched on (:func:`shim_text`), a header of its own.
 
-    Parsing the shim's standard headers is most of a kernel's host compile (1.1 s -> 0.5 s
-    with the precompiled header); a compiler that finds the ``.gch`` unusable reads the
+    Parsing the shim's standard headers is most of a kernel's host compile; a compiler that finds the ``.gch`` unusable reads the
     header's text instead, so the result is the same either way."""
     from ...runtime import cache
     memo = (cxx, cache.cache_dir(create=False), counting)   # $BEAST_CACHE_DIR may change
