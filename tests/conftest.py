@@ -27,7 +27,9 @@ os.environ.setdefault("BEAST_BACKGROUND_BUILD", "0")
 # PYTHONDONTWRITEBYTECODE is set, each compiled beast's modules again (0.2 s apiece). The run lets
 # Python keep their bytecode as it does by default (__pycache__ folders, ignored by git); a
 # PYTHONPYCACHEPREFIX instead was slower, since it also hides the installed packages' bytecode.
+# The test processes themselves too: each would otherwise compile scikit-learn from source.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
