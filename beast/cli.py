@@ -415,17 +415,18 @@ def cmd_tune(args):
     budget = None if args.all else args.budget
     if budget is None and not args.all and time_limit is None:
         budget = 100
-    kwargs = dict(budget=budget, strategy=args.strategy, log_path=args.log, seed=args.seed, progress=progress)
+    kwargs = dict(budget=budget, strategy=args.strategy, log_path=args.log, seed=args.seed, progress=progress,
+                  time_limit=time_limit)
+    if args.model is not None:
+        kwargs["model"] = args.model
     with bar:
         if getattr(args, "ray", None) is not None:          # --ray [ADDRESS]: every GPU of a Ray cluster
             from .tune.driver.ray import format_ray_summary, tune_ray
-            report = tune_ray(space, tuple(args.size), address=args.ray or None, time_limit=time_limit, **kwargs)
+            report = tune_ray(space, tuple(args.size), address=args.ray or None, **kwargs)
         else:
             if args.isolate is not None:
                 kwargs["isolate"] = args.isolate
-            if args.model is not None:
-                kwargs["model"] = args.model
-            report = tune(space, tuple(args.size), time_limit=time_limit, **kwargs)
+            report = tune(space, tuple(args.size), **kwargs)
     say(format_report(report, top=args.top))
     if getattr(args, "ray", None) is not None:
         say(format_ray_summary(report))
@@ -585,7 +586,7 @@ def build_parser():
                         "time, and a configuration whose optimistic lower bound cannot beat the best time so far "
                         "is logged as 'pruned', neither compiled nor measured (it counts in --budget); off where "
                         "--device is another compute capability than the GPU's (the default k40c on a newer "
-                        "GPU) and with --ray; --no-model measures every candidate in the strategy's order")
+                        "GPU); --no-model measures every candidate in the strategy's order")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="spread the work over every GPU of a Ray cluster: ADDRESS (host:port or 'auto') "
                         "joins a running one; without it a local one starts (needs beast-autotune[ray])")

@@ -50,19 +50,29 @@ class _CupyFactory:
         return CupyBackend(self.settings, self.size, seed=self.seed, family=self.family)
 
 
-def compile_config(compiler, config: dict):
+def compile_config(compiler, config: dict, identify=None):
     """The body of a compile task (run as a Ray task on a CPU worker, ``num_returns=2``).
 
-    Returns ``(status, artefact)``: status ``{"error", "worker", "compile_s"}`` with ``error``
-    the compiler's message when the configuration does not compile (artefact None then).
+    Returns ``(status, artefact)``: status ``{"error", "worker", "compile_s", "identity"}`` with
+    ``error`` the compiler's message when the configuration does not compile (artefact None
+    then) and ``identity`` what ``identify(artefact)`` says the GPU will run (None without
+    ``identify``, or when it fails): the driver measures one configuration per identity.
     Anything but a :class:`CompileFailure` propagates: the environment, not the kernel, is
     wrong."""
     where = f"{socket.gethostname()}/cpu-pid{os.getpid()}"
     try:
         artifact = compiler.build(config)
     except CompileFailure as err:
-        return {"error": err.message, "worker": where, "compile_s": None}, None
-    return {"error": None, "worker": where, "compile_s": getattr(artifact, "compile_s", None)}, artifact
+        return {"error": err.message, "worker": where, "compile_s": None, "identity": None}, None
+    identity = None
+    if identify is not None:
+        try:
+            identity = identify(artifact)
+            hash(identity)
+        except Exception:  # noqa: BLE001 - no identity: measured on its own
+            identity = None
+    return {"error": None, "worker": where, "compile_s": getattr(artifact, "compile_s", None),
+            "identity": identity}, artifact
 
 
 @dataclass
@@ -102,27 +112,29 @@ class GpuWorker:
         self.name = _worker_name()
 
     def info(self) -> dict:
-        """``{"worker", "device_name", "pid", "error", "compiler"}`` (``compiler``: the picklable
-        object whose ``build(config)`` compiles for this GPU on a CPU worker)."""
-        compiler = None
+        """``{"worker", "device_name", "compute_capability", "pid", "error", "compiler",
+        "identifier"}`` (``compiler``: the picklable object whose ``build(config)`` compiles for
+        this GPU on a CPU worker; ``identifier``: the backend's picklable function of an
+        artefact to what the GPU runs, None when it has none)."""
+        compiler = identifier = None
         if self.error is None:
             try:
                 compiler = self.backend.compiler()
             except Exception as err:  # noqa: BLE001 - reported to the driver as text
-                self.error = _message(err)
+                self.error = message(err)
+            if hasattr(self.backend, "identifier"):
+                try:
+                    identifier = self.backend.identifier()
+                except Exception:  # noqa: BLE001 - then every configuration is measured
+                    identifier = None
         return {"worker": self.name, "device_name": getattr(self.backend, "device_name", None),
-                "pid": os.getpid(), "error": self.error, "compiler": compiler}
+                "compute_capability": getattr(self.backend, "compute_capability", None),
+                "pid": os.getpid(), "error": self.error, "compiler": compiler, "identifier": identifier}
 
     def reference(self):
-        """The backend's reference (cuBLAS) measurement, or None when it has none."""
-        fn = getattr(self.backend, "reference", None)
-        if fn is None:
-            return None
-        try:
-            with self._gpu:
-                return fn()
-        except Exception as err:  # noqa: BLE001 - the table then lacks "% of cuBLAS"
-            return Measurement(LAUNCH_ERROR, error=f"cuBLAS reference: {_message(err)}")
+        """The backend's reference (cuBLAS) measurement (:func:`~.session.measure_reference`)."""
+        with self._gpu:
+            return measure_reference(self.backend)
 
     def run(self, artifact, best_ms: float | None = None) -> Outcome:
         """Load one compiled configuration and measure it (GPU, one at a time); ``best_ms``
@@ -140,7 +152,7 @@ class GpuWorker:
                 return Outcome(Measurement(COMPILE_ERROR, error=err.message), self.name)
             started = time.perf_counter()
             try:
-                if best_ms is not None and _takes(self.backend.measure, "best_ms"):
+                if best_ms is not None and takes(self.backend.measure, "best_ms"):
                     meas = self.backend.measure(compiled, best_ms=best_ms)
                 else:
                     meas = self.backend.measure(compiled)
@@ -148,10 +160,11 @@ class GpuWorker:
                 meas = Measurement(CONTEXT_LOST, error=err.message)
                 fatal = self.fatal = str(err)
             except Exception as err:  # noqa: BLE001 - recorded as launch_error
-                meas = Measurement(LAUNCH_ERROR, error=_message(err))
-            meas.extra.setdefault("measure_s", round(time.perf_counter() - started, 4))
-        if meas.status not in STATUSES:
-            meas = Measurement(LAUNCH_ERROR, error=f"backend returned unknown status {meas.status!r}")
+                meas = Measurement(LAUNCH_ERROR, error=message(err))
+            spent = round(time.perf_counter() - started, 4)
+        if isinstance(meas, Measurement):
+            meas.extra.setdefault("measure_s", spent)
+        meas = checked(meas)
         built_by = getattr(artifact, "built_by", None)
         if built_by is not None:
             meas.extra.setdefault("compiled_on", built_by)
@@ -253,6 +266,8 @@ class WorkerPool:
                              hint="tune each kind of GPU in its own run (a cluster of one kind)")
         self.device_name = infos[0]["device_name"]
         self.compiler = ray.put(infos[0]["compiler"])     # shipped once, shared by every compile task
+        self.identifier = infos[0]["identifier"]
+        self.compute_capability = infos[0]["compute_capability"]
         self.slots = [_Slot(a, i["worker"]) for a, i in zip(actors, infos)]
 
     def _start(self):
@@ -260,7 +275,7 @@ class WorkerPool:
 
     def compile(self, config: dict):
         """Submit the compile task of ``config``: (status ref, artefact ref)."""
-        return self.compile_task.remote(self.compiler, config)
+        return self.compile_task.remote(self.compiler, config, self.identifier)
 
     def replace(self, slot: _Slot) -> bool:
         """Kill the slot's actor and start a fresh one (its GPU context is lost); False, and the
@@ -314,7 +329,7 @@ def connect(address: str | None):
     if ray.is_initialized():
         return False
     try:
-        with _signals_deferred():
+        with signals_deferred():
             ray.init(address=address or None, include_dashboard=False, log_to_driver=False)
     except ConnectionError as err:
         raise BeastError(f"cannot connect to the Ray cluster at {address!r}: {err}",
@@ -324,10 +339,10 @@ def connect(address: str | None):
 
 
 @contextlib.contextmanager
-def _signals_deferred():
+def signals_deferred():
     """Ctrl-C and SIGTERM held back until the block ends, then handled: interrupted in the middle
-    of ``ray.init``, a local instance left agent processes running for a minute after beast
-    exited; held back, Ray is up, shut down, and the interrupt raised (seconds later)."""
+    of ``ray.init``, a local instance leaves agent processes running after beast exits; held
+    back, Ray comes up, is shut down, and then the interrupt is raised."""
     import signal
     import threading
     if threading.current_thread() is not threading.main_thread():
@@ -349,3 +364,6 @@ def _signals_deferred():
         ray.shutdown()
         signal.raise_signal(got[0])     # to the handler it would have met: KeyboardInterrupt, ...
 
+
+__all__ = ["GpuWorker", "Outcome", "WorkerPool", "compile_config", "connect", "cupy_backend_factory", "import_ray",
+           "signals_deferred"]
