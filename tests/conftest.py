@@ -33,7 +33,8 @@ sys.dont_write_bytecode = False
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
-for p in (TESTS, ROOT):
+SUPPORT = os.path.join(TESTS, "support")     # helpers the tests import (oracle, spacegen, stand-ins)
+for p in (SUPPORT, TESTS, ROOT):
     if p not in sys.path:
         sys.path.insert(0, p)
 
