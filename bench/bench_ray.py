@@ -9,7 +9,7 @@ Two stand-ins, each against the single-process :func:`beast.tune.tune` with the 
   the compile tasks are not capped by the 2 real cores).  ``BEAST_BENCH_RAY_CONFIGS``
   configurations (default 48) of the K40c GEMM space, random strategy.
 * **hostsim** (real work on this machine): the host simulator of the tests
-  (``tests/ray_hostsim.py``): every compile is a real C++ compile of the generated kernel (the
+  (``tests/support/ray_hostsim.py``): every compile is a real C++ compile of the generated kernel (the
   stand-in's NVRTC) in a Ray task, every measurement real launches on CPU threads, verified
   and timed; ``BEAST_BENCH_RAY_HOSTSIM_CONFIGS`` configurations (default 24), M = N = K = 64,
   1 and 2 GPUs on a cluster of the machine's real CPUs.

@@ -34,6 +34,6 @@ def test_stats_gemm_k40c(benchmark, gemm, backend, threads):
 
 
 def test_cartesian_gemm_k40c(benchmark, gemm):
-    """The exact cartesian size (tests/test_stats.py checks it against a hand-written sum)."""
+    """The exact cartesian size (tests/unit/explore/test_stats.py checks it against a hand-written sum)."""
     assert benchmark.pedantic(lambda: cartesian(gemm.plan), rounds=1, iterations=1) \
         == 136_423_918_516_708_320_149_504

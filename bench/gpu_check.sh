@@ -62,7 +62,7 @@ EOF
     3) cat <<'EOF'
 dgemm_mma_portfolio|spaces/gemm_mma.py|45|--size 4096 4096 4096 --budget 200 --strategy portfolio
 dgemm_portfolio|spaces/gemm.py|30|--size 4096 4096 4096 --budget 200 --strategy portfolio
-tests|tests|110|tests/test_tune_gpu.py tests/test_tune_kernel.py tests/test_tune_log.py tests/test_tune_mma.py tests/test_tune_magma.py
+tests|tests|110|tests/unit/tune/device/test_gpu.py tests/unit/tune/kernels/test_paper.py tests/unit/tune/driver/test_log.py tests/unit/tune/kernels/test_mma.py tests/unit/tune/kernels/test_paper_magma.py
 EOF
     ;;
     esac

@@ -4,7 +4,7 @@ an RTX A4000).
 Source: the FAIR Benchmark Hub for Auto-Tuning (https://github.com/AutoTuningAssociation/benchmark_hub, MIT
 licence): ``convolution_A4000.json.gz`` gives the ``tune_params`` and ``convolution_T1.json``
 the constraints (the space of Kernel Tuner's convolution example).  beast keeps exactly the
-4,362 configurations that the data holds (``tests/test_real_data.py`` checks it).
+4,362 configurations that the data holds (``tests/behaviour/test_real_data.py`` checks it).
 
     beast count spaces/real/convolution.py           # 4362
 """

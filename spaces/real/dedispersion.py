@@ -4,7 +4,7 @@ Source: the FAIR Benchmark Hub for Auto-Tuning (https://github.com/AutoTuningAss
 MIT licence), file ``dedispersion_A4000.json.gz``: its ``tune_params``, with the restrictions
 of Kernel Tuner's dedispersion example (a block holds 32 to 1024 threads; a tile stride only
 matters when the tile has more than one element in that dimension).  beast keeps exactly the
-11,130 configurations that the data holds (``tests/test_real_data.py`` checks it).
+11,130 configurations that the data holds (``tests/behaviour/test_real_data.py`` checks it).
 
     beast count spaces/real/dedispersion.py          # 11130
 """

@@ -6,7 +6,7 @@ MIT licence), ``kernels/convolution.py`` (the parameters and restrictions) and t
 ``cachefiles/KernelTuner data/convolution/RTX_3090.json.gz``.  It is the older of the hub's two
 convolution spaces; ``convolution.py`` here is the newer one (block sizes in steps of 16, shared
 and constant memory switches).
-beast keeps exactly the 6,768 configurations that the data holds (``tests/test_real_data.py``
+beast keeps exactly the 6,768 configurations that the data holds (``tests/behaviour/test_real_data.py``
 checks it).
 
     beast count spaces/real/kt_convolution.py        # 6768

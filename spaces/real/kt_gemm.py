@@ -7,7 +7,7 @@ MIT licence), ``currently_unused/kernels/gemm.py`` (the parameters and restricti
 space of ``clblast_xgemm.py`` (CLBlast's own tuner) with KWG fixed to 32 and no strided access
 (STRM = STRN = 0), and ``PRECISION`` as a tunable parameter of one value, as the data records
 it.  beast keeps exactly the 17,956 configurations that the data holds
-(``tests/test_real_data.py`` checks it).
+(``tests/behaviour/test_real_data.py`` checks it).
 
     beast count spaces/real/kt_gemm.py               # 17956
 """

@@ -5,7 +5,7 @@ Source: the FAIR Benchmark Hub for Auto-Tuning (https://github.com/AutoTuningAss
 MIT licence), ``currently_unused/kernels/pnpoly.py`` (the parameters; it has no restrictions)
 and the data ``cachefiles/pnpoly/RTX_3090.json.gz`` and ``RTX_2080_Ti.json.gz``.  Every
 combination is a configuration: beast keeps exactly the 4,092 that the data holds
-(``tests/test_real_data.py`` checks it).
+(``tests/behaviour/test_real_data.py`` checks it).
 
     beast count spaces/real/kt_pnpoly.py             # 4092
 """
