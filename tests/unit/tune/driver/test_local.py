@@ -27,6 +27,7 @@ from beast.search import POOL_LIMIT, STRATEGIES, Pool, make_strategy
 from conftest import TESTS as TESTS_DIR
 
 
+@pytest.fixture(scope="module")
 def space():
     return small_space()
 

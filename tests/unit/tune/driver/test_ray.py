@@ -53,7 +53,7 @@ def cluster():
     # in the environment the local instance's processes inherit, not a runtime_env: Ray starts
     # workers of their own for a runtime_env and leaves its two prestarted ones idle
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYTHONPATH", SUPPORT, prepend=os.pathsep)
+        mp.setenv("PYTHONPATH", os.pathsep.join((SUPPORT, TESTS_DIR)), prepend=os.pathsep)
         ray.init(num_cpus=2, num_gpus=GPUS, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()

@@ -151,7 +151,7 @@ def cluster():
     if ray.is_initialized():
         ray.shutdown()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYTHONPATH", TESTS, prepend=os.pathsep)
+        mp.setenv("PYTHONPATH", os.pathsep.join((os.path.join(TESTS, "support"), TESTS)), prepend=os.pathsep)
         ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
