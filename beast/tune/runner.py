@@ -53,6 +53,7 @@ from .families import DEFAULT_FAMILY, FAMILIES, KernelFamily, family_of, get_fam
 from .kernel import GemmSettings
 from .log import TuneLog, make_header
 from .strategies import check_seed, make_strategy, strategy_stream
+from .strategies.prior import check_prior_strategy
 from .measure import COMPILE_ERROR, CONTEXT_LOST, LAUNCH_ERROR, OK, PRUNED, STATUSES, FatalBackendError, Measurement
 from .reporting import format_report, pace, progress_line  # noqa: F401 - re-exported
 
@@ -449,7 +450,7 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
          log_path: str | os.PathLike | None = None, seed: int = 0, compile_workers: int | None = None,
          progress: ProgressFn | None = None, backend=None, lookahead: int | None = None,
          chunk_size: int = 65536, time_limit: float | None = None, isolate: bool | None = None,
-         model: bool | None = None) -> TuneReport:
+         model: bool | None = None, prior=None) -> TuneReport:
     """Tune the GEMM kernel over the survivors of ``space`` for an M x N x K problem.
 
     ``space``: a :class:`beast.space.Space` (its iterators name the GEMM parameters; its
@@ -482,7 +483,9 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
     ``backend``; it is off where the device profile lacks what the model needs or is another
     compute capability than the measuring GPU's.  Ctrl-C stops the run and returns the report
     with ``interrupted`` set.  An argument that is not as said here is a BeastError
-    naming it, before any compile or GPU work (:func:`check_tune_arguments`).
+    naming it, before any compile or GPU work (:func:`check_tune_arguments`).  ``prior``: earlier
+    runs of the space (paths of beast tune logs or Kernel Tuner cache files) that the
+    ``portfolio`` strategy starts from (:mod:`beast.tune.strategies.prior`).
     """
     if strategy not in STRATEGIES:
         raise BeastError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(STRATEGIES))
@@ -490,6 +493,8 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
         raise BeastError(f"isolate must be True, False or None (the default), not {isolate!r}")
     if model is not None and not isinstance(model, bool):
         raise BeastError(f"model must be True, False or None (the default), not {model!r}")
+    if prior:
+        check_prior_strategy(strategy)
     (m, n, k), budget, time_limit = check_tune_arguments(
         size, budget=budget, seed=seed, time_limit=time_limit, chunk_size=chunk_size, progress=progress,
         compile_workers=compile_workers, lookahead=lookahead)
@@ -560,7 +565,8 @@ def tune(space, size, *, budget: int | None = None, strategy: str = "exhaustive"
         if progress is not None:
             progress(done_count, total, best, report)
 
-        search = _search_strategy(space, strategy, seed, budget, log.records, bounded=time_limit is not None)
+        search = _search_strategy(space, strategy, seed, budget, log.records, bounded=time_limit is not None,
+                                  prior=prior)
         if search is not None:
             stream = strategy_stream(search, need, batch=lookahead)
         else:
@@ -775,7 +781,7 @@ def _resume(report, log) -> TuneResult | None:
     return best
 
 
-def _search_strategy(space, strategy: str, seed: int, budget: int | None, records, bounded: bool = False):
+def _search_strategy(space, strategy: str, seed: int, budget: int | None, records, bounded=False, prior=None):
     """The :mod:`beast.tune.strategies` object for ``strategy`` (told what the log holds), or
     None for the strategies that stream the enumeration (exhaustive; random over every
     survivor or without ``space.sample``).  ``bounded``: the run ends by a time limit, so
@@ -783,7 +789,7 @@ def _search_strategy(space, strategy: str, seed: int, budget: int | None, record
     every = budget is None and not bounded
     if strategy == "exhaustive" or (strategy == "random" and (every or not hasattr(space, "sample"))):
         return None
-    search = make_strategy(strategy, space, seed=seed, budget=budget)
+    search = make_strategy(strategy, space, seed=seed, budget=budget, **({"prior": prior} if prior else {}))
     search.resume(records)
     return search
 

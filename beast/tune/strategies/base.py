@@ -431,7 +431,7 @@ class Strategy:
         return out
 
     def central_free(self, n: int, rng: np.random.Generator, exclude: set | None = None,
-                     quantile: float = 0.05) -> list[int]:
+                     quantile: float = 0.05, ignore: set | None = None) -> list[int]:
         """``n`` free configurations (not in ``exclude``) for a first design: the first the
         one closest to the centre of the space (:attr:`Pool.centrality`; ties at random),
         each next one the configuration of the central ``quantile`` of the pool farthest (in
@@ -441,7 +441,8 @@ class Strategy:
         extreme configuration (neither the smallest nor the largest block, tile, unroll, ...)
         and the spread keeps the design from sampling one corner of that middle.  Of more
         than :data:`DESIGN_LIMIT` candidates (a sample of a large space), the most central
-        and a random ``DESIGN_LIMIT - 1`` of the others are considered."""
+        and a random ``DESIGN_LIMIT - 1`` of the others are considered.  Configurations in
+        ``ignore`` are never proposed but do not push the design away from them."""
         pool = self.pool
         if n <= 0 or not len(pool):
             return []
@@ -459,7 +460,7 @@ class Strategy:
         idx = idx[np.argsort(cen[idx], kind="stable")]
         U = pool.unit
         Ui = U[idx]
-        chosen = [i for i in itertools.chain(self.costs, self.pending, exclude or ())]
+        chosen = [i for i in itertools.chain(self.costs, self.pending, exclude or ()) if not ignore or i not in ignore]
         out: list[int] = []
         dmin = np.full(len(idx), np.inf)
         for i in chosen:
