@@ -102,7 +102,7 @@ def prior_of(stem, pool, mode):
     """Pool scores of ``stem``'s prior (:data:`PRIOR_MODES`), or None when the kernel has no
     other GPU's file."""
     from beast.tune.strategies.prior import prior_scores
-    others = siblings(stem)
+    others = siblings(stem) if mode in PRIOR_MODES else mode.split(",")
     if not others:
         return None
     scores = prior_scores(pool, [os.path.join(DATA_DIR, s + ".json.gz") for s in others])
@@ -279,9 +279,10 @@ def main(argv=None):
                     help="the development loop: a strategy's JSON options on the tuning files, development seeds")
     ap.add_argument("--seed", type=int, default=0,
                     help="with --dev, the first seed (default 0; the tables use %d)" % SEED)
-    ap.add_argument("--prior", choices=PRIOR_MODES, default=None,
+    ap.add_argument("--prior", default=None,
                     help="transfer: beast's default started from the other GPUs' files of the same kernel "
-                         "(loo), or from them shuffled (a misleading prior); results in bench/results/transfer")
+                         "(loo), or from them shuffled (a misleading prior), or from the files STEM,... "
+                         "(with --dev); results in bench/results/transfer")
     args = ap.parse_args(argv)
     tools = args.tools.split(",")
     only = set(args.only.split(",")) if args.only else None
@@ -289,6 +290,9 @@ def main(argv=None):
     unknown = [stem for stem in stems if stem not in FILES]
     if unknown:
         raise SystemExit(f"unknown data file {unknown[0]!r}; one of: {', '.join(FILES)}")
+    if args.prior is not None and args.prior not in PRIOR_MODES and \
+            (args.dev is None or any(p not in FILES for p in args.prior.split(","))):
+        raise SystemExit(f"--prior is one of {', '.join(PRIOR_MODES)}, or (with --dev) data file stems")
     if args.dev is not None:
         if not args.files:
             stems = [stem for stem, (_, role) in FILES.items() if role == "tuning"]

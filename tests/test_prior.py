@@ -88,6 +88,12 @@ def test_the_prior_best_come_right_after_the_first_configuration(conv):
     assert pool.centrality[pool.find(first)] == pool.centrality.min()
     top = [pool.find(c) for c in strategy.ask(strategy.prior_top)]
     assert sorted(prior[top]) == sorted(np.sort(prior[np.isfinite(prior)])[:strategy.prior_top])
+    # a prior whose first pick is worse here than the first configuration is not followed further
+    follow = make_strategy("portfolio", pool=pool, seed=1, prior=prior)
+    centre, pick = follow.ask(2)
+    follow.tell(centre, 1.0)
+    follow.tell(pick, 2.0)
+    assert pool.find(follow.ask(1)[0]) not in set(np.argsort(np.where(np.isfinite(prior), prior, 2))[:9].tolist())
     # a batch that spans the prior's share and the design repeats nothing
     batch = make_strategy("portfolio", pool=pool, seed=1, prior=prior).ask(12)
     assert len({pool.find(c) for c in batch}) == 12
@@ -172,3 +178,11 @@ def test_kernel_tuner_strategy_takes_a_prior(tmp_path):
                     1024, args, params, restrictions=["block_size_x * scale <= 192"], simulation_mode=True,
                     cache=here, quiet=True, strategy="beast",
                     strategy_options={"max_fevals": 2, "strategy": "random", "prior": [there]})
+
+
+def test_a_first_batch_holds_the_centre_then_the_prior_best(conv):
+    pool, _, prior = conv
+    batch = [pool.find(c) for c in make_strategy("portfolio", pool=pool, seed=4, prior=prior).ask(10)]
+    assert pool.centrality[batch[0]] == pool.centrality.min()
+    assert sorted(prior[batch[1:5]]) == sorted(np.sort(prior[np.isfinite(prior)])[:4])
+    assert len(set(batch)) == 10

@@ -7,17 +7,22 @@ kept: :func:`prior_scores` maps every prior onto a pool (0 the prior's fastest c
 1 its slowest or a failure there; the mean over several priors; NaN where no prior has it).
 
 :class:`PriorPortfolio` is beast's default strategy (:class:`~.portfolio.Portfolio`) given
-such scores.  It uses them in two ways, each bounded so that a prior from a different
+such scores.  It uses them in three ways, each bounded so that a prior from a different
 landscape costs little:
 
-* right after the design's first (central) configuration, the ``prior_top`` configurations
-  best in the prior are proposed: a few evaluations, a win when the prior is right;
+* right after the design's first (central) configuration, up to ``prior_top`` of the
+  configurations best in the prior: the first always, each next one only while one of them is
+  the best so far.  The design's other points are chosen as if these were not there, and the
+  design keeps its length;
 * the surrogate model gets the prior score as one more input, but only while the rank
-  correlation between the prior scores and this device's measured times (on the
-  configurations its model is fitted on) is at least ``prior_gate``; below that (a prior of
-  another landscape, or too few measurements to tell) the model is fitted without it, as
-  without a prior.  This device's measurements take over as they come: the trees split on
-  the prior score only where it explains this device's times.
+  correlation between the prior scores and this device's measured log times (on the
+  configurations its model is fitted on) is at least ``prior_gate`` and three standard errors
+  of an unrelated prior's (3 / sqrt(n)), over at least ``prior_min`` configurations; otherwise
+  (a prior of another landscape, or too few measurements to tell) the model is fitted without
+  it, as without a prior.  The trees split on the prior score only where it explains this
+  device's times, so this device's measurements take over as they come;
+* while the prior agrees so, the design ends early (after ``prior_cut`` of its points, the
+  prior's picks not counted): the model and the moves take over from there.
 """
 from __future__ import annotations
 
@@ -277,26 +282,37 @@ class PriorPortfolio(Portfolio):
         return super().central_free(n, rng, exclude, quantile, ignore=self._picked() | set(ignore or ()))
 
     def _propose(self, n, rng):
-        told = len(self.costs) + len(self.pending)
-        # the prior's picks come on top of the design, which ends early once the prior agrees
-        self.start = self._design + len(self._picked())
-        if told >= self.prior_cut and self.prior_agrees(len(self.costs)):
-            self.start = min(self.start, told)
         out: list[int] = []
-        if self._picking(told):
-            want = min(n, 1 + self.prior_top - told)
-            for i in self._prior_order:
-                if len(out) == want:
-                    break
-                if self.is_free(i):
-                    out.append(i)
-        if len(out) == n:
+        try:                                   # what is in ``out`` is pending for the rest of the batch
+            if not self.costs and not self.pending and n > 1 and self.prior_top > 0:
+                out = [int(i) for i in self._design_step(1, rng)]      # the centre, then the picks
+                self.pending.update(out)
+            told = len(self.costs) + len(self.pending)
+            if self._picking(told):
+                want = min(n - len(out), 1 + self.prior_top - told)
+                picks = []
+                for i in self._prior_order:
+                    if len(picks) == want:
+                        break
+                    if self.is_free(i):
+                        picks.append(i)
+                out += picks
+                self.pending.update(picks)
+            if len(out) < n:
+                out += [int(i) for i in self._design_step(n - len(out), rng)]
             return out
-        self.pending.update(out)               # the rest of the batch must not repeat them
-        try:
-            return out + [int(i) for i in super()._propose(n - len(out), rng)]
         finally:
             self.pending.difference_update(out)
+
+    def _design_step(self, n, rng):
+        """The portfolio's proposals, its design as long as without a prior plus the prior's
+        picks, ended early once the prior agrees with this device."""
+        told = len(self.costs) + len(self.pending)
+        picked = len(self._picked())
+        self.start = self._design + picked
+        if self.prior_cut + picked <= told < self.start and self.prior_agrees(len(self.costs)):
+            self.start = told
+        return super()._propose(n, rng)
 
 
 def check_prior_strategy(name: str) -> None:
