@@ -186,3 +186,24 @@ def test_a_first_batch_holds_the_centre_then_the_prior_best(conv):
     assert pool.centrality[batch[0]] == pool.centrality.min()
     assert sorted(prior[batch[1:5]]) == sorted(np.sort(prior[np.isfinite(prior)])[:4])
     assert len(set(batch)) == 10
+
+
+def test_tune_starts_from_an_earlier_log(tmp_path):
+    from test_tune_log import FakeBackend, small_space
+    from beast.tune import tune
+    from beast.tune.log import read_log
+    space = small_space()
+    old = tmp_path / "old.jsonl"
+    tune(space, (64, 64, 64), budget=12, strategy="random", seed=1, log_path=old, backend=FakeBackend(),
+         compile_workers=1, lookahead=3)
+    _, records, _ = read_log(str(old))
+    timed = [r for r in records if "config" in r and r.get("status") == "ok"]
+    best = min(timed, key=lambda r: r["ms"])["config"]
+    new = tmp_path / "new.jsonl"
+    report = tune(space, (64, 64, 64), budget=3, seed=1, log_path=new, backend=FakeBackend(), prior=[str(old)],
+                  strategy="portfolio", compile_workers=1, lookahead=3)
+    assert report.complete
+    _, records, _ = read_log(str(new))
+    assert best in [r["config"] for r in records if "config" in r][:3]       # the centre, then the prior's best
+    with pytest.raises(BeastError, match="portfolio"):
+        tune(space, (64, 64, 64), budget=6, log_path=tmp_path / "x.jsonl", backend=FakeBackend(), prior=[str(old)])

@@ -3,8 +3,6 @@ single guess about the landscape (smooth, rugged, a narrow optimum, a flat plate
 the search.  Needs the optional extra ``[tune]`` (scikit-learn) for its model."""
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from beast.errors import BeastError
@@ -35,9 +33,7 @@ class Portfolio(Hybrid):
       the model predicts fastest; *random*, a uniform draw.  A kind with nothing to offer
       hands its slot on to the next (:data:`KINDS`);
     * once the best has not improved for ``stall`` evaluations, the moves of the best also try
-      every other value of one of its parameters (:meth:`Pool.line`), in the model's order;
-    * with ``design_stop`` d > 0, the design ends after d points when none of them beat the
-      first, central configuration (off by default).
+      every other value of one of its parameters (:meth:`Pool.line`), in the model's order.
 
     The weights are not adapted to the file at hand: every kind keeps its share, so a
     landscape that fools one of them (the model on a plateau, the local moves in a rugged
@@ -48,10 +44,8 @@ class Portfolio(Hybrid):
     name = "portfolio"
 
     def __init__(self, pool, seed=0, start: int = 20, spread: float = 1.0,
-                 mix: tuple = (2.0, 2.0, 1.0, 1.0), stall: int = 32, few: int = 4, design_stop: int = 0,
-                 **options):
+                 mix: tuple = (2.0, 2.0, 1.0, 1.0), stall: int = 32, few: int = 4, **options):
         super().__init__(pool, seed, start=start, stall=stall, **options)
-        self.design_stop = int(design_stop)
         mix = tuple(float(w) for w in mix)
         if len(mix) != len(KINDS) or min(mix) < 0 or sum(mix) <= 0:
             raise BeastError(f"mix must be {len(KINDS)} non-negative weights ({', '.join(KINDS)}), not {mix!r}")
@@ -65,7 +59,7 @@ class Portfolio(Hybrid):
         told = len(self.costs) + len(self.pending)
         taken: set[int] = set()
         out: list[int] = []
-        if told < self.start and not self._design_done(told):
+        if told < self.start:
             first = self.central_free(1, rng, quantile=self.central) if told == 0 else []
             out = first + self.central_free(min(n, self.start - told) - len(first), rng,
                                             exclude=set(first), quantile=self.spread)
@@ -85,15 +79,6 @@ class Portfolio(Hybrid):
             taken.update(got)
             out += got
         return out
-
-    def _design_done(self, told: int) -> bool:
-        """Whether the design ends before ``start``: with ``design_stop`` d, when none of the
-        first d configurations told beat the first (central) one, the best is in the middle of
-        the ranges and the moves around it should start (a function of those d alone)."""
-        if not self.design_stop or told < self.design_stop or len(self.costs) < self.design_stop:
-            return False
-        first = list(itertools.islice(self.costs.values(), self.design_stop))
-        return first[0] is not None and all(c is None or c >= first[0] for c in first[1:])
 
     def _one(self, kind: str, rng, taken: set, stalled: bool) -> list[int]:
         """One free configuration (not in ``taken``) of the given kind, or [] when it has none."""
