@@ -370,6 +370,21 @@ def _explain(args):
     return 0
 
 
+def _prior_strategy(args) -> str:
+    """``beast tune``'s strategy: the one named, else portfolio with ``--prior`` (a prior needs a
+    search that learns) and exhaustive without; a clear error for a prior it cannot use."""
+    if not args.prior:
+        return args.strategy or "exhaustive"
+    from .search.prior import check_prior_strategy, read_prior
+    strategy = args.strategy or "portfolio"
+    check_prior_strategy(strategy)
+    if getattr(args, "ray", None) is not None:
+        raise BeastError("--prior is not available with --ray", hint="tune on one GPU with --prior, or leave it out")
+    for path in args.prior:                 # before any GPU work: a bad prior file fails now
+        read_prior(path)
+    return strategy
+
+
 def cmd_tune(args):
     if getattr(args, "explain", None) is not None:
         return _explain(args)
@@ -384,6 +399,7 @@ def cmd_tune(args):
     if args.log is not None:
         from .tune.driver.log import check_log
         check_log(args.log)
+    args.strategy = _prior_strategy(args)
     try:
         space = _load(args)
     except DeviceError as err:
@@ -419,6 +435,8 @@ def cmd_tune(args):
                   time_limit=time_limit)
     if args.model is not None:
         kwargs["model"] = args.model
+    if args.prior:
+        kwargs["prior"] = args.prior
     with bar:
         if getattr(args, "ray", None) is not None:          # --ray [ADDRESS]: every GPU of a Ray cluster
             from .tune.driver.ray import format_ray_summary, tune_ray
@@ -446,10 +464,15 @@ def cmd_replay(args):
     run = load_recorded(args.data)
     pool, times = match_space(space, run)
     fixed = {n: v for n, v in run.constants.items() if n not in space.iterators}
+    options = {}
+    if args.prior:
+        from .search.prior import check_prior_strategy, prior_scores
+        check_prior_strategy(args.strategy)
+        options["prior"] = prior_scores(pool, args.prior)      # read and matched once for every repeat
     from .ui.progress import Busy
     with Busy("replay", unit="evaluations", quiet=args.quiet) as bar:
         result = replay(pool, times, args.strategy, args.budget, repeats=args.repeats, seed=args.seed,
-                        batch=args.batch, progress=bar.update)
+                        batch=args.batch, progress=bar.update, **options)
     points = check_checkpoints(result, args.at) if args.at else default_checkpoints(result.size, result.budget)
     if args.json:
         say(json.dumps({"space": args.space, "data": args.data, "strategy": args.strategy,
@@ -488,6 +511,11 @@ class _Version(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         say(f"beast {version()}")
         parser.exit()
+
+
+_PRIOR_HELP = ("earlier runs of the same space on other devices or sizes (beast tune logs or Kernel Tuner "
+               "cache files): the portfolio search starts from their best configurations and its model "
+               "uses their ranking while it agrees with this run's times")
 
 
 def build_parser():
@@ -567,10 +595,12 @@ def build_parser():
                    help="stop cleanly after this long (600, 90s, 10m, 1.5h; with --budget, whichever "
                         "comes first); the log stays complete and the table is printed")
     p.add_argument("--strategy", choices=("exhaustive", "random", "local", "model", "hybrid", "portfolio"),
-                   default="exhaustive",
-                   help="exhaustive (enumeration order), random, local (neighbours of the best), "
-                        "model (a surrogate model ranks survivors; needs beast-autotune[tune]), hybrid, "
-                        "portfolio (beast's default search: a mix of all of them; needs beast-autotune[tune])")
+                   default=None,
+                   help="exhaustive (enumeration order; the default without --prior), random, local (neighbours "
+                        "of the best), model (a surrogate model ranks survivors; needs beast-autotune[tune]), hybrid, "
+                        "portfolio (beast's default search: a mix of all of them; needs beast-autotune[tune]; "
+                        "the default with --prior)")
+    p.add_argument("--prior", nargs="+", default=None, metavar="FILE", help=_PRIOR_HELP)
     p.add_argument("--seed", type=_int_in(0), default=0, help="seed of the random, local, model, hybrid and portfolio strategies")
     p.add_argument("--log", default=None, help="JSONL log: written as it goes, resumed when it exists")
     p.add_argument("--top", type=_int_in(1), default=10, help="rows in the final table")
@@ -607,6 +637,7 @@ def build_parser():
                    help="budgets to report (default: 1, 2, 5, 10, 20, 50%% of the space, and --budget)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--prior", nargs="+", default=None, metavar="FILE", help=_PRIOR_HELP)
     p.set_defaults(func=cmd_replay)
     return parser
 

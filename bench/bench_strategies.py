@@ -14,6 +14,8 @@ as an evaluation for both; a configuration Kernel Tuner evaluates twice counts o
     python bench/bench_strategies.py --cost --files kt_gemm_RTX_3090 --repeats 3   # ms per proposal
     python bench/plot_strategies.py          # the tables (bench/results/strategies.md) and bench/strategies.png
     python bench/bench_strategies.py --dev '{"stall": 16}' --repeats 10   # a variant of the default, tuning files
+    python bench/bench_strategies.py --prior loo        # transfer: each file's other GPUs as the prior
+    python bench/bench_strategies.py --prior shuffled   # the same prior with its scores shuffled
 
 ``--dev OPTIONS`` is the development loop: beast's default (or ``--only NAME``) with the JSON
 ``OPTIONS``, on the tuning files (unless ``--files``) with the development seeds 0, 1, ... (never
@@ -74,6 +76,10 @@ KT_STRATEGIES = ["random_sample", "genetic_algorithm", "dual_annealing", "pso", 
                  "basinhopping", "minimize", "adaptive_tabu_greywolf", "hybrid_vndx", "bayes_opt"]
 BUDGET_FRACTION = 0.05
 SEED = 1000
+#: ``--prior`` modes: "loo", the other GPUs' files of the same kernel (leave one GPU out);
+#: "shuffled", the same with the scores shuffled over the configurations (a misleading prior)
+PRIOR_MODES = ("loo", "shuffled")
+TRANSFER = os.path.join(HERE, "results", "transfer")
 
 
 def space_path(stem):
@@ -87,13 +93,34 @@ def recorded(stem):
     return match_space(beast.load(space_path(stem)), load_recorded(os.path.join(DATA_DIR, stem + ".json.gz")))
 
 
-def beast_curves(stem, strategy, budget, repeats, seed=SEED, **options):
+def siblings(stem):
+    """The other files of the same kernel (other GPUs): the priors of leave-one-GPU-out."""
+    return [s for s, (space, _) in FILES.items() if space == FILES[stem][0] and s != stem]
+
+
+def prior_of(stem, pool, mode):
+    """Pool scores of ``stem``'s prior (:data:`PRIOR_MODES`), or None when the kernel has no
+    other GPU's file."""
+    from beast.search.prior import prior_scores
+    others = siblings(stem) if mode in PRIOR_MODES else mode.split(",")
+    if not others:
+        return None
+    scores = prior_scores(pool, [os.path.join(DATA_DIR, s + ".json.gz") for s in others])
+    if mode == "shuffled":
+        scores = np.random.default_rng(12345).permutation(scores)
+    return scores
+
+
+def beast_curves(stem, strategy, budget, repeats, seed=SEED, prior=None, **options):
+    """beast's curves on ``stem``; ``prior``: a mode of :data:`PRIOR_MODES` (None: no prior)."""
     from beast.search.replay import replay
     pool, times = recorded(stem)
+    if prior is not None:
+        options["prior"] = prior_of(stem, pool, prior)
     return replay(pool, times, strategy, budget, repeats=repeats, seed=seed, **options).fractions
 
 
-def develop(stems, strategy, options, repeats, results_dir, seed=0):
+def develop(stems, strategy, options, repeats, results_dir, seed=0, prior=None):
     """The ``--dev`` loop: print each file's metrics (plot_strategies.metrics) for ``strategy``
     with ``options`` on development seeds, against Kernel Tuner's best stored per metric."""
     import beast
@@ -102,7 +129,8 @@ def develop(stems, strategy, options, repeats, results_dir, seed=0):
     for stem in stems:
         size = beast.load(space_path(stem)).count()
         start = time.perf_counter()
-        curves = beast_curves(stem, strategy, int(round(BUDGET_FRACTION * size)), repeats, seed=seed, **options)
+        curves = beast_curves(stem, strategy, int(round(BUDGET_FRACTION * size)), repeats, seed=seed,
+                              prior=prior, **options)
         mine = metrics({"curves": curves, "size": size})
         line = f"{stem:24s} {time.perf_counter() - start:6.1f}s  " + " ".join(f"{x:.4f}" for x in mine[:3]) \
             + f" {mine[3]:6.1f}"
@@ -122,15 +150,46 @@ def develop(stems, strategy, options, repeats, results_dir, seed=0):
     print(f"not behind at {ahead} of {points} points; surely behind (in over 95 % of resampled draws) at {sure}")
 
 
-def proposal_cost(stem, strategy, repeats):
+def transfer(stems, mode, repeats, out_dir=TRANSFER, options=None):
+    """``--prior MODE`` without ``--dev``: beast's default with the prior of each file (its other
+    GPUs' files, :func:`prior_of`), the table's seeds; written to ``out_dir/STEM.beast.json`` as
+    strategy ``portfolio+MODE`` (bench/plot_transfer.py reads them)."""
+    import beast
+    os.makedirs(out_dir, exist_ok=True)
+    for stem in stems:
+        if not siblings(stem):
+            print(f"{stem:24s} no other GPU's file of this kernel: no prior", flush=True)
+            continue
+        size = beast.load(space_path(stem)).count()
+        budget = int(round(BUDGET_FRACTION * size))
+        start = time.perf_counter()
+        curves = beast_curves(stem, "portfolio", budget, repeats, prior=mode, **(options or {}))
+        seconds = time.perf_counter() - start
+        path = os.path.join(out_dir, f"{stem}.beast.json")
+        results = {}
+        if os.path.exists(path):
+            with open(path) as fh:
+                results = json.load(fh)
+        key = f"portfolio+{mode}"
+        results[key] = {"tool": "beast", "strategy": key, "space": FILES[stem][0], "role": FILES[stem][1],
+                        "size": size, "budget": budget, "repeats": repeats, "seeds": [SEED, SEED + repeats - 1],
+                        "prior": siblings(stem), "seconds": round(seconds, 2),
+                        "curves": np.round(curves, 5).tolist()}
+        write_json(path, results)
+        print(f"{stem:24s} {key:20s} {seconds:7.1f}s  {summary(curves, size)}", flush=True)
+    return 0
+
+
+def proposal_cost(stem, strategy, repeats, prior=None):
     """Milliseconds per proposal (``ask(1)``; the ``tell`` and the time look-up left out) over
     ``repeats`` runs of 5 % of the space each: (budget, mean, each run's mean)."""
     from beast.search import make_strategy
     pool, times = recorded(stem)
     budget = int(round(BUDGET_FRACTION * len(pool)))
+    options = {} if prior is None else {"prior": prior_of(stem, pool, prior)}
     runs = []
     for r in range(repeats):
-        strat = make_strategy(strategy, pool=pool, seed=SEED + r)
+        strat = make_strategy(strategy, pool=pool, seed=SEED + r, **options)
         spent = 0.0
         for _ in range(budget):
             start = time.perf_counter()
@@ -220,6 +279,10 @@ def main(argv=None):
                     help="the development loop: a strategy's JSON options on the tuning files, development seeds")
     ap.add_argument("--seed", type=int, default=0,
                     help="with --dev, the first seed (default 0; the tables use %d)" % SEED)
+    ap.add_argument("--prior", default=None,
+                    help="transfer: beast's default started from the other GPUs' files of the same kernel "
+                         "(loo), or from them shuffled (a misleading prior), or from the files STEM,... "
+                         "(with --dev); results in bench/results/transfer")
     args = ap.parse_args(argv)
     tools = args.tools.split(",")
     only = set(args.only.split(",")) if args.only else None
@@ -227,18 +290,24 @@ def main(argv=None):
     unknown = [stem for stem in stems if stem not in FILES]
     if unknown:
         raise SystemExit(f"unknown data file {unknown[0]!r}; one of: {', '.join(FILES)}")
+    if args.prior is not None and args.prior not in PRIOR_MODES and \
+            (args.dev is None or any(p not in FILES for p in args.prior.split(","))):
+        raise SystemExit(f"--prior is one of {', '.join(PRIOR_MODES)}, or (with --dev) data file stems")
     if args.dev is not None:
         if not args.files:
             stems = [stem for stem, (_, role) in FILES.items() if role == "tuning"]
-        develop(stems, args.only or "portfolio", json.loads(args.dev), args.repeats, args.output, args.seed)
+        develop(stems, args.only or "portfolio", json.loads(args.dev), args.repeats, args.output, args.seed,
+                args.prior)
         return 0
     if args.cost:
         for stem in stems:
             for strategy in (sorted(only) if only else ["portfolio"]):
-                budget, mean, runs = proposal_cost(stem, strategy, args.repeats)
+                budget, mean, runs = proposal_cost(stem, strategy, args.repeats, args.prior)
                 print(f"{stem:24s} {strategy:10s} budget {budget}: {mean:.2f} ms per proposal "
                       f"(runs: {min(runs):.2f}-{max(runs):.2f})", flush=True)
         return 0
+    if args.prior is not None:
+        return transfer(stems, args.prior, args.repeats)
     os.makedirs(args.output, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="beast-kt-")
     try:

@@ -19,8 +19,10 @@ beast when called through :func:`beast.kernel_tuner.tune_kernel`), whatever the 
 (checked before and after every evaluation, as Kernel Tuner's strategies do); beast's own are
 ``strategy`` (a name of :data:`beast.search.STRATEGIES`, default the default strategy),
 ``seed`` (a non-negative integer; default: ``tune_kernel``'s ``seed``, else drawn from NumPy's
-global generator) and ``batch`` (configurations proposed at a time, default 1); any other option
-goes to the beast strategy's constructor.  One objective is optimized, in the direction Kernel Tuner gives it
+global generator), ``batch`` (configurations proposed at a time, default 1) and ``prior`` (a path
+or a list of paths: Kernel Tuner cache files or beast tune logs of the same space on other devices
+or sizes, which the portfolio search starts from: :mod:`beast.search.prior`); any other
+option goes to the beast strategy's constructor.  One objective is optimized, in the direction Kernel Tuner gives it
 (``objective``, ``objective_higher_is_better``); a configuration that fails counts as evaluated.
 """
 from __future__ import annotations
@@ -81,6 +83,23 @@ def _cost(value: float, higher_is_better: bool) -> float | None:
     return value if value > 0 else None
 
 
+def _prior(pool: Pool, to_kernel_tuner: dict, paths, name: str) -> np.ndarray:
+    """strategy_options' ``prior`` (a path or a list of them) as scores of ``pool``: each prior
+    configuration (the user's values, as in Kernel Tuner's cache) matched to the pool's."""
+    from ..search.prior import check_prior_strategy, prior_scores
+    check_prior_strategy(name)
+    if isinstance(paths, (str, bytes)) or not isinstance(paths, (list, tuple)):
+        paths = [paths]
+    to_pool = {kt: pool.find(dict(zip(pool.names, coded))) for coded, kt in to_kernel_tuner.items()}
+
+    def key(config):
+        try:
+            return to_pool.get(tuple(config[n] for n in pool.names))
+        except (KeyError, TypeError):           # a parameter missing, or a value no tuple can hold
+            return None
+    return prior_scores(pool, paths, key=key)
+
+
 def tune(searchspace, runner, tuning_options):
     """Kernel Tuner's strategy interface: search ``searchspace`` with beast's strategy,
     evaluating through ``runner`` (Kernel Tuner's cost function, cache and budget); returns
@@ -117,6 +136,8 @@ def tune(searchspace, runner, tuning_options):
         higher = bool(directions)
 
     pool, to_kernel_tuner = searchspace_pool(searchspace)
+    if options.get("prior") is not None:
+        options["prior"] = _prior(pool, to_kernel_tuner, options["prior"], name)
     try:
         strategy = make_strategy(name, pool=pool, seed=seed, **options)
     except BeastError as err:

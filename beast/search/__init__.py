@@ -45,7 +45,8 @@ def make_strategy(name: str, space=None, *, seed: int = 0, pool: Pool | None = N
     The pool holds every survivor when the space has at most ``pool_limit`` of them, otherwise
     a uniform sample (``space.sample``); ``random`` needs no more than a sample of
     :data:`RANDOM_POOL` (or twice its ``budget``).  ``seed``: a non-negative integer.
-    ``options`` go to the strategy's constructor."""
+    ``options`` go to the strategy's constructor; ``prior`` (earlier runs of the space: paths,
+    :class:`~.prior.PriorData` or pool scores, :mod:`.prior`) starts ``portfolio`` from them."""
     cls = STRATEGIES.get(name) if isinstance(name, str) else None
     if cls is None:
         raise BeastError(f"unknown strategy {name!r}", hint="use one of: " + ", ".join(STRATEGIES))
@@ -58,6 +59,13 @@ def make_strategy(name: str, space=None, *, seed: int = 0, pool: Pool | None = N
             limit = min(pool_limit, max(2 * int(budget or 0), RANDOM_POOL))
         pool = Pool.from_space(space, limit=limit, seed=seed)
     _check_options(name, cls, options)
+    if options.get("prior") is not None:
+        from .prior import PriorPortfolio, as_scores, check_prior_strategy
+        check_prior_strategy(name)
+        cls = PriorPortfolio
+        options = dict(options, prior=as_scores(pool, options["prior"]))
+    else:
+        options.pop("prior", None)
     try:
         return cls(pool, seed=seed, **options)
     except TypeError as err:

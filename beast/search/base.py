@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import BeastError
 from ..explore.sampling import int64_matrix
+from ..runtime.registry import check_integer
 
 #: a space with at most this many survivors is enumerated whole into the pool.
 POOL_LIMIT = 1_000_000
@@ -64,6 +65,16 @@ def survivors_sample(space, n: int, seed: int) -> np.ndarray:
     if kept is None:
         return np.empty(0, dtype=space.dtype)
     return kept[np.argsort(keys, kind="stable")]
+
+
+def check_count(value, name: str, none: str | None = None) -> int | None:
+    """``value`` as an int of at least 1 (numpy integers too; a bool or a float is refused), or
+    None when ``none`` is given: what None means, said in the error.  A BeastError names
+    ``name`` and what it may be otherwise."""
+    if value is None and none is not None:
+        return None
+    alt = f" or None ({none})" if none is not None else ""
+    return check_integer(value, name, 1, kind=f"an integer of at least 1{alt}")
 
 
 def check_seed(seed, what: str = "the seed") -> int:
@@ -436,7 +447,7 @@ class Strategy:
         return out
 
     def central_free(self, n: int, rng: np.random.Generator, exclude: set | None = None,
-                     quantile: float = 0.05) -> list[int]:
+                     quantile: float = 0.05, ignore: set | None = None) -> list[int]:
         """``n`` free configurations (not in ``exclude``) for a first design: the first the
         one closest to the centre of the space (:attr:`Pool.centrality`; ties at random),
         each next one the configuration of the central ``quantile`` of the pool farthest (in
@@ -446,7 +457,8 @@ class Strategy:
         extreme configuration (neither the smallest nor the largest block, tile, unroll, ...)
         and the spread keeps the design from sampling one corner of that middle.  Of more
         than :data:`DESIGN_LIMIT` candidates (a sample of a large space), the most central
-        and a random ``DESIGN_LIMIT - 1`` of the others are considered."""
+        and a random ``DESIGN_LIMIT - 1`` of the others are considered.  Configurations in
+        ``ignore`` are never proposed but do not push the design away from them."""
         pool = self.pool
         if n <= 0 or not len(pool):
             return []
@@ -464,7 +476,7 @@ class Strategy:
         idx = idx[np.argsort(cen[idx], kind="stable")]
         U = pool.unit
         Ui = U[idx]
-        chosen = [i for i in itertools.chain(self.costs, self.pending, exclude or ())]
+        chosen = [i for i in itertools.chain(self.costs, self.pending, exclude or ()) if not ignore or i not in ignore]
         out: list[int] = []
         dmin = np.full(len(idx), np.inf)
         for i in chosen:

@@ -42,3 +42,13 @@ def test_chance_behind_is_certain_only_where_every_repeat_says_so():
     # the same repeats under another name: the pick of the best among equals is no certainty
     many = {ps.DEFAULT: entry(low), **{f"kt:{k}": entry(low) for k in range(8)}}
     assert all(0.3 < b < 0.7 for b in ps.chance_behind(many)[:3])
+
+
+def test_the_single_strategy_bar_is_against_each_strategy_on_its_own():
+    rng = np.random.default_rng(1)
+    low, high = curves(0.90 + 0.01 * rng.random(20)), curves(0.97 + 0.01 * rng.random(20))
+    each = ps.chance_behind_each({ps.DEFAULT: entry(high), "kt:a": entry(low), "kt:b": entry(high)})
+    assert [p["kt:a"] for p in each] == [0.0] * 4
+    assert all(0.2 < p["kt:b"] < 0.8 for p in each[:3])      # the same repeats: no certainty
+    text = ps.single_bar({"f": {ps.DEFAULT: dict(entry(low), role="tuning"), "kt:a": dict(entry(high), role="tuning")}})
+    assert "| f (tuning) | **100% (a)** | **100% (a)** | **100% (a)** |" in text and "at 4 of 4 points" in text

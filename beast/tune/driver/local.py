@@ -146,7 +146,7 @@ def tune(space, size, *, budget: int | None = None, strategy="exhaustive",
          log_path: str | os.PathLike | None = None, seed: int = 0, compile_workers: int | None = None,
          progress: ProgressFn | None = None, backend=None, lookahead: int | None = None,
          chunk_size: int = 65536, time_limit: float | None = None, isolate: bool | None = None,
-         model: bool | None = None) -> TuneReport:
+         model: bool | None = None, prior=None) -> TuneReport:
     """Tune the GEMM kernel over the survivors of ``space`` for an M x N x K problem.
 
     ``space``: a :class:`beast.space.Space` (its iterators name the GEMM parameters; its
@@ -182,11 +182,16 @@ def tune(space, size, *, budget: int | None = None, strategy="exhaustive",
     ``backend``; it is off where the device profile lacks what the model needs or is another
     compute capability than the measuring GPU's.  Ctrl-C stops the run and returns the report
     with ``interrupted`` set.  An argument that is not as said here is a BeastError
-    naming it, before any compile or GPU work (:func:`check_tune_arguments`).
+    naming it, before any compile or GPU work (:func:`check_tune_arguments`).  ``prior``: earlier
+    runs of the space (paths of beast tune logs or Kernel Tuner cache files) that the
+    ``portfolio`` strategy starts from (:mod:`beast.search.prior`).
     """
     strategy = check_strategy(strategy)
     check_switch(isolate, "isolate")
     check_switch(model, "model")
+    if prior:
+        from ...search.prior import check_prior_strategy
+        check_prior_strategy(strategy)
     size, budget, time_limit = check_tune_arguments(
         size, budget=budget, seed=seed, time_limit=time_limit, chunk_size=chunk_size, progress=progress,
         compile_workers=compile_workers, lookahead=lookahead)
@@ -202,7 +207,7 @@ def tune(space, size, *, budget: int | None = None, strategy="exhaustive",
     lookahead = 2 * workers + 2 if lookahead is None else lookahead
     try:
         session = Session(space, size, family, settings, strategy=strategy, budget=budget, seed=seed,
-                          log_path=log_path, time_limit=time_limit, chunk_size=chunk_size,
+                          prior=prior, log_path=log_path, time_limit=time_limit, chunk_size=chunk_size,
                           device_name=getattr(backend, "device_name", None),
                           gpu_cc=gpu_compute_capability(backend), model=own_backend if model is None else model,
                           progress=progress, compile_workers=workers)

@@ -89,12 +89,12 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
              num_workers: int | None = None, prefetch: int | None = None,
              lookahead: int | None = None, chunk_size: int = 65536,
              max_attempts: int = MAX_ATTEMPTS, compile_timeout: float = COMPILE_TIMEOUT,
-             time_limit: float | None = None, model: bool | None = None) -> RayTuneReport:
+             time_limit: float | None = None, model: bool | None = None, prior=None) -> RayTuneReport:
     """:func:`beast.tune.driver.local.tune` on every GPU of a Ray cluster.
 
     The arguments shared with :func:`~beast.tune.driver.local.tune` mean the same (``budget``,
     ``strategy`` -- a name or an ask/tell object --, ``log_path`` -- the same resumable log --,
-    ``seed``, ``progress``, ``chunk_size``, ``time_limit``, ``model``: with None, the speed
+    ``seed``, ``progress``, ``chunk_size``, ``time_limit``, ``prior``, ``model``: with None, the speed
     model is used with the default backend and not with a given ``backend_factory``).
     ``address``: see :func:`~.ray_workers.connect` (an already initialized Ray is used as it is).
     ``backend_factory``: a picklable callable that makes the backend inside each worker
@@ -110,6 +110,9 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
     """
     strategy = check_strategy(strategy)
     check_switch(model, "model")
+    if prior:
+        from ...search.prior import check_prior_strategy
+        check_prior_strategy(strategy)
     size, budget, time_limit = check_tune_arguments(
         size, budget=budget, seed=seed, time_limit=time_limit, chunk_size=chunk_size, progress=progress,
         num_workers=num_workers, prefetch=prefetch, lookahead=lookahead)
@@ -128,7 +131,7 @@ def tune_ray(space, size, *, address: str | None = None, budget: int | None = No
     try:
         pool = WorkerPool(backend_factory, num_workers=num_workers, prefetch=prefetch, lookahead=lookahead)
         session = Session(space, size, family, settings, strategy=strategy, budget=budget, seed=seed,
-                          log_path=log_path, time_limit=time_limit, chunk_size=chunk_size,
+                          prior=prior, log_path=log_path, time_limit=time_limit, chunk_size=chunk_size,
                           device_name=pool.device_name, gpu_cc=gpu_compute_capability(pool),
                           model=own_backend if model is None else model, progress=progress,
                           report_type=RayTuneReport, workers=[s.name for s in pool.slots])

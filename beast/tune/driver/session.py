@@ -36,6 +36,7 @@ from typing import Callable, Iterator, Mapping
 from ...errors import BeastError
 from ...runtime import check_chunk_size, check_integer
 from ...search import EXHAUSTIVE, STRATEGIES, StrategyStream, check_seed, make_strategy
+from ...search.base import check_count
 from ..device.measure import LAUNCH_ERROR, OK, PRUNED, STATUSES, Measurement
 from ..kernels.families import DEFAULT_FAMILY, KernelFamily, family_of, get_family
 from ..kernels.paper import GemmSettings
@@ -162,16 +163,6 @@ def check_size(size) -> tuple[int, int, int]:
     if min(dims) < 1:
         raise BeastError(f"the size M N K must be positive, got {' '.join(map(str, dims))}")
     return tuple(int(x) for x in dims)
-
-
-def check_count(value, name: str, none: str | None = None) -> int | None:
-    """``value`` as an int of at least 1 (numpy integers too; a bool or a float is refused), or
-    None when ``none`` is given: what None means, said in the error.  A BeastError names
-    ``name`` and what it may be otherwise."""
-    if value is None and none is not None:
-        return None
-    alt = f" or None ({none})" if none is not None else ""
-    return check_integer(value, name, 1, kind=f"an integer of at least 1{alt}")
 
 
 def check_time_limit(time_limit) -> float | None:
@@ -371,15 +362,17 @@ def run_summary(report: TuneReport) -> dict:
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
 
 
-def search_strategy(space, strategy: str, seed: int, budget: int | None, records, bounded: bool = False):
+def search_strategy(space, strategy: str, seed: int, budget: int | None, records, bounded: bool = False,
+                    prior=None):
     """The :mod:`beast.search` object for the named ``strategy`` (told what the log holds), or
     None for the orders that stream the enumeration (exhaustive; random over every survivor or
     without ``space.sample``).  ``bounded``: the run ends by a time limit, so ``random`` without
-    a budget still draws from a sample rather than ordering every survivor."""
+    a budget still draws from a sample rather than ordering every survivor.  ``prior``: earlier
+    runs of the space that the strategy starts from (:mod:`beast.search.prior`)."""
     every = budget is None and not bounded
     if strategy == EXHAUSTIVE or (strategy == "random" and (every or not hasattr(space, "sample"))):
         return None
-    search = make_strategy(strategy, space, seed=seed, budget=budget)
+    search = make_strategy(strategy, space, seed=seed, budget=budget, **({"prior": prior} if prior else {}))
     search.resume(records)
     return search
 
@@ -428,8 +421,9 @@ class Session:
     def __init__(self, space, size, family: KernelFamily, settings: GemmSettings, *, strategy,
                  budget: int | None, seed: int, log_path, time_limit: float | None, chunk_size: int,
                  device_name: str | None, gpu_cc: tuple | None = None, model: bool = False,
-                 progress: ProgressFn | None = None, report_type=TuneReport, **report_fields):
+                 progress: ProgressFn | None = None, prior=None, report_type=TuneReport, **report_fields):
         self.space = space
+        self.prior = prior
         self.names = tuple(space.iterators)
         self.strategy = strategy
         self.seed = seed
@@ -493,7 +487,7 @@ class Session:
         strategy, log = self.strategy, self.log
         if isinstance(strategy, str):
             search = search_strategy(self.space, strategy, self.seed, self.budget, log.records,
-                                     bounded=self.deadline is not None)
+                                     bounded=self.deadline is not None, prior=self.prior)
             if search is None:
                 stream = candidates(self.space, strategy, self.need, log.done, seed=self.seed,
                                     chunk_size=self.chunk_size)
