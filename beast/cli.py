@@ -378,8 +378,6 @@ def _prior_strategy(args) -> str:
     from .search.prior import check_prior_strategy, read_prior
     strategy = args.strategy or "portfolio"
     check_prior_strategy(strategy)
-    if getattr(args, "ray", None) is not None:
-        raise BeastError("--prior is not available with --ray", hint="tune on one GPU with --prior, or leave it out")
     for path in args.prior:                 # before any GPU work: a bad prior file fails now
         read_prior(path)
     return strategy

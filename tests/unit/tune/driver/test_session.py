@@ -275,6 +275,21 @@ def test_a_strategy_object_drives_both_fronts(front, space, tmp_path):
     assert len(set(keys)) == 5
 
 
+def test_a_prior_log_starts_portfolio_in_both_fronts(front, space, tmp_path):
+    """``prior=``: an earlier log of the space; the portfolio search proposes its best right after
+    the centre, through either front (the session hands the prior to the strategy)."""
+    earlier = tmp_path / "earlier.jsonl"
+    done = front(space, Factory(str(tmp_path / "e_m.jsonl")), budget=12, strategy="random", seed=5, log_path=earlier)
+    fastest = min(r.ms for r in done.results if r.ms is not None)
+    best = [r.config for r in done.results if r.ms == fastest]          # (ties: any of them)
+    log = tmp_path / "p.jsonl"
+    report = front(space, Factory(str(tmp_path / "p_m.jsonl")), budget=3, strategy="portfolio", seed=1,
+                   log_path=log, prior=[str(earlier)], batch=1)
+    assert report.complete and report.measured == 3
+    configs = [r["config"] for r in results(records(log))]
+    assert any(c in best for c in configs[:2])
+
+
 def test_the_model_gate_prunes_in_both_fronts_and_a_rerun_resumes(front, space, tmp_path):
     """model=True: once a 1 ns time is in, every candidate's lower bound exceeds it: logged as
     pruned (counted in the budget), neither compiled nor measured; a rerun tries nothing again."""
