@@ -3,13 +3,27 @@
 Space files use ``from beast import *`` (the vocabulary of :mod:`beast.lang`); programs use
 ``beast.load(path, device=..., settings=...)`` to get a :class:`beast.space.Space`.
 """
-from ._moved import install as _install_moved
 from ._version import __version__
 from .errors import BeastError, DeviceError, EvaluationError, SettingError, SpaceError
 from .lang.vocabulary import (Condition, Iterator, condition, device, difference, intersection, iterator,
                               max, min, range, select, setting, sum, union)
 
-_install_moved()
+
+class _OldPaths:
+    """The finder of old module paths (beast/_moved.py), last on ``sys.meta_path``: asked only
+    about a name no other finder has, so the alias table is read only when an old path is used."""
+
+    @staticmethod
+    def find_spec(fullname, path=None, target=None):
+        if not fullname.startswith("beast."):
+            return None
+        from ._moved import find_spec
+        return find_spec(fullname)
+
+
+import sys as _sys  # noqa: E402
+if not any(isinstance(f, _OldPaths) for f in _sys.meta_path):
+    _sys.meta_path.append(_OldPaths())
 
 __all__ = ["range", "iterator", "condition", "select", "union", "intersection", "difference",
            "setting", "device", "min", "max", "sum"]

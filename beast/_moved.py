@@ -2,8 +2,8 @@
 
 ``import beast.tune.runner`` or ``from beast.stats import Stats`` keep working for one release:
 the old name is bound in ``sys.modules`` to the module that now holds the code, so both names
-share one module object (a patch through either is seen by both). Nothing is imported until an
-old name is asked for.
+share one module object (a patch through either is seen by both). This table is read only when
+an old name is asked for (the finder in beast/__init__.py is the last one Python asks).
 """
 from __future__ import annotations
 
@@ -76,7 +76,9 @@ class _Alias:
         """The module ran under its new name already."""
 
 
-def install() -> None:
-    """Put the alias finder on ``sys.meta_path`` once."""
-    if not any(isinstance(f, _Alias) for f in sys.meta_path):
-        sys.meta_path.append(_Alias())
+_ALIAS = _Alias()
+
+
+def find_spec(fullname):
+    """The spec that loads old name ``fullname`` as its new module, or None."""
+    return _ALIAS.find_spec(fullname)
