@@ -352,19 +352,28 @@ def plot(results, path):
         ax.set_title(f"{stem} ({any_entry['role']}, {size})", fontsize=9)
         ax.legend(fontsize=6, loc="lower right")
     fig.tight_layout()
+    save_figure(fig, path)
+
+
+def save_figure(fig, path):
+    """``fig`` written to ``path`` whole (a temporary file, then renamed)."""
     tmp = path + ".tmp.png"
     fig.savefig(tmp, dpi=90)
     os.replace(tmp, path)
+
+
+def write_text(path, text):
+    """``text`` written to ``path`` whole (a temporary file, then renamed)."""
+    with open(path + ".tmp", "w") as fh:
+        fh.write(text + "\n")
+    os.replace(path + ".tmp", path)
 
 
 def main(argv=None):
     directory = (argv[0] if argv else None) or os.path.join(HERE, "results", "strategies")
     results = load(directory)
     text = table(results)
-    out = os.path.join(HERE, "results", "strategies.md")
-    with open(out + ".tmp", "w") as fh:
-        fh.write(text + "\n")
-    os.replace(out + ".tmp", out)
+    write_text(os.path.join(HERE, "results", "strategies.md"), text)
     print(text)
     plot(results, os.path.join(HERE, "strategies.png"))
     return 0

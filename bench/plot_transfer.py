@@ -19,8 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
-from plot_strategies import DEFAULT, PERCENTS, against_best, chance_behind_each, evaluations, fmt_evals, kt_metrics, \
-    load, metrics, per_repeat  # noqa: E402
+from plot_strategies import (DEFAULT, PERCENTS, against_best, chance_behind_each, evaluations,  # noqa: E402
+                             fmt_evals, kt_metrics, load, metrics, per_repeat, save_figure, write_text)
 
 WITH, SHUFFLED = "beast:portfolio+loo", "beast:portfolio+shuffled"
 
@@ -121,18 +121,13 @@ def plot(results, path):
                      fontsize=8)
         ax.legend(fontsize=6, loc="lower right")
     fig.tight_layout()
-    tmp = path + ".tmp.png"
-    fig.savefig(tmp, dpi=90)
-    os.replace(tmp, path)
+    save_figure(fig, path)
 
 
 def main(argv=None):
     results = merged(os.path.join(HERE, "results", "strategies"), os.path.join(HERE, "results", "transfer"))
     text = table(results)
-    out = os.path.join(HERE, "results", "transfer.md")
-    with open(out + ".tmp", "w") as fh:
-        fh.write(text + "\n")
-    os.replace(out + ".tmp", out)
+    write_text(os.path.join(HERE, "results", "transfer.md"), text)
     print(text)
     plot(results, os.path.join(HERE, "transfer.png"))
     return 0
