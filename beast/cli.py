@@ -150,6 +150,7 @@ def cmd_enumerate(args):
         if fmt == "npy" and args.sample is not None:
             np.save(_Stream(fh), _sampled(space, args), allow_pickle=False)
             return
+        total = None
         if fmt == "npy":                      # streamed: the header needs the row count first
             total = space.count(backend=args.backend, threads=args.threads)
             header, block = rows_text.npy_header(space.dtype, total), None
@@ -157,7 +158,7 @@ def cmd_enumerate(args):
             header = rows_text.csv_header(names) if fmt == "csv" else b""
             block = rows_text.csv_block if fmt == "csv" else rows_text.jsonl_block
         rows = 0
-        for chunk in (progress(space.iterate(backend=args.backend, threads=args.threads))
+        for chunk in (progress(space.iterate(backend=args.backend, threads=args.threads), known=total)
                       if args.sample is None else [_sampled(space, args)]):
             if not len(chunk):
                 continue
@@ -233,14 +234,15 @@ def _progress_chunks(space, args):
     """A wrapper of a chunk iterator that shows a progress bar (a terminal, not --quiet): the
     share of the survivors written once a count on a thread of its own has them (a count costs a
     small fraction of writing the rows); the position of the outermost loops, a rougher guess,
-    only when the count takes more than a second."""
+    only when the count takes more than a second.  ``known``: the count, when the caller has it
+    (no second count then)."""
     from .ui.progress import Progress, loop_fraction
     fraction = loop_fraction(space.program)
 
-    def wrap(chunks):
+    def wrap(chunks, known=None):
         rows = 0
         with Progress("enumerate", quiet=args.quiet) as bar:
-            total = _count_aside(space, args) if bar.enabled else []
+            total = [] if not bar.enabled else [known] if known is not None else _count_aside(space, args)
             guess_after = time.monotonic() + 1.0    # the count comes within a second, mostly
             for chunk in chunks:
                 rows += len(chunk)
