@@ -188,6 +188,7 @@ class Pool:
         self._neighbours: dict[int, list[int]] = {}
         self._lines: dict[int, list[int]] = {}
         self._near: dict[int, dict[int, list[int]]] = {}
+        self._reshapes: dict[int, list[int]] = {}
         self._unit: np.ndarray | None = None
         self._centrality: np.ndarray | None = None
 
@@ -253,6 +254,7 @@ class Pool:
         self._neighbours.clear()                # memoized moves may lack it
         self._lines.clear()
         self._near.clear()
+        self._reshapes.clear()
         return self._append(cand)
 
     def _append(self, cand: list) -> int:
@@ -322,6 +324,31 @@ class Pool:
         coordinate search, which jump over values that are bad in between, such as block
         sizes that are not powers of two between two that are)."""
         return self._moves(i, self._lines, lambda vals, r: [v for q, v in enumerate(vals) if q != r])
+
+    def reshape(self, i: int) -> list[int]:
+        """Pool indices of the configurations that differ from ``i`` in exactly two parameters
+        of positive values whose product they keep: the same threads in another block shape
+        (8 x 96 for 2 x 384), the same work per thread in another tile shape.  A kernel's speed
+        often depends on such a product more than on either factor, and no one-parameter move
+        reaches the other shapes of a good one without passing through worse products."""
+        got = self._reshapes.get(i)
+        if got is not None:
+            return got
+        row = self.X[i].tolist()
+        cols = [j for j, v in enumerate(self.values) if len(v) > 1 and v[0] > 0]
+        out = []
+        for a, b in itertools.combinations(cols, 2):
+            product, in_b = row[a] * row[b], set(self.values[b].tolist())
+            for va in self.values[a].tolist():
+                if va == row[a] or product % va or product // va not in in_b:
+                    continue
+                cand = list(row)
+                cand[a], cand[b] = va, product // va
+                k = self._lookup(cand)
+                if k is not None:
+                    out.append(k)
+        self._reshapes[i] = out
+        return out
 
     def _moves(self, i: int, memo: dict, choices) -> list[int]:
         """Pool indices of ``i`` with one parameter ``j`` set to each of ``choices(values[j],

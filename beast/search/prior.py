@@ -267,6 +267,11 @@ class PriorPortfolio(Portfolio):
         """The prior's picks told or pending (its best that are no longer free)."""
         return {i for i in self._prior_order[:2 * self.prior_top + 1] if not self.is_free(i)}
 
+    def _design_points(self) -> list[int]:
+        # the prior's picks are not the design's: the centre must beat the design's own points
+        picked = self._picked()
+        return [i for i in self.costs if i not in picked]
+
     def _picking(self, told: int) -> bool:
         """Whether the next proposal is one of the prior's best: in the ``prior_top`` after the
         first, and, after the first of them, only while one of them is the best so far (a

@@ -125,6 +125,26 @@ def test_line_moves_change_one_parameter_to_any_surviving_value(conv):
         assert set(pool.neighbours(i)) <= set(pool.line(i))
 
 
+def test_reshape_moves_change_two_parameters_and_keep_their_product(conv):
+    space, pool, _ = conv
+    survivors = {tuple(r) for r in space.enumerate().tolist()}
+    positive = [j for j, v in enumerate(pool.values) if len(v) > 1 and v[0] > 0]
+    found = 0
+    for i in np.random.default_rng(3).choice(len(pool), 40, replace=False).tolist():
+        row = tuple(pool.X[i].tolist())
+        expect = set()
+        for s in survivors:
+            moved = [j for j in range(len(row)) if s[j] != row[j]]
+            if len(moved) == 2 and set(moved) <= set(positive):
+                a, b = moved
+                if s[a] * s[b] == row[a] * row[b]:
+                    expect.add(s)
+        got = [tuple(pool.X[k].tolist()) for k in pool.reshape(i)]
+        assert len(got) == len(set(got)) and set(got) == expect
+        found += len(got)
+    assert found > 40                        # block and tile shapes of the same size
+
+
 def test_central_design_starts_in_the_middle_and_spreads_out(conv):
     _, pool, _ = conv
     cen = pool.centrality

@@ -130,3 +130,58 @@ def test_replay_and_the_ask_tell_loop_agree(pnpoly):
             best = min(best, t) if np.isfinite(t) else best
             curve.append(float(np.nanmin(times)) / best if np.isfinite(best) else 0.0)
     assert np.allclose(curve, res.fractions[0])
+
+
+def _grid_pool(n=9):
+    xs, ys = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    return Pool(["x", "y"], np.column_stack([xs.ravel(), ys.ravel()]))
+
+
+def _run(strategy, cost, steps):
+    """Ask and tell one at a time; the number told before the first proposal that was not the
+    design's (one made by ``_one``), None if all were."""
+    kinds = []
+    real = strategy._one
+    strategy._one = lambda kind, *a: kinds.append(kind) or real(kind, *a)
+    first = None
+    for k in range(steps):
+        (cfg,) = strategy.ask(1)
+        strategy.tell(cfg, cost(cfg))
+        if kinds and first is None:
+            first = k
+    strategy._one = real
+    return first
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_design_ends_early_when_its_centre_beats_its_first_points(seed):
+    pool = _grid_pool()
+    bowl = lambda c: 1.0 + (c["x"] - 4) ** 2 + (c["y"] - 4) ** 2     # the best in the middle
+    corner = lambda c: 1.0 + c["x"] + c["y"]                          # the best at an extreme
+    short = make_strategy("portfolio", pool=pool, seed=seed, start=20, design_stop=5)
+    assert _run(short, bowl, 30) == 5 and short.design_over()
+    full = make_strategy("portfolio", pool=pool, seed=seed, start=20, design_stop=5)
+    assert _run(full, corner, 30) == 20 and not full.design_over()
+    never = make_strategy("portfolio", pool=pool, seed=seed, start=20, design_stop=0)
+    assert _run(never, bowl, 30) == 20 and not never.design_over()
+    # a resumed run decides the same from the same first results
+    again = make_strategy("portfolio", pool=pool, seed=seed, start=20, design_stop=5)
+    again.resume([{"config": pool.config(i), "status": "ok", "ms": c} for i, c in list(short.costs.items())[:5]])
+    assert again.design_over()
+
+
+@pytest.mark.parametrize("reshape", [True, False])
+def test_at_a_local_optimum_the_best_takes_other_shapes_of_the_same_product(reshape):
+    powers = [1 << k for k in range(9)]
+    pool = Pool(["x", "y"], np.array([[x, y] for x in powers for y in powers]))
+    # any x * y == 256 is a local optimum of one-parameter moves; the best is 16 x 16
+    cost = lambda c: 1 + (np.log2(c["x"] * c["y"]) - 8) ** 2 + 0.1 * (np.log2(c["x"]) - 4) ** 2
+    strategy = make_strategy("portfolio", pool=pool, seed=0, start=0, mix=(1, 0, 0, 0), reshape=reshape)
+    best = pool.find({"x": 2, "y": 128})
+    told = [best] + pool.near(best)
+    strategy.resume([{"config": pool.config(i), "status": "ok", "ms": cost(pool.config(i))} for i in told])
+    (cfg,) = strategy.ask(1)
+    if reshape:
+        assert pool.find(cfg) in pool.reshape(best) and cfg["x"] * cfg["y"] == 256
+    else:                                   # the next best's near moves instead
+        assert any(pool.find(cfg) in pool.near(i) for i in strategy.ranked()[1:2])
