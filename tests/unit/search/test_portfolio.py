@@ -132,6 +132,9 @@ def test_replay_and_the_ask_tell_loop_agree(pnpoly):
     assert np.allclose(curve, res.fractions[0])
 
 
+FAST = (1, 0, 0, 1)          # near moves and random draws only: no model to fit
+
+
 def _grid_pool(n=9):
     xs, ys = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     return Pool(["x", "y"], np.column_stack([xs.ravel(), ys.ravel()]))
@@ -158,14 +161,14 @@ def test_the_design_ends_early_when_its_centre_beats_its_first_points(seed):
     pool = _grid_pool()
     bowl = lambda c: 1.0 + (c["x"] - 4) ** 2 + (c["y"] - 4) ** 2     # the best in the middle
     corner = lambda c: 1.0 + c["x"] + c["y"]                          # the best at an extreme
-    short = make_strategy("portfolio", pool=pool, seed=seed, start=20, design_stop=5)
+    short = make_strategy("portfolio", pool=pool, seed=seed, start=20, mix=FAST, design_stop=5)
     assert _run(short, bowl, 30) == 5 and short.design_over()
-    full = make_strategy("portfolio", pool=pool, seed=seed, start=20, design_stop=5)
+    full = make_strategy("portfolio", pool=pool, seed=seed, start=20, mix=FAST, design_stop=5)
     assert _run(full, corner, 30) == 20 and not full.design_over()
-    never = make_strategy("portfolio", pool=pool, seed=seed, start=20, design_stop=0)
+    never = make_strategy("portfolio", pool=pool, seed=seed, start=20, mix=FAST, design_stop=0)
     assert _run(never, bowl, 30) == 20 and not never.design_over()
     # a resumed run decides the same from the same first results
-    again = make_strategy("portfolio", pool=pool, seed=seed, start=20, design_stop=5)
+    again = make_strategy("portfolio", pool=pool, seed=seed, start=20, mix=FAST, design_stop=5)
     again.resume([{"config": pool.config(i), "status": "ok", "ms": c} for i, c in list(short.costs.items())[:5]])
     assert again.design_over()
 
