@@ -34,7 +34,7 @@ class LocalSearch(Strategy):
 
 
 def best_first_neighbours(strategy, n: int, rng, taken: set, wide: int = 0, order=None,
-                          moves=None) -> list[int]:
+                          moves=None, escape=None) -> list[int]:
     """Up to ``n`` free neighbours (not in ``taken``, which grows) of the best-ranked
     configurations of ``strategy``, taking the best configuration's first (in random order).
 
@@ -42,13 +42,17 @@ def best_first_neighbours(strategy, n: int, rng, taken: set, wide: int = 0, orde
     of their :meth:`Pool.line` (one parameter set to any other value) comes before the next
     configuration's neighbours, in the order of ``order(indices)`` when given (a model's
     ranking), else at random.  ``moves(i)`` gives a configuration's neighbours (by default
-    :meth:`Pool.neighbours`)."""
+    :meth:`Pool.neighbours`); ``escape(i)`` more moves of the best configuration once none
+    of its ``moves`` is free (it is a local optimum of them), after those."""
     moves = moves or strategy.pool.neighbours
     out: list[int] = []
     for rank, i in enumerate(strategy.ranked()):
         if len(out) >= n:
             break
-        free = [k for k in moves(i) if strategy.is_free(k) and k not in taken]
+        mine = moves(i)
+        if rank == 0 and escape is not None and not any(strategy.is_free(k) for k in mine):
+            mine = mine + escape(i)
+        free = [k for k in mine if strategy.is_free(k) and k not in taken]
         rng.shuffle(free)
         if rank < wide and len(free) < n - len(out):
             near = set(free)

@@ -56,7 +56,6 @@ class Portfolio(Hybrid):
         super().__init__(pool, seed, start=start, stall=stall, **options)
         self.design_stop, self.reshape = int(design_stop), bool(reshape)
         self._stop: bool | None = None
-        self._top: int | None = None
         mix = tuple(float(w) for w in mix)
         if len(mix) != len(KINDS) or min(mix) < 0 or sum(mix) <= 0:
             raise BeastError(f"mix must be {len(KINDS)} non-negative weights ({', '.join(KINDS)}), not {mix!r}")
@@ -64,10 +63,7 @@ class Portfolio(Hybrid):
         self.spread, self.few = float(spread), int(few)
 
     def _near(self, i: int) -> list[int]:
-        near = self.pool.near(i, self.few)
-        if self.reshape and i == self._top and not any(self.is_free(k) for k in near):
-            return near + self.pool.reshape(i)          # the best is a local optimum of the near moves
-        return near
+        return self.pool.near(i, self.few)
 
     def _propose(self, n, rng):
         told = len(self.costs) + len(self.pending)
@@ -79,8 +75,6 @@ class Portfolio(Hybrid):
                                             exclude=set(first), quantile=self.spread)
             taken.update(out)
         stalled = self.stalled() >= self.stall
-        ranked = self.ranked()
-        self._top = ranked[0] if ranked else None
         kinds = rng.choice(len(KINDS), size=n - len(out), p=self.mix)
         for kind in kinds.tolist():
             got: list[int] = []
@@ -122,7 +116,8 @@ class Portfolio(Hybrid):
         """One free configuration (not in ``taken``) of the given kind, or [] when it has none."""
         if kind == "near":
             return best_first_neighbours(self, 1, rng, set(taken), wide=self.wide if stalled else 0,
-                                         order=self._model_order, moves=self._near)
+                                         order=self._model_order, moves=self._near,
+                                         escape=self.pool.reshape if self.reshape else None)
         if kind in ("bound", "greedy"):
             return self._model_picks(1, taken, greedy=kind == "greedy")
         return self.random_free(1, rng, exclude=taken)
